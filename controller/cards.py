@@ -1,0 +1,104 @@
+"""Cards: codes, baccarat points, burn values and deck composition.
+
+Canonical code: rank `A23456789TJQK` + suit `SHDC` (e.g. `AS`, `TD`). Parsers also accept
+`10D` and lower case; output is always canonical.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterable
+
+RANKS = "A23456789TJQK"
+SUITS = "SHDC"
+CODE_HELP = "rank A23456789TJQK + suit SHDC"
+
+
+class CardCodeError(ValueError):
+    """A text that is not a card code."""
+
+    def __init__(self, text: str):
+        super().__init__(f"{text!r} is not a card code ({CODE_HELP})")
+        self.text = text
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Card:
+    rank: str
+    suit: str
+
+    def __post_init__(self) -> None:
+        if self.rank not in RANKS or self.suit not in SUITS or len(self.rank) != 1:
+            raise CardCodeError(f"{self.rank}{self.suit}")
+
+    @property
+    def code(self) -> str:
+        return self.rank + self.suit
+
+    @property
+    def point(self) -> int:
+        """Baccarat point value: A = 1, 2–9 pip, T/J/Q/K = 0."""
+        return _POINT[self.rank]
+
+    @property
+    def burn_value(self) -> int:
+        """How many cards a turned card orders burned: A = 1, 2–9 pip, T/J/Q/K = 10."""
+        return _BURN[self.rank]
+
+    @property
+    def rank_index(self) -> int:
+        """1 for an ace up to 13 for a king (for straights and factory order)."""
+        return RANKS.index(self.rank) + 1
+
+    def __str__(self) -> str:
+        return self.code
+
+    def __repr__(self) -> str:
+        return f"Card({self.code})"
+
+
+_POINT = {r: (i + 1 if i < 9 else 0) for i, r in enumerate(RANKS)}
+_BURN = {r: (i + 1 if i < 9 else 10) for i, r in enumerate(RANKS)}
+
+ALL_CARDS: tuple[Card, ...] = tuple(Card(r, s) for s in SUITS for r in RANKS)
+_BY_CODE = {c.code: c for c in ALL_CARDS}
+
+
+def parse_card(text: str) -> Card:
+    """Parse `AS`, `td`, `10D` into a Card; raise CardCodeError otherwise."""
+    t = text.strip().upper()
+    if t.startswith("10") and len(t) == 3:
+        t = "T" + t[2]
+    card = _BY_CODE.get(t)
+    if card is None:
+        raise CardCodeError(text.strip())
+    return card
+
+
+def card(code: str) -> Card:
+    """Shorthand for parse_card, for tests and literals."""
+    return parse_card(code)
+
+
+def cards(codes: str | Iterable[str]) -> list[Card]:
+    """Parse a space-separated string or an iterable of codes."""
+    items = codes.split() if isinstance(codes, str) else codes
+    return [parse_card(c) for c in items]
+
+
+def codes(hand: Iterable[Card]) -> list[str]:
+    return [c.code for c in hand]
+
+
+def deck_composition(decks: int) -> Counter[Card]:
+    """The expected contents of a shoe of `decks` standard 52-card decks."""
+    return Counter({c: decks for c in ALL_CARDS})
+
+
+def ordered_shoe(decks: int) -> list[Card]:
+    """`decks` decks in factory order (for building test shoes; never dealt unshuffled)."""
+    return [c for _ in range(decks) for c in ALL_CARDS]
+
+
+def hand_total(hand: Iterable[Card]) -> int:
+    return sum(c.point for c in hand) % 10

@@ -1,0 +1,56 @@
+"""`tablectl`: the command line. Each subcommand lives in `controller/commands/<name>.py` and
+exposes `register(subparsers)`, which adds its parser and sets `func(args) -> int`.
+
+Bad input anywhere (profile, shoe file, card code, URL, config) exits 2 with one line.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from controller import __version__
+from controller.logsetup import configure
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tablectl", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
+    parser.add_argument("--log-level", default="WARNING",
+                        help="log level for stderr (DEBUG, INFO, WARNING, ERROR); default WARNING")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    import controller.commands as pkg
+    for mod in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        if not mod.name.startswith("_"):
+            importlib.import_module(f"controller.commands.{mod.name}").register(sub)
+    return parser
+
+
+def bad_input_types() -> tuple[type[BaseException], ...]:
+    from controller.cards import CardCodeError
+    from controller.errors import InputError
+    from controller.profile import ProfileError
+    from drivers.errors import BadURL, DeviceError
+    return (InputError, ProfileError, CardCodeError, BadURL, DeviceError)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure(args.log_level)
+    try:
+        return int(args.func(args) or 0)
+    except bad_input_types() as err:
+        print(f"tablectl {args.command}: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"tablectl {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of `tablectl`, one module each, discovered by controller.cli."""

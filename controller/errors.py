@@ -1,0 +1,18 @@
+"""Errors of the controller that reach the command line as one line and exit status 2."""
+
+
+class InputError(ValueError):
+    """Bad input from a file or the command line: one line, names where and why."""
+
+
+class IrregularityError(Exception):
+    """A table irregularity the machine cannot accept in its current state (table goes on hold)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+class CommandRefused(Exception):
+    """A dealer or supervisor command that does not apply in the current state or role."""

@@ -1,0 +1,63 @@
+"""One module per game; each exposes a `RULES` object following `GameRules`.
+
+A game's rules are pure: the cards of a round (by hand) decide who receives the next card, the
+outcome, and the settlement of every bet of a paytable. The table machine only asks.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Mapping, Protocol
+
+from controller.cards import Card
+
+Hands = dict[str, list[Card]]
+
+
+class GameRules(Protocol):
+    game: str
+    bets: tuple[str, ...]
+    #: the dealing phases in the order they can occur (names of the nested machine states)
+    phases: tuple[str, ...]
+
+    def new_hands(self) -> Hands: ...
+
+    def next_phase(self, hands: Hands) -> str | None:
+        """The phase whose card is due next, or None when the round is complete."""
+
+    def place(self, hands: Hands, phase: str, card: Card) -> None:
+        """Put a card read in `phase` on its hand."""
+
+    def outcome(self, hands: Hands) -> dict:
+        """Result fields of a complete round (JSON-ready, no bets)."""
+
+    def settle(self, hands: Hands, paytable: Mapping) -> dict[str, Fraction]:
+        """Net result per unit staked for every bet of the paytable."""
+
+
+_MODULES = {"punto_banco": "controller.games.punto_banco"}
+
+
+def get_rules(game: str) -> GameRules:
+    """The rules object of a game named in a profile."""
+    import importlib
+    try:
+        return importlib.import_module(_MODULES[game]).RULES
+    except KeyError:
+        raise KeyError(f"game {game!r} is not implemented (known: {', '.join(_MODULES)})") from None
+
+
+def known_bets(game: str) -> tuple[str, ...]:
+    return get_rules(game).bets
+
+
+def validate_options(game: str, options: Mapping, where: str) -> None:
+    """Let the game check its own `[game_options]`; a game without options accepts none."""
+    rules = get_rules(game)
+    check = getattr(rules, "validate_options", None)
+    if check is not None:
+        check(options, where)
+    elif options:
+        from controller.profile import ProfileError
+        key = next(iter(options))
+        raise ProfileError(where, f"game_options.{key}", f"{game} takes no game options",
+                           "remove [game_options]")

@@ -1,0 +1,276 @@
+"""Table profiles: TOML files of game rules, shoe procedures and paytable → typed, frozen objects.
+
+A bad file raises ProfileError whose message is one line naming the file, the key and the fix.
+Unknown keys are errors. Payouts are exact fractions (0.95 → 19/20) so odds can be computed.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tomllib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Mapping
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+GAMES = ("punto_banco", "andar_bahar", "chemin_de_fer", "baccarat_banque")
+#: allowed deck counts per game (RULES.md §1, §4, §5; standards §1.1)
+DECK_RANGE = {"punto_banco": (6, 12), "andar_bahar": (1, 1), "chemin_de_fer": (6, 12),
+              "baccarat_banque": (3, 12)}
+BURN_RULES = ("first_card", "decks", "fixed", "none")
+CUT_AFTER = ("finish", "one_more", "no_more_coup")
+FACE_UP = ("valid", "burn", "void")
+STRAY_CARD = ("burn", "void")
+
+
+class ProfileError(ValueError):
+    """A profile that cannot be used; str() is one line: file: key: problem; fix."""
+
+    def __init__(self, where: str, key: str, problem: str, fix: str):
+        super().__init__(f"{where}: {key}: {problem}; fix: {fix}")
+        self.where, self.key, self.problem, self.fix = where, key, problem, fix
+
+
+@dataclass(frozen=True)
+class BetRule:
+    """One paytable entry: the payout (to 1) and any named special payouts (e.g. on_six)."""
+    pays: Fraction | None
+    options: Mapping[str, Fraction] = field(default_factory=dict)
+
+    def option(self, name: str) -> Fraction | None:
+        return self.options.get(name)
+
+
+@dataclass(frozen=True)
+class BurnRule:
+    rule: str = "first_card"     # first_card | decks | fixed | none
+    count: int = 0               # for `fixed`: 1–8
+    between_rounds: int = 0      # cards burned before every round but the shoe's first
+
+
+@dataclass(frozen=True)
+class CutCardRule:
+    min_from_end: int = 12
+    max_from_end: int = 20
+    default_from_end: int = 14
+    after: str = "finish"        # finish | one_more | no_more_coup
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    game: str
+    decks: int
+    burn: BurnRule
+    cut_card: CutCardRule
+    demo_rounds_max: int
+    face_up_card: str
+    card_when_none_due: str
+    paytables: Mapping[str, Mapping[str, BetRule]]
+    mode: str
+    path: str
+    sha256: str
+    description: str = ""
+    game_options: Mapping[str, Any] = field(default_factory=dict)
+    rtp_band: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    continuous_shuffler: bool = False
+
+    @property
+    def paytable(self) -> Mapping[str, BetRule]:
+        return self.paytables[self.mode]
+
+    @property
+    def cards(self) -> int:
+        return 52 * self.decks
+
+    def with_mode(self, mode: str) -> "Profile":
+        if mode not in self.paytables:
+            raise ProfileError(self.path, "mode", f"unknown mode {mode!r}",
+                               f"use one of {', '.join(self.paytables)}")
+        from dataclasses import replace
+        return replace(self, mode=mode)
+
+
+def profile_dirs() -> list[Path]:
+    dirs = []
+    if os.environ.get("TABLECTL_PROFILES"):
+        dirs.append(Path(os.environ["TABLECTL_PROFILES"]))
+    dirs += [Path.cwd() / "config" / "profiles", REPO_ROOT / "config" / "profiles"]
+    return dirs
+
+
+def resolve(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or os.sep in name_or_path:
+        if not p.is_file():
+            raise ProfileError(name_or_path, "file", "no such profile file",
+                               "give an existing .toml path or a profile name")
+        return p
+    for d in profile_dirs():
+        cand = d / f"{name_or_path}.toml"
+        if cand.is_file():
+            return cand
+    known = sorted({f.stem for d in profile_dirs() if d.is_dir() for f in d.glob("*.toml")})
+    raise ProfileError(name_or_path, "profile", "no profile of that name",
+                       f"use one of {', '.join(known) or '(none found)'} or a path to a .toml file")
+
+
+def load_profile(name_or_path: str) -> Profile:
+    path = resolve(name_or_path)
+    raw = path.read_bytes()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ProfileError(str(path), "file", f"not valid TOML ({err})",
+                           "correct the syntax") from err
+    return parse_profile(data, str(path), hashlib.sha256(raw).hexdigest())
+
+
+class _Reader:
+    """Reads one table of a TOML document, remembering which keys were used."""
+
+    def __init__(self, data: Mapping, where: str, prefix: str = ""):
+        self.data, self.where, self.prefix = dict(data), where, prefix
+        self.used: set[str] = set()
+
+    def key(self, k: str) -> str:
+        return f"{self.prefix}{k}"
+
+    def fail(self, k: str, problem: str, fix: str) -> ProfileError:
+        return ProfileError(self.where, self.key(k), problem, fix)
+
+    def get(self, k: str, typ, default=..., choices=None, lo=None, hi=None):
+        self.used.add(k)
+        if k not in self.data:
+            if default is ...:
+                raise self.fail(k, "missing", f"add `{k} = …`")
+            return default
+        v = self.data[k]
+        if typ is float and isinstance(v, int) and not isinstance(v, bool):
+            v = float(v)
+        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+            raise self.fail(k, f"expected {typ.__name__}, got {v!r}",
+                            f"write a {typ.__name__}")
+        if choices is not None and v not in choices:
+            raise self.fail(k, f"{v!r} is not allowed", f"use one of {', '.join(map(str, choices))}")
+        if lo is not None and v < lo or hi is not None and v > hi:
+            raise self.fail(k, f"{v!r} is out of range", f"use a value from {lo} to {hi}")
+        return v
+
+    def table(self, k: str) -> "_Reader":
+        self.used.add(k)
+        v = self.data.get(k, {})
+        if not isinstance(v, dict):
+            raise self.fail(k, "expected a table", f"write [{self.key(k)}]")
+        return _Reader(v, self.where, f"{self.key(k)}.")
+
+    def done(self) -> None:
+        extra = sorted(set(self.data) - self.used)
+        if extra:
+            raise self.fail(extra[0], "unknown key", "remove it or check its spelling (see README, Profiles)")
+
+
+def _fraction(v: Any, r: _Reader, k: str) -> Fraction:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise r.fail(k, f"payout {v!r} is not a number", "write a payout to 1, e.g. 0.95 or \"19/20\"")
+    try:
+        f = Fraction(str(v))
+    except (ValueError, ZeroDivisionError) as err:
+        raise r.fail(k, f"payout {v!r} is not a number", "write e.g. 0.95 or \"19/20\"") from err
+    if f <= 0:
+        raise r.fail(k, f"payout {v!r} must be positive", "write a payout to 1 greater than 0")
+    return f
+
+
+def _paytable(r: _Reader, game: str) -> dict[str, BetRule]:
+    from controller.games import known_bets
+    allowed = known_bets(game)
+    out = {}
+    for bet, v in r.data.items():
+        r.used.add(bet)
+        if bet not in allowed:
+            raise r.fail(bet, f"{game} has no such bet", f"use bets from: {', '.join(allowed)}")
+        if isinstance(v, dict):
+            opts = {k: _fraction(x, r, f"{bet}.{k}") for k, x in v.items() if k != "pays"}
+            pays = _fraction(v["pays"], r, f"{bet}.pays") if "pays" in v else None
+            out[bet] = BetRule(pays, opts)
+        else:
+            out[bet] = BetRule(_fraction(v, r, bet))
+    if not out:
+        raise r.fail("", "empty paytable", "list at least one bet")
+    return out
+
+
+def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
+    r = _Reader(data, where)
+    name = r.get("name", str, default=Path(where).stem)
+    description = r.get("description", str, default="")
+    game = r.get("game", str, choices=GAMES)
+    lo, hi = DECK_RANGE[game]
+    decks = r.get("decks", int, lo=lo, hi=hi)
+
+    b = r.table("burn")
+    burn = BurnRule(rule=b.get("rule", str, "first_card", choices=BURN_RULES),
+                    count=b.get("count", int, 0, lo=0, hi=8),
+                    between_rounds=b.get("between_rounds", int, 0, lo=0, hi=8))
+    if burn.rule == "fixed" and burn.count < 1:
+        raise b.fail("count", "a fixed burn needs a count", "set count from 1 to 8")
+    b.done()
+
+    c = r.table("cut_card")
+    cut = CutCardRule(enabled=c.get("enabled", bool, True),
+                      min_from_end=c.get("min_from_end", int, 12, lo=1, hi=52 * decks - 1),
+                      max_from_end=c.get("max_from_end", int, 20, lo=1, hi=52 * decks - 1),
+                      default_from_end=c.get("default_from_end", int, 14, lo=1, hi=52 * decks - 1),
+                      after=c.get("after", str, "finish", choices=CUT_AFTER))
+    if cut.min_from_end > cut.max_from_end:
+        raise c.fail("min_from_end", "is above max_from_end", "make min_from_end ≤ max_from_end")
+    if not cut.min_from_end <= cut.default_from_end <= cut.max_from_end:
+        raise c.fail("default_from_end", "is outside min_from_end..max_from_end",
+                     f"use a value from {cut.min_from_end} to {cut.max_from_end}")
+    c.done()
+
+    d = r.table("demo_rounds")
+    demo_max = d.get("max", int, 0, lo=0, hi=3)
+    d.done()
+
+    i = r.table("irregularities")
+    face_up = i.get("face_up_card", str, "valid", choices=FACE_UP)
+    stray = i.get("card_when_none_due", str, "burn", choices=STRAY_CARD)
+    i.done()
+
+    if "paytables" in data:
+        pts = r.table("paytables")
+        paytables = {}
+        for mode in list(pts.data):
+            paytables[mode] = _paytable(pts.table(mode), game)
+        mode = r.get("mode", str, next(iter(paytables)), choices=tuple(paytables))
+        if "paytable" in data:
+            raise r.fail("paytable", "given together with [paytables]", "keep one of the two")
+    else:
+        paytables = {"default": _paytable(r.table("paytable"), game)}
+        mode = "default"
+
+    band_r = r.table("rtp_band")
+    bands = {}
+    for bet, v in band_r.data.items():
+        band_r.used.add(bet)
+        if (not isinstance(v, list) or len(v) != 2
+                or not all(isinstance(x, (int, float)) for x in v) or v[0] > v[1]):
+            raise band_r.fail(bet, f"{v!r} is not a band", "write [low, high] as fractions of 1, e.g. [0.98, 0.99]")
+        bands[bet] = (float(v[0]), float(v[1]))
+    band_r.done()
+
+    opts = r.get("game_options", dict, {})
+    csm = r.get("continuous_shuffler", bool, False)
+    r.done()
+
+    from controller.games import validate_options
+    validate_options(game, opts, where)
+    return Profile(name=name, game=game, decks=decks, burn=burn, cut_card=cut,
+                   demo_rounds_max=demo_max, face_up_card=face_up, card_when_none_due=stray,
+                   paytables=paytables, mode=mode, path=where, sha256=sha256,
+                   description=description, game_options=opts, rtp_band=bands,
+                   continuous_shuffler=csm)

@@ -1,0 +1,1 @@
+"""Device drivers: bytes ↔ typed device events. Never imports controller/."""

@@ -1,0 +1,1 @@
+"""Hardware simulators: pure device models behind the same wire protocols and URLs."""
