@@ -1,0 +1,460 @@
+"""The table machine: the shoe lifecycle and the round's dealing phases as a `transitions` machine.
+
+States (TableState) and transitions are data; guards only ask the pure rules in `games/` and
+`procedures`. Every card read is the trigger `card`; a card that is not due puts the table on
+`hold` with a named irregularity. The model (`Table`) holds plain state and emits domain events
+into `outbox`; the application journals them before publishing.
+
+    closed → shuffling → loaded → burning → idle ⇄ betting → dealing.<phase>… → idle … → shoe_ended
+                                        any state → hold → (resume) → the state it left
+"""
+from __future__ import annotations
+
+from enum import Enum
+from fractions import Fraction
+from typing import Any, Callable
+
+import sys
+
+from transitions import MachineError
+from transitions.extensions import HierarchicalMachine
+from transitions.extensions.nesting import NestedState
+
+from controller import procedures
+from controller.cards import Card, CardCodeError, parse_card
+from controller.errors import CommandRefused
+from controller.games import get_rules
+from controller.profile import Profile
+from controller.table_state import RoundState, ShoeState
+
+
+class TableState(str, Enum):
+    CLOSED = "closed"
+    SHUFFLING = "shuffling"
+    LOADED = "loaded"
+    BURNING = "burning"
+    IDLE = "idle"
+    BETTING = "betting"
+    DEALING = "dealing"
+    HOLD = "hold"
+    SHOE_ENDED = "shoe_ended"
+
+
+SEP = "."   # nested state separator: phase names such as player_third hold underscores
+
+
+def dealing(phase: str) -> str:
+    return f"{TableState.DEALING.value}{SEP}{phase}"
+
+
+NOT_DUE = (TableState.IDLE, TableState.BETTING, TableState.SHOE_ENDED, TableState.CLOSED,
+           TableState.SHUFFLING)
+
+
+def bet_number(x: Fraction) -> int | float:
+    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20."""
+    return int(x) if x.denominator == 1 else float(x)
+
+
+def transitions_for(phases: tuple[str, ...], first: str) -> list[dict]:
+    """The machine's transitions as data. Dealing sub-states: `burn` plus the game's phases."""
+    S = TableState
+    dealing_states = [dealing(p) for p in ("burn",) + phases]
+    every = [s.value for s in S if s not in (S.DEALING, S.HOLD)] + dealing_states
+    t: list[dict] = [
+        dict(trigger="shuffle", source=[S.CLOSED, S.SHOE_ENDED], dest=S.SHUFFLING),
+        dict(trigger="shuffled", source=S.SHUFFLING, dest=S.LOADED, conditions="count_ok"),
+        dict(trigger="shuffled", source=S.SHUFFLING, dest=S.HOLD, before="save_resume",
+             after="count_mismatch"),
+        dict(trigger="load", source=[S.CLOSED, S.SHOE_ENDED], dest=S.LOADED),
+        dict(trigger="no_burn", source=S.LOADED, dest=S.IDLE),
+        # the shoe-start burn: the turned card decides how many follow it
+        dict(trigger="card", source=[S.LOADED, S.BURNING], dest=S.IDLE,
+             conditions="burn_completes", before="take_start_burn"),
+        dict(trigger="card", source=[S.LOADED, S.BURNING], dest=S.BURNING,
+             before="take_start_burn"),
+        dict(trigger="open_bets", source=S.IDLE, dest=S.BETTING, before="open_round"),
+        dict(trigger="close_bets", source=S.BETTING, dest=dealing("burn"), conditions="burn_due"),
+        dict(trigger="close_bets", source=S.BETTING, dest=dealing(first)),
+    ]
+    # a dealing card: the model placed it (prepare_event); the rules named the next phase
+    for nxt in ("burn",) + phases:
+        t.append(dict(trigger="card", source=dealing_states, dest=dealing(nxt),
+                      conditions=f"next_is_{nxt}"))
+    t.append(dict(trigger="card", source=dealing_states, dest=S.IDLE, before="complete_round"))
+    t += [
+        # a card when none is due, or a failed read while dealing: hold with a named irregularity
+        dict(trigger="card", source=[s.value for s in NOT_DUE], dest=S.HOLD,
+             before="save_resume", after="card_not_due"),
+        dict(trigger="card", source=S.HOLD, dest=None, after="card_not_due"),
+        dict(trigger="irregular", source=every, dest=S.HOLD, before="save_resume",
+             after="record_irregularity"),
+        dict(trigger="irregular", source=S.HOLD, dest=None, after="record_irregularity"),
+        dict(trigger="hold", source=every, dest=S.HOLD, before="save_resume", after="held"),
+        dict(trigger="void_round", source=[S.HOLD, S.BETTING] + dealing_states, dest=S.IDLE,
+             conditions="round_open", before="void_current_round"),
+        dict(trigger="end_shoe", source=[S.IDLE, S.BETTING, S.HOLD, S.LOADED, S.BURNING]
+             + dealing_states, dest=S.SHOE_ENDED, after="finish_shoe"),
+    ]
+    for dest in every:
+        t.append(dict(trigger="resume", source=S.HOLD, dest=dest,
+                      conditions=f"resume_to_{dest.replace(SEP, '_')}", after="resumed"))
+    return [_plain(x) for x in t]
+
+
+def _plain(tr: dict) -> dict:
+    """State names as plain strings (the nested machine resolves names, not Enum members)."""
+    def name(s: Any) -> Any:
+        return s.value if isinstance(s, TableState) else s
+    out = dict(tr)
+    src = tr["source"]
+    out["source"] = [name(x) for x in src] if isinstance(src, list) else name(src)
+    out["dest"] = name(tr["dest"])
+    return out
+
+
+class Table:
+    """The model: plain state plus the callbacks the machine calls. One thread drives it."""
+
+    def __init__(self, profile: Profile, *, auto_open: bool = True, betting_seconds: float = 0.0,
+                 initial: str = TableState.CLOSED.value):
+        self.profile = profile
+        self.rules = get_rules(profile.game)
+        self.auto_open = auto_open
+        self.betting_seconds = betting_seconds
+        self.outbox: list[dict] = []
+        self.shoe: ShoeState | None = None
+        self.round: RoundState | None = None
+        self.shoe_no = 0
+        self.hold_info: dict | None = None
+        self.resume_state: str | None = None
+        self._next: str | None = None
+        self._end_reason: str | None = None
+        self.state: str = initial
+        self._first_phase = self.rules.phases[0]
+        for p in ("burn",) + self.rules.phases:
+            setattr(self, f"next_is_{p}", self._make_next_is(p))
+            setattr(self, f"resume_to_dealing_{p}", self._make_resume_to(dealing(p)))
+        for s in TableState:
+            setattr(self, f"resume_to_{s.value}", self._make_resume_to(s.value))
+        self.machine = build_machine(self, initial)
+
+    # ------------------------------------------------------------------ inputs
+    def emit(self, event: str, **fields: Any) -> None:
+        rec = {"event": event, "shoe": self.shoe_no}
+        if self.round is not None and event not in ("shoe_started", "shoe_ended", "burn"):
+            rec["round"] = self.round.number
+        rec.update(fields)
+        self.outbox.append(rec)
+
+    def drain(self) -> list[dict]:
+        out, self.outbox = self.outbox, []
+        return out
+
+    def new_shoe(self, *, cut_position: int | None = None, demo_rounds: int = 0,
+                 shuffled_by_machine: bool = False) -> None:
+        if self.state not in (TableState.CLOSED, TableState.SHOE_ENDED):
+            raise CommandRefused(f"a new shoe cannot start while the table is {self.state}")
+        if demo_rounds > self.profile.demo_rounds_max:
+            raise CommandRefused(f"{demo_rounds} demonstration rounds asked; the profile allows "
+                                 f"at most {self.profile.demo_rounds_max}")
+        self.shoe_no += 1
+        self.round = None
+        self.shoe = ShoeState(self.shoe_no, self.profile.decks, cut_position=cut_position,
+                              demo_left=demo_rounds)
+        self.emit("shoe_started", decks=self.profile.decks, cards=self.profile.cards,
+                  cut_card_position=cut_position, profile=self.profile.name,
+                  profile_sha256=self.profile.sha256, game=self.profile.game)
+
+    def on_card(self, code: str, **flags: Any) -> None:
+        """A card read by the shoe, in read order."""
+        try:
+            card = parse_card(code)
+        except CardCodeError as err:
+            self.irregular(kind="impossible_card", detail=str(err))
+            return
+        if self.shoe is None:
+            self.irregular(kind="card_without_shoe", detail=f"{code} read with no shoe loaded")
+            return
+        problem = self.shoe.inventory.problem(card)
+        if problem is not None:
+            self.shoe.inventory.record(card, "removed")
+            self.irregular(kind="foreign_card", detail=problem, code=card.code)
+            return
+        if self.shoe.cut_seen and self.shoe.cut_round is None and self.state != TableState.HOLD:
+            in_round = self.state.startswith("dealing") or self.state == TableState.BETTING
+            self.shoe.cut_round = self.round.number if in_round and self.round else self.shoe.rounds + 1
+        self.card(card=card, flags=flags)
+
+    def on_cut_card(self) -> None:
+        if self.shoe is not None and not self.shoe.cut_seen:
+            self.shoe.cut_seen = True
+            self.emit("cut_card", cards_out=self.shoe.inventory.cards_out)
+
+    # ------------------------------------------------------------------ conditions
+    def _make_next_is(self, phase: str) -> Callable[..., bool]:
+        return lambda *a, **k: self._next == phase
+
+    def _make_resume_to(self, state: str) -> Callable[..., bool]:
+        return lambda *a, **k: self.resume_state == state
+
+    def count_ok(self, count: int, **_: Any) -> bool:
+        return count == self.profile.cards
+
+    def burn_completes(self, card: Card, **_: Any) -> bool:
+        burned = len(self.shoe.start_burn)
+        total = (procedures.start_burn_total(self.profile, card) if burned == 0
+                 else self.shoe.start_burn_total)
+        return burned + 1 >= total
+
+    def burn_due(self, **_: Any) -> bool:
+        return self.round.burn_due > 0
+
+    def round_open(self, *_: Any, **__: Any) -> bool:
+        """A round is in progress (bets open or cards being dealt), possibly on hold."""
+        where = self.resume_state if self.state == TableState.HOLD else self.state
+        return self.round is not None and (where or "").startswith(("dealing", "betting"))
+
+    # ------------------------------------------------------------------ callbacks
+    def prepare_card(self, *args: Any, **kw: Any) -> None:
+        """Before any `card` transition in a dealing state: put the card where it is due."""
+        card = kw.get("card")
+        if card is None or not self.state.startswith(dealing("")):
+            return
+        phase = self.state[len(dealing("")):]
+        rnd = self.round
+        if phase == "burn":
+            rnd.burned_before.append(card.code)
+            rnd.burn_due -= 1
+            self.shoe.inventory.record(card, "burn")
+            self.emit("card", n=self.shoe.inventory.cards_out, code=card.code, slot="burn",
+                      flags=_flag_list(kw.get("flags")))
+            self._next = "burn" if rnd.burn_due > 0 else self.rules.next_phase(rnd.hands)
+            return
+        self.rules.place(rnd.hands, phase, card)
+        self.shoe.inventory.record(card, "hand")
+        self.emit("card", n=self.shoe.inventory.cards_out, code=card.code, slot=phase,
+                  flags=_flag_list(kw.get("flags")))
+        self._next = self.rules.next_phase(rnd.hands)
+
+    def take_start_burn(self, card: Card, **kw: Any) -> None:
+        shoe = self.shoe
+        if not shoe.start_burn:
+            shoe.start_burn_total = procedures.start_burn_total(self.profile, card)
+        shoe.start_burn.append(card.code)
+        shoe.inventory.record(card, "burn")
+        self.emit("card", n=shoe.inventory.cards_out, code=card.code, slot="burn",
+                  flags=_flag_list(kw.get("flags")))
+        if len(shoe.start_burn) >= shoe.start_burn_total:
+            self.emit("burn", cards=list(shoe.start_burn))
+
+    def on_enter_loaded(self, *a: Any, **k: Any) -> None:
+        if self.profile.burn.rule == "none":
+            self.no_burn()
+
+    def on_enter_idle(self, *a: Any, **k: Any) -> None:
+        reason, self._end_reason = self._end_reason, None
+        if reason:
+            self.end_shoe(reason=reason)
+        elif self.auto_open and self.state == TableState.IDLE:
+            self.open_bets()
+
+    def open_round(self, *a: Any, **k: Any) -> None:
+        shoe = self.shoe
+        demo = shoe.demo_left > 0
+        if demo:
+            shoe.demo_left -= 1
+        self.round = RoundState(number=shoe.rounds + 1, demo=demo, hands=self.rules.new_hands(),
+                                burn_due=procedures.between_round_burn(self.profile, shoe.rounds))
+        shoe.rounds += 1
+        self.emit("round_started", demo=demo)
+
+    def on_enter_betting(self, *a: Any, **k: Any) -> None:
+        if self.auto_open and self.betting_seconds <= 0:
+            self.close_bets()
+
+    def complete_round(self, *a: Any, **k: Any) -> None:
+        rnd = self.round
+        result = self.rules.outcome(rnd.hands)
+        if rnd.demo:
+            bets = {b: 0 for b in self.profile.paytable}
+        else:
+            bets = {b: bet_number(x) for b, x in
+                    self.rules.settle(rnd.hands, self.profile.paytable).items()}
+        fields: dict[str, Any] = {"game": self.profile.game}
+        if rnd.burned_before:
+            fields["burned_before"] = list(rnd.burned_before)
+        fields.update(result)
+        fields["bets"] = bets
+        if rnd.demo:
+            fields["demo"] = True
+        if rnd.flags:
+            fields["irregularities"] = [f["kind"] for f in rnd.flags]
+        self.emit("round_result", **fields)
+        self._after_round()
+
+    def _after_round(self) -> None:
+        """Decide whether the shoe ends once the table is back between rounds."""
+        shoe = self.shoe
+        if procedures.shoe_ends_after(self.profile, self.round.number, shoe.cut_round):
+            self._end_reason = "cut_card"
+        elif getattr(self.rules, "rounds_per_shoe", 0) and \
+                shoe.rounds >= self.rules.rounds_per_shoe:
+            self._end_reason = "round_complete"
+
+    def void_current_round(self, reason: str = "void", end_shoe: str | None = None,
+                           **_: Any) -> None:
+        rnd = self.round
+        fields = {"game": self.profile.game}
+        if rnd.burned_before:
+            fields["burned_before"] = list(rnd.burned_before)
+        fields.update({k: [c.code for c in v] for k, v in rnd.hands.items()})
+        fields.update(void=True, reason=reason, bets={b: 0 for b in self.profile.paytable})
+        if rnd.demo:
+            fields["demo"] = True
+        self.emit("round_result", **fields)
+        self.hold_info = None
+        self.resume_state = None
+        if end_shoe:
+            self._end_reason = end_shoe
+        else:
+            self._after_round()
+
+    def finish_shoe(self, reason: str = "supervisor", **_: Any) -> None:
+        self.emit("shoe_ended", rounds=self.shoe.rounds, reason=reason)
+        self.hold_info = None
+
+    def shoe_empty(self) -> None:
+        """The shoe has no card left: a round in progress is void, and the shoe ends."""
+        if self.round_open():
+            self.void_round(reason="exhausted", end_shoe="exhausted")
+        elif self.state not in (TableState.SHOE_ENDED, TableState.CLOSED):
+            if self.state in (TableState.LOADED, TableState.BURNING):
+                self.shoe.invalid = True
+            self.end_shoe(reason="exhausted")
+
+    def on_machine_error(self, *a: Any, **k: Any) -> None:
+        """A trigger that does not apply is refused; anything unknown holds the table, then raises."""
+        err = sys.exc_info()[1]
+        if isinstance(err, MachineError):
+            raise CommandRefused(f"not possible while the table is {self.state}: {err.value}") from err
+        if isinstance(err, CommandRefused):
+            raise err
+        if self.state != TableState.HOLD:
+            self.resume_state = self.state
+        self.machine.set_state(TableState.HOLD.value, self)
+        self.hold_info = {"resume_to": self.resume_state,
+                          "problems": [{"kind": "internal_error", "detail": repr(err)}]}
+        self.emit("irregularity", kind="internal_error", detail=repr(err))
+        raise err
+
+    def save_resume(self, *a: Any, **k: Any) -> None:
+        self.resume_state = self.state
+
+    def card_not_due(self, card: Card, **kw: Any) -> None:
+        self.shoe.inventory.record(card, "removed")
+        was = self.resume_state
+        self._hold("card_not_due", f"{card.code} drawn while the table was {was}; no card was due",
+                   code=card.code)
+
+    def record_irregularity(self, kind: str, detail: str, **extra: Any) -> None:
+        self._hold(kind, detail, **extra)
+
+    def held(self, reason: str = "supervisor", **extra: Any) -> None:
+        self._hold("hold", reason, **extra)
+
+    def _hold(self, kind: str, detail: str, **extra: Any) -> None:
+        info = {"kind": kind, "detail": detail, **extra}
+        if self.round is not None and self.resume_state and \
+                self.resume_state.startswith(("dealing", "betting")):
+            self.round.flags.append(info)
+        if self.hold_info is None:
+            self.hold_info = {"resume_to": self.resume_state, "problems": [info]}
+        else:
+            self.hold_info["problems"].append(info)
+        self.emit("irregularity", kind=kind, detail=detail, **extra)
+        self.emit("hold", reason=kind, resume_to=self.resume_state)
+
+    def count_mismatch(self, count: int, **_: Any) -> None:
+        self._hold("count_mismatch", f"the shuffler counted {count} cards; the shoe must hold "
+                   f"{self.profile.cards}")
+
+    def resume_table(self) -> None:
+        if self.state != TableState.HOLD:
+            raise CommandRefused(f"the table is not on hold (it is {self.state})")
+        _resume_target.value = self.resume_state
+        try:
+            self.resume()
+        finally:
+            _resume_target.value = None
+
+    def resumed(self, *a: Any, **k: Any) -> None:
+        self.hold_info = None
+        self.emit("resume", state=self.state)
+
+    # ------------------------------------------------------------------ views
+    def prompt(self) -> str:
+        """What the dealer should do now, in words."""
+        s = self.state
+        if s == TableState.CLOSED or s == TableState.SHOE_ENDED:
+            return "Load a new shoe"
+        if s == TableState.SHUFFLING:
+            return "Shuffling…"
+        if s == TableState.LOADED:
+            return "Turn the first card for the burn"
+        if s == TableState.BURNING:
+            left = (self.shoe.start_burn_total or 0) - len(self.shoe.start_burn)
+            return f"Burn {left} more card(s)"
+        if s == TableState.IDLE:
+            return "Open bets"
+        if s == TableState.BETTING:
+            return "Bets open"
+        if s == TableState.HOLD:
+            return f"HOLD: {self.hold_info['problems'][-1]['detail'] if self.hold_info else ''}"
+        phase = s[len(dealing("")):]
+        return "Burn one card" if phase == "burn" else f"Deal {phase}"
+
+    def snapshot(self) -> dict:
+        return {"state": self.state, "shoe_no": self.shoe_no,
+                "shoe": self.shoe.to_dict() if self.shoe else None,
+                "round": self.round.to_dict() if self.round else None,
+                "hold_info": self.hold_info, "resume_state": self.resume_state}
+
+    @classmethod
+    def restore(cls, profile: Profile, snap: dict, **kw: Any) -> "Table":
+        """Rebuild at a saved state without running any entry callbacks (DESIGN rule 9)."""
+        t = cls(profile, initial=snap["state"], **kw)
+        t.shoe_no = snap["shoe_no"]
+        t.shoe = ShoeState.from_dict(snap["shoe"]) if snap["shoe"] else None
+        t.round = RoundState.from_dict(snap["round"]) if snap["round"] else None
+        t.hold_info, t.resume_state = snap["hold_info"], snap["resume_state"]
+        return t
+
+
+def _flag_list(flags: dict | None) -> list[str]:
+    return sorted(k for k, v in (flags or {}).items() if v)
+
+
+class _DotState(NestedState):
+    separator = SEP
+
+
+class TableMachine(HierarchicalMachine):
+    state_cls = _DotState
+
+
+def build_machine(model: Table, initial: str) -> HierarchicalMachine:
+    phases = model.rules.phases
+    states: list[Any] = []
+    for st in TableState:
+        if st != TableState.DEALING:
+            enter = f"on_enter_{st.value}"
+            states.append({"name": st.value, "on_enter": enter} if hasattr(model, enter)
+                          else st.value)
+    states.append({"name": TableState.DEALING.value, "children": ["burn", *phases]})
+    return TableMachine(
+        model=model, states=states, initial=initial,
+        transitions=transitions_for(phases, phases[0]),
+        auto_transitions=False, queued=True, ignore_invalid_triggers=False,
+        prepare_event="prepare_card", on_exception="on_machine_error",
+        model_attribute="state")
