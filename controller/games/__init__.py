@@ -34,7 +34,10 @@ class GameRules(Protocol):
         """Net result per unit staked for every bet of the paytable."""
 
 
-_MODULES = {"punto_banco": "controller.games.punto_banco"}
+_MODULES = {"punto_banco": "controller.games.punto_banco",
+            "andar_bahar": "controller.games.andar_bahar",
+            "chemin_de_fer": "controller.games.chemin_de_fer",
+            "baccarat_banque": "controller.games.baccarat_banque"}
 
 
 def get_rules(game: str) -> GameRules:
