@@ -1,0 +1,82 @@
+"""`tablectl devices`: serve a simulated shoe and shuffler to a separate controller process.
+
+    tablectl devices --seed 7 --pace-ms 300
+    shoe: /dev/pts/5 (beetek)
+    shuffler: /dev/pts/6
+
+then, in another terminal, `tablectl run --shoe-url /dev/pts/5 --shuffler-url /dev/pts/6 …`.
+The shoe deals by itself, one card every --pace-ms while a controller has it open, until it is
+empty (`--pace-ms 0`: press Enter to pull each card). A shoe the controller has the shuffler
+deliver becomes the next shoe. `--tcp` gives socket:// URLs instead of ptys. Ctrl-C stops.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from controller.errors import InputError
+
+SHOE_PROTOCOLS = ("beetek", "barcode", "framed")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "devices", help="serve a simulated shoe and shuffler on ptys or TCP ports",
+        description=__doc__.split("\n\n")[0],
+        epilog="Shuffler faults (jam, door_open, count_mismatch) count shuffles from 0: jam@0 "
+               "jams the first shuffle; the others count cards in the first shoe's draw order.")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--shoe-file", metavar="F",
+                     help="the first shoe: one card code per line in draw order, "
+                          "CUT for the cut card")
+    src.add_argument("--seed", type=int, metavar="N",
+                     help="seed a reproducible first shoe and shuffler "
+                          "(tests only; never for play)")
+    p.add_argument("--profile", default="macau", metavar="NAME",
+                   help="table profile for the decks and cut-card position (default macau)")
+    p.add_argument("--shoe-protocol", choices=SHOE_PROTOCOLS, default="beetek")
+    p.add_argument("--tcp", action="store_true",
+                   help="socket://127.0.0.1:PORT URLs instead of ptys")
+    p.add_argument("--fault", action="append", default=[], metavar="KIND@N",
+                   help="inject a fault (repeatable), e.g. misread@12, double_draw@40, jam@0")
+    p.add_argument("--pace-ms", type=int, default=250, metavar="MS",
+                   help="ms between the virtual dealer's pulls (default 250); 0 = press Enter")
+    p.add_argument("--shuffle-seconds", type=float, default=2.0, metavar="S",
+                   help="how long one shuffle takes on the simulated shuffler (default 2)")
+    p.set_defaults(func=run)
+
+
+def _first_shoe(args: argparse.Namespace, decks: int, cut_from_end: int | None):
+    if not args.shoe_file:
+        return None, None
+    from controller.shoefile import check_against_decks, read_shoe_file
+    shoe = read_shoe_file(args.shoe_file)
+    check_against_decks(shoe, decks)
+    cut = shoe.cut_position
+    if cut is None and cut_from_end and cut_from_end < len(shoe.cards):
+        cut = len(shoe.cards) - cut_from_end
+    return shoe.codes, cut
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.profile import load_profile
+    if args.pace_ms < 0:
+        raise InputError(f"--pace-ms {args.pace_ms}: must be 0 (Enter pulls) or more")
+    if args.shuffle_seconds < 0:
+        raise InputError(f"--shuffle-seconds {args.shuffle_seconds}: must be 0 or more")
+    profile = load_profile(args.profile)
+    cut_from_end = profile.cut_card.default_from_end if profile.cut_card.enabled else None
+    cards, cut = _first_shoe(args, profile.decks, cut_from_end)
+    from simulators.server import build_server, run_until_interrupted
+    try:
+        server = build_server(cards=cards, cut_position=cut, decks=profile.decks,
+                              cut_from_end=cut_from_end, shoe_protocol=args.shoe_protocol,
+                              tcp=args.tcp, faults=args.fault, pace_ms=args.pace_ms,
+                              seed=args.seed, shuffle_time_s=args.shuffle_seconds,
+                              human_input=sys.stdin, log=sys.stderr)
+    except ValueError as err:               # a bad --fault, or cards the shoe cannot hold
+        raise InputError(str(err)) from err
+    how = ("press Enter to pull a card" if args.pace_ms == 0
+           else f"the shoe deals a card every {args.pace_ms} ms while a controller has it open")
+    print(f"tablectl devices: {how}; Ctrl-C stops", file=sys.stderr, flush=True)
+    return run_until_interrupted(server, sys.stdout)

@@ -1,0 +1,27 @@
+"""Automatic shuffler: the framed protocol (protocol.py) and its driver (driver.py).
+
+    open_shuffler("usb://7a5c:5348")                 a USB shuffler (bulk endpoints, pyusb)
+    open_shuffler("usb://7a5c:5348?sim=shuffler")    the simulated one registered as "shuffler"
+    open_shuffler("/dev/ttyUSB1"), ("socket://host:port"), …   the same framing over serial
+"""
+from __future__ import annotations
+
+from drivers.shuffler.driver import (SerialLink, ShuffleCountError, ShufflerDriver, ShufflerFault,
+                                     ShufflerRefused)
+
+__all__ = ["open_shuffler", "ShufflerDriver", "ShufflerRefused", "ShufflerFault",
+           "ShuffleCountError"]
+
+
+def open_shuffler(url: str, *, response_timeout_s: float = 1.0, poll_interval_s: float = 0.1,
+                  retries: int = 2, baudrate: int = 115200) -> ShufflerDriver:
+    """Open the shuffler named by `url` (usb:// through pyusb, anything else as serial)."""
+    if url.startswith("usb:"):
+        from drivers.usb_transport import open_usb
+        link = open_usb(url, write_timeout_s=response_timeout_s)
+    else:
+        from drivers.transport import open_serial
+        link = SerialLink(open_serial(url, baudrate=baudrate,
+                                      timeout=min(SerialLink.POLL_S, response_timeout_s)))
+    return ShufflerDriver(link, url=url, response_timeout_s=response_timeout_s,
+                          poll_interval_s=poll_interval_s, retries=retries)

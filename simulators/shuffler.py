@@ -1,0 +1,307 @@
+"""The automatic shuffler as a pure device model: protocol bytes in, protocol bytes out.
+
+Randomness: Fisher–Yates driven by `secrets.SystemRandom` (the OS CSPRNG; `randrange` uses
+rejection sampling, so there is no modulo bias). A `seed` switches to `random.Random(seed)` for
+reproducible tests and simulations; a seeded model must never shuffle a production shoe.
+`weak=True` replaces the shuffle by one riffle of the input order (Gilbert–Shannon–Reeds), a
+deliberately bad shuffle that the shuffle-quality checks must catch.
+
+Cards: the input tray holds `decks` new decks (factory order) unless `load()` put other cards
+there; SHUFFLE N asks for a shoe of N decks, so a tray that does not hold 52 × N cards is a
+true count mismatch.
+
+Time: a shuffle takes `shuffle_time_s` on `clock` (0 = ready at the next STATUS poll; pass a fake
+clock to watch idle → shuffling → ready).
+
+Faults (`at` = 0-based number of the SHUFFLE command that meets the fault):
+- jam: the shuffle stops in state `jam` (error 0x07); CLEAR returns to idle with the cards back
+  in the input tray, and the host must SHUFFLE again.
+- door_open: the shuffle pauses in state `door_open` (0x08) for `door_polls` STATUS polls (the
+  operator closing the door), then resumes for a full `shuffle_time_s`. CLEAR cannot close it.
+- count_mismatch: the card counter is off by `count_error` (default −1: one card missed, +1:
+  one card read twice); the cards themselves are intact. With `self_check` (default) the device
+  compares its count with 52 × decks and stops in state `error` (0x10), COUNT and COMPOSITION
+  still answer, CLEAR returns to idle; with `self_check=False` it reports `ready` and leaves
+  the host to notice.
+"""
+from __future__ import annotations
+
+import random
+import secrets
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+from drivers.errors import ProtocolError
+from drivers.shuffler import protocol as p
+
+SHUFFLER_FAULTS = ("jam", "door_open", "count_mismatch")
+DEFAULT_IDENTITY = ("SIM-SHUFFLER-12", "SIM-000001", "sim-1.0.0")
+
+
+@dataclass(frozen=True)
+class ShufflerFault:
+    kind: str
+    at: int = 0
+
+
+def parse_shuffler_fault(text: str) -> ShufflerFault:
+    """`jam@0` → ShufflerFault("jam", 0); ValueError with the accepted forms otherwise."""
+    kind, _, at = text.strip().partition("@")
+    if kind not in SHUFFLER_FAULTS:
+        raise ValueError(f"{text!r}: unknown shuffler fault (one of {', '.join(SHUFFLER_FAULTS)})")
+    try:
+        n = int(at) if at else 0
+    except ValueError:
+        raise ValueError(f"{text!r}: the shuffle number after @ must be an integer") from None
+    if n < 0:
+        raise ValueError(f"{text!r}: the shuffle number after @ must be 0 or more")
+    return ShufflerFault(kind, n)
+
+
+def _as_fault(f: object) -> ShufflerFault:
+    if isinstance(f, str):
+        return parse_shuffler_fault(f)
+    kind, at = getattr(f, "kind", None), getattr(f, "at", None)
+    if kind not in SHUFFLER_FAULTS or not isinstance(at, int):
+        raise ValueError(f"{f!r} is not a shuffler fault (kinds: {', '.join(SHUFFLER_FAULTS)})")
+    return ShufflerFault(kind, at)
+
+
+class ShufflerModel:
+    """Shuffler state machine + framed protocol endpoint (read/write/in_waiting)."""
+
+    def __init__(self, seed: int | None = None, decks: int = 8, faults: Iterable[object] = (),
+                 *, weak: bool = False, reads_cards: bool = True, self_check: bool = True,
+                 shuffle_time_s: float = 0.0, clock: Callable[[], float] = time.monotonic,
+                 door_polls: int = 3, count_error: int = -1,
+                 identity: tuple[str, str, str] = DEFAULT_IDENTITY):
+        if not p.MIN_DECKS <= decks <= p.MAX_DECKS:
+            raise ValueError(f"decks {decks} outside {p.MIN_DECKS}..{p.MAX_DECKS}")
+        if count_error == 0:
+            raise ValueError("count_error must be non-zero (it is the miscount)")
+        self._rng: random.Random = secrets.SystemRandom() if seed is None else random.Random(seed)
+        self.seeded = seed is not None
+        self.decks, self.weak = decks, weak
+        self.reads_cards, self.self_check = reads_cards, self_check
+        self.shuffle_time_s, self.clock = shuffle_time_s, clock
+        if door_polls < 1:
+            raise ValueError("door_polls must be 1 or more")
+        self.door_polls, self.count_error, self.identity = door_polls, count_error, identity
+        self.faults: list[ShufflerFault] = [_as_fault(f) for f in faults]
+        self.on_deliver: Callable[[list[str]], None] | None = None
+        self.shuffles = 0                        # SHUFFLE commands accepted so far
+        self.last_delivery: list[str] | None = None
+        self._state, self._error = "idle", p.E_NONE
+        self._tray: list[str] | None = None      # cards in the input; None = `decks` new decks
+        self._order: list[str] = []              # the shuffled shoe (hidden until ready)
+        self._requested = 0                      # decks asked for by the running shuffle
+        self._counted: list[str] = []            # what the card reader counted
+        self._done_at = 0.0
+        self._door_left = 0
+        self._reader = p.FrameReader()
+        self._out = bytearray()
+
+    # ---- the shuffle itself --------------------------------------------------------------------
+
+    def shuffled(self, cards: Sequence[str]) -> list[str]:
+        """A new list: `cards` in shuffled order (one riffle when weak)."""
+        out = list(cards)
+        if self.weak:
+            return self._riffle(out)
+        for i in range(len(out) - 1, 0, -1):    # Fisher–Yates, unbiased randrange
+            j = self._rng.randrange(i + 1)
+            out[i], out[j] = out[j], out[i]
+        return out
+
+    def _riffle(self, cards: list[str]) -> list[str]:
+        cut = sum(self._rng.getrandbits(1) for _ in cards)   # Binomial(n, 1/2)
+        left, right = cards[:cut], cards[cut:]
+        out: list[str] = []
+        while left and right:                   # drop from a packet in proportion to its size
+            src = left if self._rng.randrange(len(left) + len(right)) < len(left) else right
+            out.append(src.pop(0))
+        return out + left + right
+
+    def load(self, cards: Sequence[str]) -> None:
+        """Put these cards (e.g. the last shoe's discards) in the input tray."""
+        bad = [c for c in cards if c not in p.CARD_INDEX]
+        if bad:
+            raise ValueError(f"not card codes: {bad[:5]}")
+        if len(cards) > p.MAX_PAYLOAD - 5:
+            raise ValueError(f"{len(cards)} cards do not fit the shuffler")
+        self._tray = list(cards)
+
+    def inject(self, fault: object) -> None:
+        self.faults.append(_as_fault(fault))
+
+    # ---- state ---------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        self._tick()
+        return self._state
+
+    @property
+    def error_code(self) -> int:
+        self._tick()
+        return self._error
+
+    def _fault_due(self, kind: str, index: int) -> bool:
+        return any(f.kind == kind and f.at == index for f in self.faults)
+
+    def _tick(self) -> None:
+        if self._state == "shuffling" and self.clock() >= self._done_at:
+            self._finish()
+
+    def _finish(self) -> None:
+        counted = list(self._order)
+        if self._fault_due("count_mismatch", self.shuffles - 1):
+            if self.count_error < 0:
+                counted = counted[:self.count_error]
+            else:
+                counted = counted[:self.count_error] + counted
+        self._counted = counted
+        if self.self_check and len(counted) != 52 * self._requested:
+            self._state, self._error = "error", p.E_COUNT_MISMATCH
+        else:
+            self._state, self._error = "ready", p.E_NONE
+
+    def _start(self, decks: int) -> None:
+        if self._state == "ready":             # reshuffling a shoe that was not delivered
+            self._tray = self._order
+        cards = self._tray if self._tray is not None else \
+            [c for _ in range(self.decks) for c in p.CARD_CODES]
+        self._tray = cards
+        self._requested = decks
+        index = self.shuffles
+        self.shuffles += 1
+        if self._fault_due("jam", index):
+            self._state, self._error = "jam", p.E_JAM
+            return
+        self._order = self.shuffled(cards)
+        if self._fault_due("door_open", index):
+            self._state, self._error = "door_open", p.E_DOOR_OPEN
+            self._door_left = self.door_polls
+            return
+        self._state, self._error = "shuffling", p.E_NONE
+        self._done_at = self.clock() + self.shuffle_time_s
+
+    # ---- commands ------------------------------------------------------------------------------
+
+    def request(self, cmd: int, payload: bytes = b"") -> tuple[int, bytes]:
+        """Execute one command; returns (response cmd, response payload)."""
+        handler = self._HANDLERS.get(cmd)
+        if handler is None:
+            return self._nak(cmd, p.E_UNKNOWN_COMMAND)
+        want = 1 if cmd == p.SHUFFLE else 0
+        if len(payload) != want:
+            return self._nak(cmd, p.E_BAD_LENGTH)
+        self._tick()
+        return handler(self, payload)
+
+    @staticmethod
+    def _nak(cmd: int, code: int) -> tuple[int, bytes]:
+        return p.NAK, bytes([cmd & 0xFF, code])
+
+    def _refusal(self) -> int | None:
+        """Why a command needing a finished shoe cannot run now, or None."""
+        return {"idle": p.E_NOT_READY, "shuffling": p.E_BUSY, "jam": p.E_JAM,
+                "door_open": p.E_DOOR_OPEN}.get(self._state)
+
+    def _identify(self, _: bytes) -> tuple[int, bytes]:
+        return p.IDENTIFY | p.RESPONSE_BIT, p.encode_identity(*self.identity)
+
+    def _shuffle(self, payload: bytes) -> tuple[int, bytes]:
+        decks = payload[0]
+        if not p.MIN_DECKS <= decks <= p.MAX_DECKS:
+            return self._nak(p.SHUFFLE, p.E_BAD_ARGUMENT)
+        busy = {"shuffling": p.E_BUSY, "jam": p.E_JAM, "door_open": p.E_DOOR_OPEN,
+                "error": self._error}.get(self._state)
+        if busy is not None:
+            return self._nak(p.SHUFFLE, busy)
+        self._start(decks)
+        return p.SHUFFLE | p.RESPONSE_BIT, bytes([decks])
+
+    def _status(self, _: bytes) -> tuple[int, bytes]:
+        reply = bytes([p.STATE_CODES[self._state], self._error])
+        if self._state == "door_open":
+            self._door_left -= 1
+            if self._door_left <= 0:            # the operator closed the door: carry on
+                self._state, self._error = "shuffling", p.E_NONE
+                self._done_at = self.clock() + self.shuffle_time_s
+        return p.STATUS | p.RESPONSE_BIT, reply
+
+    def _count(self, _: bytes) -> tuple[int, bytes]:
+        why = self._refusal()
+        if why is not None:
+            return self._nak(p.COUNT, why)
+        n = len(self._counted)
+        return p.COUNT | p.RESPONSE_BIT, bytes([n >> 8, n & 0xFF])
+
+    def _composition(self, _: bytes) -> tuple[int, bytes]:
+        if not self.reads_cards:
+            return self._nak(p.COMPOSITION, p.E_UNSUPPORTED)
+        why = self._refusal()
+        if why is not None:
+            return self._nak(p.COMPOSITION, why)
+        return p.COMPOSITION | p.RESPONSE_BIT, p.encode_composition(Counter(self._counted))
+
+    def _deliver(self, _: bytes) -> tuple[int, bytes]:
+        why = self._refusal() or (self._error if self._state == "error" else None)
+        if why is not None:
+            return self._nak(p.DELIVER, why)
+        order = self._order
+        self.last_delivery, self._order, self._tray = order, [], None
+        self._state, self._error = "idle", p.E_NONE
+        if self.on_deliver is not None:
+            self.on_deliver(list(order))
+        # The simulator appends the order (flag bit 0) so a simulated shoe can be loaded.
+        return p.DELIVER | p.RESPONSE_BIT, p.encode_delivery(len(self._counted), order)
+
+    def _clear(self, _: bytes) -> tuple[int, bytes]:
+        if self._state == "door_open":
+            return self._nak(p.CLEAR, p.E_DOOR_OPEN)
+        if self._state == "shuffling":
+            return self._nak(p.CLEAR, p.E_BUSY)
+        if self._state in ("jam", "error"):    # the cards go back to the input tray
+            self._state, self._error = "idle", p.E_NONE
+            self._order, self._counted = [], []
+        return p.CLEAR | p.RESPONSE_BIT, bytes([p.STATE_CODES[self._state], self._error])
+
+    _HANDLERS = {p.IDENTIFY: _identify, p.SHUFFLE: _shuffle, p.STATUS: _status, p.COUNT: _count,
+                 p.COMPOSITION: _composition, p.DELIVER: _deliver, p.CLEAR: _clear}
+
+    # ---- the byte interface (serial line or USB bulk endpoints) --------------------------------
+
+    def write(self, data: bytes) -> int:
+        """Host → device bytes; complete request frames are answered into the output queue."""
+        self._reader.feed(bytes(data))
+        while True:
+            try:
+                frame = self._reader.next_frame()
+            except p.FrameCRCError as err:
+                self._out += p.encode_frame(err.seq, p.NAK, bytes([err.cmd, p.E_BAD_CRC]))
+                continue
+            except ProtocolError:
+                self._out += p.encode_frame(0, p.NAK, bytes([0, p.E_BAD_LENGTH]))
+                continue
+            if frame is None:
+                return len(data)
+            cmd, payload = self.request(frame.cmd, frame.payload)
+            self._out += p.encode_frame(frame.seq, cmd, payload)
+
+    def read(self, size: int) -> bytes:
+        """Device → host bytes, at most `size`."""
+        chunk = bytes(self._out[:size])
+        del self._out[:size]
+        return chunk
+
+    @property
+    def in_waiting(self) -> int:
+        return len(self._out)
+
+    def reset_input(self) -> None:
+        """Drop a partial request (USB clear-halt / reset, or a serial break)."""
+        self._reader.clear()
