@@ -1,0 +1,491 @@
+"""Append-only durable event journal (SQLite, WAL) with a SHA-256 hash chain and snapshots.
+
+Every device event and table event becomes a record: seq (1, 2, 3, … with no gaps), UTC ISO
+time, monotonic time, kind (the domain event name, "device" for a raw device event, or another
+name such as the application's "input"), data (a JSON object) and a hash chaining it to the
+record before (see controller.journal_chain). Deleting records from the end cannot be seen by
+the chain alone; a snapshot past the end, or the table's own state, shows it.
+
+Durability: the database runs in WAL mode with synchronous=NORMAL, so an ordinary append is a
+committed transaction that survives a crash of the process at once, while its fsync is batched
+with later ones. A durable append (card and override events) is committed with
+synchronous=FULL: the WAL, with this record and every record before it, is on disk before the
+call returns. Closing the journal checkpoints, which syncs everything.
+
+append_many() writes several records (an input and the events it caused) in one transaction:
+all or none, one commit, one fsync when durable.
+
+Appends come from one thread (the table's); readers (recall, console) open their own read-only
+connection with Journal.open_readonly(path). A journal that cannot be read back (not SQLite,
+corrupted, wrong schema) raises JournalError with one line: a hard stop.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sqlite3
+import threading
+import time
+import urllib.parse
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Callable, Iterable, Iterator
+
+from controller.journal_chain import (GENESIS, VerifyResult, canonical, check_chain, check_record,
+                                      record_hash, snapshot_hash, stored_and_canonical)
+
+#: The journal schema this code writes and reads; a newer one is refused.
+SCHEMA_VERSION = 1
+#: Domain events appended with durable=True by append_event (on disk before the call returns).
+DURABLE_KINDS = frozenset({"card", "override"})
+#: Rows fetched per query when reading records (keyset pages: no long-lived cursor).
+PAGE = 2000
+
+_SCHEMA = (
+    "CREATE TABLE schema_version (version INTEGER NOT NULL, created_utc TEXT NOT NULL)",
+    "CREATE TABLE records (seq INTEGER PRIMARY KEY, utc TEXT NOT NULL, mono REAL NOT NULL,"
+    " kind TEXT NOT NULL, data TEXT NOT NULL, hash TEXT NOT NULL)",
+    "CREATE TABLE snapshots (id INTEGER PRIMARY KEY, upto_seq INTEGER NOT NULL,"
+    " utc TEXT NOT NULL, state TEXT NOT NULL, hash TEXT NOT NULL)",
+)
+_INSERT = "INSERT INTO records (seq, utc, mono, kind, data, hash) VALUES (?, ?, ?, ?, ?, ?)"
+_COLUMNS = "seq, utc, mono, kind, data, hash"
+
+Clock = Callable[[], tuple[str, float]]
+
+
+class JournalError(Exception):
+    """The journal cannot be opened, read back or written: one line, a hard stop for the table."""
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One journal record as read back."""
+
+    seq: int
+    utc: str
+    mono: float
+    kind: str
+    data: dict
+    hash: str
+
+
+def utc_now() -> str:
+    """UTC time as ISO 8601 with microseconds and a Z: 2024-05-01T12:00:00.123456Z."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
+
+
+def system_clock() -> tuple[str, float]:
+    return utc_now(), time.monotonic()
+
+
+def device_data(event: object) -> dict:
+    """The data of a "device" record for a typed device event: type, its fields, raw as hex."""
+    out: dict = {"type": type(event).__name__}
+    for f in dataclasses.fields(event):  # type: ignore[arg-type]
+        value = getattr(event, f.name)
+        out[f.name] = value.hex() if isinstance(value, (bytes, bytearray)) else value
+    return out
+
+
+class Journal:
+    """The journal at `path` (":memory:" for tests), created with its schema when new."""
+
+    def __init__(self, path: str | os.PathLike, *, clock: Clock | None = None,
+                 readonly: bool = False):
+        self.path = os.fspath(path)
+        self.readonly = readonly
+        self._clock = clock or system_clock
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._last_seq = 0
+        self._head = GENESIS
+        conn = self._connect()
+        self._conn = conn
+        try:
+            self._open_schema(conn)
+            row = conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+        except sqlite3.DatabaseError as err:
+            conn.close()
+            self._conn = None
+            raise self._error("cannot be read", err) from err
+        except JournalError:
+            conn.close()
+            self._conn = None
+            raise
+        if row is not None:
+            self._last_seq, self._head = int(row[0]), str(row[1])
+
+    @classmethod
+    def open_readonly(cls, path: str | os.PathLike) -> "Journal":
+        """A read-only connection for readers (recall, console, verify); append is refused."""
+        return cls(path, readonly=True)
+
+    # --- opening -----------------------------------------------------------------------------
+
+    def _error(self, what: str, err: BaseException | str) -> JournalError:
+        detail = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return JournalError(f"journal {self.path}: {what}: {detail}")
+
+    def _connect(self) -> sqlite3.Connection:
+        path = self.path
+        try:
+            if self.readonly:
+                if path == ":memory:" or not os.path.isfile(path):
+                    raise JournalError(f"journal {path}: no such file")
+                uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+                return sqlite3.connect(uri, uri=True, isolation_level=None,
+                                       check_same_thread=False, timeout=5.0)
+            if path != ":memory:":
+                parent = os.path.dirname(os.path.abspath(path))
+                os.makedirs(parent, exist_ok=True)
+            # check_same_thread=False: the journal may be built on one thread and used by the
+            # table thread; the lock serialises the rare accidental second caller.
+            return sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                   timeout=5.0)
+        except (sqlite3.Error, OSError) as err:
+            raise self._error("cannot be opened", err) from err
+
+    def _open_schema(self, conn: sqlite3.Connection) -> None:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            if self.readonly:
+                raise JournalError(f"journal {self.path}: empty database, not a journal")
+            self._create(conn)
+            tables = {"schema_version"}
+        if "schema_version" not in tables:
+            raise JournalError(f"journal {self.path}: not a journal (no schema_version table; "
+                               f"tables: {', '.join(sorted(tables))})")
+        rows = conn.execute("SELECT version FROM schema_version").fetchall()
+        if len(rows) != 1 or not isinstance(rows[0][0], int):
+            raise JournalError(f"journal {self.path}: damaged schema_version table ({rows!r:.60})")
+        version = rows[0][0]
+        if version > SCHEMA_VERSION:
+            raise JournalError(f"journal {self.path}: schema version {version} was written by a "
+                               f"newer tablectl (this one reads up to {SCHEMA_VERSION}); upgrade")
+        if version < SCHEMA_VERSION:
+            raise JournalError(f"journal {self.path}: schema version {version} is unknown "
+                               f"(this tablectl reads version {SCHEMA_VERSION})")
+        try:
+            conn.execute(f"SELECT {_COLUMNS} FROM records LIMIT 0")
+            conn.execute("SELECT id, upto_seq, utc, state, hash FROM snapshots LIMIT 0")
+        except sqlite3.OperationalError as err:
+            raise self._error(f"wrong schema for version {version}", err) from err
+        if not self.readonly:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if mode != "wal" and self.path != ":memory:":
+                raise JournalError(f"journal {self.path}: cannot switch to WAL mode "
+                                   f"(journal_mode is {mode})")
+            conn.execute("PRAGMA synchronous=NORMAL")
+
+    def _create(self, conn: sqlite3.Connection) -> None:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+                for statement in _SCHEMA:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO schema_version VALUES (?, ?)",
+                             (SCHEMA_VERSION, utc_now()))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    # --- state -------------------------------------------------------------------------------
+
+    @property
+    def last_seq(self) -> int:
+        """Seq of the newest record this connection wrote or found at open (0 when empty)."""
+        if self.readonly:
+            row = self._row("SELECT max(seq) FROM records")
+            return int(row[0] or 0)
+        return self._last_seq
+
+    @property
+    def head_hash(self) -> str:
+        """Hash of the newest record (GENESIS when empty)."""
+        return self._head
+
+    def pragmas(self) -> dict[str, object]:
+        """journal_mode and synchronous as SQLite reports them on this connection."""
+        conn = self._live()
+        return {"journal_mode": conn.execute("PRAGMA journal_mode").fetchone()[0],
+                "synchronous": conn.execute("PRAGMA synchronous").fetchone()[0]}
+
+    def _live(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise JournalError(f"journal {self.path}: closed")
+        return self._conn
+
+    def _rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """All rows of a query; a damaged database becomes a JournalError."""
+        try:
+            return self._live().execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as err:
+            raise self._error("cannot be read", err) from err
+
+    def _row(self, sql: str, params: tuple = ()) -> tuple | None:
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
+
+    @contextmanager
+    def _full_sync(self) -> Iterator[None]:
+        """Commits inside run with synchronous=FULL (WAL fsynced before COMMIT returns)."""
+        conn = self._live()
+        conn.execute("PRAGMA synchronous=FULL")
+        try:
+            yield
+        finally:
+            conn.execute("PRAGMA synchronous=NORMAL")
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def append(self, kind: str, data: dict, *, durable: bool = False) -> int:
+        """Append one record and return its seq; durable=True returns only once it is on disk."""
+        return self.append_many(((kind, data),), durable=durable)[0]
+
+    def append_many(self, items: Iterable[tuple[str, dict]], *,
+                    durable: bool = False) -> list[int]:
+        """Append (kind, data) records in one transaction (all or none); returns their seqs.
+
+        For an input and the events it caused: one commit, and with durable=True one fsync.
+        """
+        prepared = [self._prepare(kind, data) for kind, data in items]
+        if not prepared:
+            return []
+        with self._lock:
+            conn = self._live()
+            seq, head = self._last_seq, self._head
+            rows = []
+            for kind, data_text, data_json in prepared:
+                utc, mono = self._clock()
+                mono = float(mono)
+                seq += 1
+                head = record_hash(head, seq, utc, mono, kind, data_json)
+                rows.append((seq, utc, mono, kind, data_text, head))
+            try:
+                with self._full_sync() if durable else nullcontext():
+                    if len(rows) == 1:
+                        conn.execute(_INSERT, rows[0])      # autocommit: one statement
+                    else:
+                        self._insert_all(conn, rows)
+            except sqlite3.IntegrityError as err:
+                raise self._error(f"seq {rows[0][0]} already taken (a second writer?)",
+                                  err) from err
+            except sqlite3.Error as err:
+                raise self._error(f"cannot append seq {rows[0][0]}", err) from err
+            self._last_seq, self._head = seq, head
+            return [row[0] for row in rows]
+
+    @staticmethod
+    def _insert_all(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(_INSERT, rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _prepare(self, kind: str, data: dict) -> tuple[str, str, str]:
+        """(kind, text to store, canonical text to hash) of a record, or ValueError."""
+        if self.readonly:
+            raise JournalError(f"journal {self.path}: opened read-only, cannot append")
+        if not isinstance(kind, str) or not kind:
+            raise ValueError(f"journal: record kind must be a non-empty string, not {kind!r}")
+        if not isinstance(data, dict):
+            raise ValueError(f"journal: {kind} data must be a dict, not {type(data).__name__}")
+        try:
+            return (kind, *stored_and_canonical(data))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"journal: {kind} data is not JSON-ready: {err}") from err
+
+    def append_event(self, event: dict, *, durable: bool | None = None) -> int:
+        """Append a domain event dict under its "event" name; card/override are durable."""
+        kind = event.get("event") if isinstance(event, dict) else None
+        if not isinstance(kind, str) or not kind:
+            raise ValueError(f"journal: a domain event needs an 'event' name: {event!r:.80}")
+        return self.append(kind, event, durable=kind in DURABLE_KINDS if durable is None
+                           else durable)
+
+    def snapshot(self, state: dict, upto_seq: int) -> int:
+        """Store `state` as the table state after record `upto_seq` (durably); returns its id."""
+        if self.readonly:
+            raise JournalError(f"journal {self.path}: opened read-only, cannot snapshot")
+        if not isinstance(state, dict):
+            raise ValueError(f"journal: snapshot state must be a dict, not {type(state).__name__}")
+        if not isinstance(upto_seq, int) or isinstance(upto_seq, bool) \
+                or not 0 <= upto_seq <= self._last_seq:
+            raise ValueError(f"journal: snapshot upto_seq must be 0..{self._last_seq}, "
+                             f"not {upto_seq!r}")
+        try:
+            state_text, state_json = stored_and_canonical(state)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"journal: snapshot state is not JSON-ready: {err}") from err
+        with self._lock:
+            head = self._hash_at(upto_seq)
+            utc = self._clock()[0]
+            digest = snapshot_hash(head, upto_seq, utc, state_json)
+            try:
+                with self._full_sync():
+                    cur = self._live().execute(
+                        "INSERT INTO snapshots (upto_seq, utc, state, hash) VALUES (?, ?, ?, ?)",
+                        (upto_seq, utc, state_text, digest))
+            except sqlite3.Error as err:
+                raise self._error("cannot store snapshot", err) from err
+            return int(cur.lastrowid)
+
+    def _hash_at(self, seq: int) -> str:
+        if seq == 0:
+            return GENESIS
+        if seq == self._last_seq and not self.readonly:
+            return self._head
+        row = self._row("SELECT hash FROM records WHERE seq = ?", (seq,))
+        if row is None:
+            raise JournalError(f"journal {self.path}: record seq {seq} is missing")
+        return str(row[0])
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def records(self, after_seq: int = 0, kinds: Iterable[str] | None = None) -> Iterator[Record]:
+        """Records with seq > after_seq in seq order, optionally only those of `kinds`."""
+        where = "seq > ?"
+        extra: tuple = ()
+        if kinds is not None:
+            extra = tuple(kinds)
+            if not extra:
+                return
+            where += f" AND kind IN ({', '.join('?' * len(extra))})"
+        sql = f"SELECT {_COLUMNS} FROM records WHERE {where} ORDER BY seq LIMIT {PAGE}"
+        last = after_seq
+        while True:
+            rows = self._rows(sql, (last, *extra))
+            for row in rows:
+                yield self._record(row)
+            if len(rows) < PAGE:
+                return
+            last = rows[-1][0]
+
+    def records_backward(self, before_seq: int | None = None) -> Iterator[Record]:
+        """Records newest first (those with seq < before_seq when given)."""
+        sql = f"SELECT {_COLUMNS} FROM records WHERE seq < ? ORDER BY seq DESC LIMIT {PAGE}"
+        last = before_seq if before_seq is not None else 2 ** 62
+        while True:
+            rows = self._rows(sql, (last,))
+            for row in rows:
+                yield self._record(row)
+            if len(rows) < PAGE:
+                return
+            last = rows[-1][0]
+
+    def _record(self, row: tuple) -> Record:
+        seq, utc, mono, kind, data_text, digest = row
+        try:
+            data = json.loads(data_text)
+        except (TypeError, ValueError) as err:
+            raise self._error(f"record seq {seq} is unreadable (bad JSON; run "
+                              f"tablectl verify-journal)", err) from err
+        if not isinstance(data, dict):
+            raise JournalError(f"journal {self.path}: record seq {seq} is unreadable (data is "
+                               f"not a JSON object; run tablectl verify-journal)")
+        return Record(seq, utc, mono, kind, data, digest)
+
+    def latest_snapshot(self) -> tuple[int, dict] | None:
+        """(upto_seq, state) of the newest snapshot after checking it, or None when there is none.
+
+        A snapshot whose hash does not match its state and the record it covers up to raises
+        JournalError (restart from a full replay only after checking the journal).
+        """
+        row = self._row("SELECT id, upto_seq, utc, state, hash FROM snapshots "
+                        "ORDER BY id DESC LIMIT 1")
+        if row is None:
+            return None
+        why = self._snapshot_problem(*row)
+        if why is not None:
+            raise JournalError(f"journal {self.path}: snapshot {row[0]} (up to seq {row[1]}) "
+                               f"rejected: {why}")
+        return int(row[1]), json.loads(row[3])
+
+    def _snapshot_problem(self, sid: int, upto: object, utc: object, state_text: object,
+                          stored: object) -> str | None:
+        if not isinstance(upto, int) or upto < 0 or not isinstance(utc, str) \
+                or not isinstance(state_text, str):
+            return "bad snapshot row"
+        try:
+            state = json.loads(state_text)
+        except ValueError as err:
+            return f"bad JSON: {err}"
+        if not isinstance(state, dict):
+            return "bad JSON: state is not an object"
+        if upto == 0:
+            head = GENESIS
+        else:
+            rows = self._rows(f"SELECT {_COLUMNS} FROM records WHERE seq BETWEEN ? AND ? "
+                              "ORDER BY seq", (upto - 1, upto))
+            if not rows or rows[-1][0] != upto:
+                return f"it covers seq {upto}, which is not in the journal"
+            prev = GENESIS if upto == 1 else rows[0][5] if len(rows) == 2 else None
+            if prev is None:
+                return f"record seq {upto - 1} before its anchor is missing"
+            broken = check_record(prev, *rows[-1])
+            if broken is not None:
+                return f"its anchor record seq {upto} is broken: {broken}"
+            head = rows[-1][5]
+        try:
+            state_json = canonical(state)
+        except ValueError as err:
+            return f"bad JSON: {err}"
+        if snapshot_hash(head, upto, utc, state_json) != stored:
+            return "hash mismatch (state or anchor changed since it was taken)"
+        return None
+
+    def verify(self, after_seq: int = 0) -> VerifyResult:
+        """Check the chain (from after_seq, trusting that record's hash) and every snapshot."""
+        prev = self._hash_at(after_seq) if after_seq else GENESIS
+        sql = f"SELECT {_COLUMNS} FROM records WHERE seq > ? ORDER BY seq LIMIT {PAGE}"
+        expected, checked, last = after_seq + 1, 0, after_seq
+        while True:
+            rows = self._rows(sql, (last,))
+            n, prev, broken = check_chain(rows, expected, prev)
+            checked += n
+            expected += n
+            if broken is not None:
+                return VerifyResult(checked, self._max_seq(), broken.seq, broken.reason)
+            if len(rows) < PAGE:
+                break
+            last = rows[-1][0]
+        snaps = self._rows("SELECT id, upto_seq, utc, state, hash FROM snapshots ORDER BY id")
+        for row in snaps:
+            why = self._snapshot_problem(*row)
+            if why is not None:
+                return VerifyResult(checked, expected - 1, snapshots_checked=len(snaps),
+                                    bad_snapshot_id=row[0], snapshot_reason=why)
+        return VerifyResult(checked, expected - 1, snapshots_checked=len(snaps))
+
+    def _max_seq(self) -> int:
+        return int(self._row("SELECT max(seq) FROM records")[0] or 0)
+
+    # --- closing -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the connection (the last writer's close checkpoints and syncs the WAL)."""
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.close()
+                finally:
+                    self._conn = None
+
+    def __enter__(self) -> "Journal":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        mode = "read-only" if self.readonly else "writer"
+        return f"<Journal {self.path} {mode} last_seq={self._last_seq}>"

@@ -1,0 +1,149 @@
+"""The journal's hash chain: canonical JSON, record and snapshot hashes, chain checking.
+
+Each record's hash is sha256(prev_hash + canonical JSON of {seq, utc, mono, kind, data}), the
+first record's prev_hash being GENESIS. Canonical JSON: keys sorted, no spaces, ASCII only, no
+NaN/Infinity. A snapshot's hash is sha256(hash of the record it covers up to + canonical JSON of
+{upto_seq, utc, state}), so a snapshot is tied to the chain head it was taken at.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Iterable
+
+#: prev_hash of the first record (and the head of an empty journal).
+GENESIS = "0" * 64
+
+_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                          allow_nan=False).encode
+
+
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
+
+
+def canonical(value: object) -> str:
+    """Canonical JSON text of a JSON-ready value; ValueError/TypeError when it is not one."""
+    return _dumps(value)
+
+
+def stored_and_canonical(value: object) -> tuple[str, str]:
+    """(text to store, keys in their given order; canonical text to hash) of a JSON-ready value.
+
+    Records keep their keys' order for readers (bets in paytable order, player before banker);
+    the hash covers the canonical form, which any reader can rebuild from the stored text.
+    The canonical text is made from the stored text read back, exactly as a reader does (so
+    non-string keys, tuples and the like cannot make writer and reader disagree).
+    """
+    text = _compact(value)
+    return text, _dumps(json.loads(text))
+
+
+def record_canonical(seq: int, utc: str, mono: float, kind: str, data_json: str) -> str:
+    """canonical({"seq", "utc", "mono", "kind", "data"}) built around canonical data text.
+
+    Equal to canonical(dict(seq=…, utc=…, mono=…, kind=…, data=data)) (sorted keys: data, kind,
+    mono, seq, utc), without encoding the data a second time on the append path.
+    """
+    return (f'{{"data":{data_json},"kind":{_dumps(kind)},"mono":{_dumps(mono)},'
+            f'"seq":{_dumps(seq)},"utc":{_dumps(utc)}}}')
+
+
+def record_hash(prev_hash: str, seq: int, utc: str, mono: float, kind: str, data_json: str) -> str:
+    text = prev_hash + record_canonical(seq, utc, mono, kind, data_json)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def snapshot_hash(head_hash: str, upto_seq: int, utc: str, state_json: str) -> str:
+    text = head_hash + f'{{"state":{state_json},"upto_seq":{_dumps(upto_seq)},"utc":{_dumps(utc)}}}'
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """What verify() found: ok, or the first broken record (seq, why) or bad snapshot."""
+
+    records_checked: int
+    last_seq: int
+    first_bad_seq: int | None = None
+    reason: str | None = None
+    snapshots_checked: int = 0
+    bad_snapshot_id: int | None = None
+    snapshot_reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.first_bad_seq is None and self.bad_snapshot_id is None
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __str__(self) -> str:
+        if self.first_bad_seq is not None:
+            return (f"chain broken at seq {self.first_bad_seq}: {self.reason} "
+                    f"({self.records_checked} records before it are intact)")
+        if self.bad_snapshot_id is not None:
+            return f"snapshot {self.bad_snapshot_id} rejected: {self.snapshot_reason}"
+        return (f"ok: {self.records_checked} records checked up to seq {self.last_seq}, "
+                f"chain intact, {self.snapshots_checked} snapshots verified")
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "records_checked": self.records_checked, "last_seq": self.last_seq,
+                "first_bad_seq": self.first_bad_seq, "reason": self.reason,
+                "snapshots_checked": self.snapshots_checked,
+                "bad_snapshot_id": self.bad_snapshot_id, "snapshot_reason": self.snapshot_reason}
+
+
+@dataclass(frozen=True)
+class Break:
+    """The first broken record of a chain: its seq and why."""
+
+    seq: int
+    reason: str
+
+
+def check_record(prev_hash: str, seq: int, utc: object, mono: object, kind: object,
+                 data_text: object, stored_hash: object) -> str | None:
+    """Why one stored record breaks the chain after `prev_hash`, or None when it links."""
+    if not isinstance(utc, str) or not isinstance(kind, str) or not kind:
+        return "bad record: utc and kind must be text"
+    if not isinstance(mono, (int, float)) or isinstance(mono, bool):
+        return "bad record: mono is not a number"
+    if not isinstance(data_text, str):
+        return "bad JSON: data is not text"
+    try:
+        data = json.loads(data_text)
+    except ValueError as err:
+        return f"bad JSON: {err}"
+    if not isinstance(data, dict):
+        return "bad JSON: data is not an object"
+    try:
+        data_json = canonical(data)
+    except ValueError as err:
+        return f"bad JSON: {err}"
+    if record_hash(prev_hash, seq, utc, float(mono), kind, data_json) == stored_hash:
+        return None
+    shown = stored_hash[:12] if isinstance(stored_hash, str) else repr(stored_hash)
+    return f"hash mismatch (stored {shown}…, does not match its content and the record before)"
+
+
+def check_chain(rows: Iterable[tuple], first_seq: int,
+                prev_hash: str) -> tuple[int, str, Break | None]:
+    """Walk rows (seq, utc, mono, kind, data, hash) in seq order from `first_seq`.
+
+    Returns (records checked, last good hash, first break or None).
+    """
+    expected = first_seq
+    checked = 0
+    for seq, utc, mono, kind, data_text, stored in rows:
+        if seq != expected:
+            why = (f"missing seq (next stored record is seq {seq})" if seq > expected
+                   else f"out of order (seq {seq} stored where {expected} belongs)")
+            return checked, prev_hash, Break(expected, why)
+        why = check_record(prev_hash, seq, utc, mono, kind, data_text, stored)
+        if why is not None:
+            return checked, prev_hash, Break(seq, why)
+        prev_hash = stored
+        checked += 1
+        expected += 1
+    return checked, prev_hash, None

@@ -1,0 +1,383 @@
+"""Game recall: the story of the last rounds, rebuilt from the journal, for a supervisor.
+
+A round is identified by (shoe, round) in its records' data. Its story holds the shoe, round,
+demo/void flags, every card in order with its slot (burns dealt before it first), totals,
+winner, bets, irregularities, holds, supervisor overrides (user, role, reason, before/after),
+commands entered (refused ones too), alarms, other device events and inputs seen while it was
+open, and timestamps. Rounds are listed oldest
+first, in their original sequence; a round still being dealt is included, marked in progress.
+"""
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from controller.journal import Journal, Record
+
+#: Result fields that are bookkeeping, not the game's outcome.
+_NOT_OUTCOME = frozenset({"event", "shoe", "round", "game", "bets", "demo", "void", "reason",
+                          "burned_before", "corrected"})
+#: The events that make up a round's own timeline; others (override, hold, …) may come late.
+_TIMELINE = frozenset({"round_started", "card", "round_result"})
+
+
+def round_key(record: Record) -> tuple | None:
+    """(shoe, round) for a record of a round (round >= 1), else None (shoe level, device)."""
+    if record.kind in ("device", "input"):
+        return None
+    rnd = record.data.get("round")
+    if not isinstance(rnd, int) or isinstance(rnd, bool) or rnd < 1:
+        return None
+    return (record.data.get("shoe"), rnd)
+
+
+def window(journal: Journal, last: int) -> tuple[list[tuple], list[Record]]:
+    """The keys of the newest `last` rounds and the records that can concern them, in seq order.
+
+    Reads backward from the newest record. A round is chosen by its own timeline (start, cards,
+    result); the first timeline record of an older round ends the scan. Overrides and other
+    notes can be journaled after their round is over, so they are kept and sorted out by key.
+    """
+    selected: list[tuple] = []
+    chosen: set[tuple] = set()
+    kept: list[Record] = []
+    for rec in journal.records_backward():
+        key = round_key(rec)
+        if key is not None and key not in chosen and rec.kind in _TIMELINE:
+            if len(selected) == last:
+                break
+            selected.append(key)
+            chosen.add(key)
+        kept.append(rec)
+    kept.reverse()
+    return selected, kept
+
+
+def last_rounds(journal: Journal, last: int = 10) -> list[dict]:
+    """The stories of the newest `last` rounds, oldest first."""
+    selected, records = window(journal, last)
+    return build_rounds(records, set(selected))
+
+
+def _new_story(key: tuple, pending: dict) -> dict:
+    """An empty story; what was pending since the previous round (shoe start, burns, notes)."""
+    story = {"shoe": key[0], "round": key[1], "game": None, "demo": False, "void": False,
+             "reason": None, "complete": False, "corrected": False,
+             "started_utc": None, "ended_utc": None, "first_seq": None, "last_seq": None,
+             "shoe_started": pending.pop("shoe_started", None),
+             "burns_before": pending.pop("burns", []), "cards": [],
+             "hands": {}, "totals": {}, "winner": None, "outcome": {}, "bets": {},
+             "results": []}
+    for name in ("irregularities", "holds", "overrides", "commands", "alarms", "device"):
+        story[name] = pending.pop(name, [])
+    story["shoe_ended"] = None
+    return story
+
+
+def _card(rec: Record) -> dict:
+    d = rec.data
+    return {"seq": rec.seq, "utc": rec.utc, "n": d.get("n"), "code": d.get("code"),
+            "slot": d.get("slot"), "flags": list(d.get("flags") or [])}
+
+
+def _stamp(rec: Record, fields: Iterable[str]) -> dict:
+    out = {"seq": rec.seq, "utc": rec.utc}
+    for name in fields:
+        out[name] = rec.data.get(name)
+    return out
+
+
+def _input_note(rec: Record) -> tuple[str, dict] | None:
+    """An "input" record (what reached the table): commands, and device inputs other than cards."""
+    d = rec.data
+    kind = d.get("type")
+    if kind == "card":
+        return None
+    if kind == "command":
+        return "commands", {"seq": rec.seq, "utc": rec.utc, "action": d.get("action"),
+                            "user": d.get("user"), "role": d.get("role"),
+                            "reason": d.get("reason"), "args": d.get("args") or {},
+                            "refused": d.get("refused")}
+    fields = {k: v for k, v in d.items() if k not in ("type", "t", "raw")}
+    return "device", {"seq": rec.seq, "utc": rec.utc, "type": kind, "fields": fields,
+                      "raw": d.get("raw")}
+
+
+def _device_note(rec: Record) -> dict | None:
+    """Device events other than card reads (those are told by the card events)."""
+    kind = rec.data.get("type")
+    if kind == "CardRead":
+        return None
+    fields = {k: v for k, v in rec.data.items() if k not in ("type", "t", "raw")}
+    return {"seq": rec.seq, "utc": rec.utc, "type": kind, "fields": fields,
+            "raw": rec.data.get("raw")}
+
+
+_ROUND_LISTS = {
+    "irregularity": lambda r: ("irregularities", _stamp(r, ("kind", "detail"))),
+    "hold": lambda r: ("holds", {**_stamp(r, ("reason",)), "event": "hold"}),
+    "resume": lambda r: ("holds", {**_stamp(r, ("reason",)), "event": "resume"}),
+    "override": lambda r: ("overrides",
+                           _stamp(r, ("user", "role", "action", "reason", "before", "after"))),
+    "alarm": lambda r: ("alarms", _stamp(r, ("source", "code", "text"))),
+}
+
+
+def _shoe_level(rec: Record, pending: dict, stories: dict, open_key: tuple | None) -> None:
+    d = rec.data
+    if rec.kind == "shoe_started":
+        pending["shoe_started"] = {"seq": rec.seq, "utc": rec.utc, **d}
+        pending["burns"] = []
+        pending.setdefault("games", {})[d.get("shoe")] = d.get("game")
+    elif rec.kind == "card":
+        pending.setdefault("burns", []).append(_card(rec))
+    elif rec.kind == "burn":
+        # The burn event lists the shoe-start burn; cards journaled one by one take precedence.
+        if not pending.get("burns"):
+            pending["burns"] = [{"seq": rec.seq, "utc": rec.utc, "n": None, "code": c,
+                                 "slot": "burn", "flags": []} for c in d.get("cards", [])]
+    elif rec.kind == "shoe_ended":
+        mine = [s for s in stories.values() if s["shoe"] == d.get("shoe")]
+        if mine:
+            mine[-1]["shoe_ended"] = {"seq": rec.seq, "utc": rec.utc, **d}
+    elif rec.kind in _ROUND_LISTS:
+        # Round 0: before the shoe's first round. Told with the shoe's latest round in view,
+        # else with the next round.
+        name, entry = _ROUND_LISTS[rec.kind](rec)
+        mine = [s for s in stories.values() if s["shoe"] == d.get("shoe")]
+        (mine[-1][name] if mine else pending.setdefault(name, [])).append(entry)
+    elif rec.kind in ("device", "input"):
+        # Told with the round being dealt when they came, else with the next round.
+        if rec.kind == "device":
+            note = _device_note(rec)
+            found = ("device", note) if note is not None else None
+        else:
+            found = _input_note(rec)
+        if found is not None:
+            name, entry = found
+            (stories[open_key][name] if open_key else pending.setdefault(name, [])).append(entry)
+
+
+def build_rounds(records: Iterable[Record], keys: set[tuple] | None = None) -> list[dict]:
+    """Round stories from records in seq order (only the rounds in `keys`, when given)."""
+    stories: dict[tuple, dict] = {}
+    pending: dict = {}
+    open_key: tuple | None = None
+    for rec in records:
+        key = round_key(rec)
+        if key is None:
+            _shoe_level(rec, pending, stories, open_key)
+            continue
+        if keys is not None and key not in keys:
+            continue
+        story = stories.get(key)
+        if story is None:
+            story = stories[key] = _new_story(key, pending)
+            story["game"] = pending.get("games", {}).get(key[0])
+            story["first_seq"] = rec.seq
+        story["last_seq"] = rec.seq
+        d, kind = rec.data, rec.kind
+        if kind == "round_started":
+            story["started_utc"] = story["started_utc"] or rec.utc
+            story["demo"] = bool(d.get("demo")) or story["demo"]
+        elif kind == "card":
+            story["cards"].append(_card(rec))
+        elif kind == "round_result":
+            story["results"].append({"seq": rec.seq, "utc": rec.utc, **d})
+            story["ended_utc"] = rec.utc
+            story["complete"] = True
+        elif kind in _ROUND_LISTS:
+            name, entry = _ROUND_LISTS[kind](rec)
+            story[name].append(entry)
+        if story["started_utc"] is None:
+            story["started_utc"] = rec.utc
+        if kind in ("round_started", "card") and not story["complete"]:
+            open_key = key
+        elif kind == "round_result" and open_key == key:
+            open_key = None
+    return [_finish(s) for s in stories.values()]
+
+
+def _finish(story: dict) -> dict:
+    """Fill outcome fields from the round's last result (a correction supersedes the first)."""
+    if story["results"]:
+        final = story["results"][-1]
+        story["game"] = final.get("game") or story["game"]
+        story["demo"] = story["demo"] or bool(final.get("demo"))
+        story["void"] = bool(final.get("void"))
+        story["reason"] = final.get("reason")
+        story["bets"] = dict(final.get("bets") or {})
+        outcome = {k: v for k, v in final.items() if k not in _NOT_OUTCOME
+                   and k not in ("seq", "utc")}
+        story["outcome"] = outcome
+        story["hands"] = {k: v for k, v in outcome.items() if isinstance(v, list)}
+        story["totals"] = {k[:-len("_total")]: v for k, v in outcome.items()
+                           if k.endswith("_total")}
+        story["winner"] = outcome.get("winner")
+    story["corrected"] = bool(story["overrides"]) or len(story["results"]) > 1 \
+        or any(bool(r.get("corrected")) for r in story["results"])
+    return story
+
+
+# --- text for a supervisor ---------------------------------------------------------------------
+
+def _clock(utc: str | None) -> str:
+    """HH:MM:SS.mmm of an ISO UTC time (the date is in the round header)."""
+    return utc[11:23] if isinstance(utc, str) and len(utc) >= 23 else str(utc)
+
+
+def _when(utc: str | None) -> str:
+    if not isinstance(utc, str) or len(utc) < 19:
+        return "unknown time"
+    return f"{utc[:10]} {utc[11:23]} UTC"
+
+
+def _number(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"+{value}" if value > 0 else str(value)
+    return str(value)
+
+
+def _compact(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
+
+
+def _status(story: dict) -> str:
+    words = []
+    if story["demo"]:
+        words.append("DEMO")
+    if story["void"]:
+        words.append("VOID" + (f" ({story['reason']})" if story["reason"] else ""))
+    if story["corrected"]:
+        words.append("CORRECTED")
+    words.append("complete" if story["complete"] else "IN PROGRESS (no result yet)")
+    return ", ".join(words)
+
+
+def _shoe_lines(info: dict) -> list[str]:
+    sha = info.get("profile_sha256")
+    parts = [f"{info.get('decks', '?')} decks", f"{info.get('cards', '?')} cards",
+             f"cut card after {info.get('cut_card_position', '?')} cards",
+             f"profile {info.get('profile', '?')}" + (f" (sha256 {str(sha)[:12]})" if sha else "")]
+    return [f"New shoe {info.get('shoe')} started {_when(info.get('utc'))}: " + ", ".join(parts)]
+
+
+def _card_lines(story: dict) -> list[str]:
+    rows = [(c, "burn before the round" if c["slot"] == "burn" else str(c["slot"]))
+            for c in story["burns_before"]]
+    rows += [(c, str(c["slot"])) for c in story["cards"]]
+    if not rows:
+        return ["  Cards: none read"]
+    lines = ["  Cards, in the order they left the shoe:",
+             "      n  card  slot                    flags              time"]
+    for card, slot in rows:
+        n = "" if card["n"] is None else card["n"]
+        flags = ", ".join(card["flags"]) or "-"
+        lines.append(f"    {n!s:>3}  {card['code']!s:<4}  {slot:<22}  {flags:<17}  "
+                     f"{_clock(card['utc'])}")
+    return lines
+
+
+def _outcome_lines(story: dict) -> list[str]:
+    if not story["results"]:
+        return ["  Result: none yet"]
+    lines = []
+    for hand, cards in story["hands"].items():
+        total = story["totals"].get(hand)
+        shown = " ".join(str(c) for c in cards) or "-"
+        lines.append(f"  {hand.capitalize():<8} {shown}" + ("" if total is None
+                                                               else f"  = {total}"))
+    rest = {k: v for k, v in story["outcome"].items()
+            if k not in story["hands"] and not k.endswith("_total") and k != "winner"}
+    winner = story["winner"]
+    if winner is not None:
+        lines.append(f"  Winner:  {str(winner).upper()}")
+    for name, value in rest.items():
+        lines.append(f"  {name.replace('_', ' ').capitalize()}: {_compact(value)}")
+    if story["bets"]:
+        bets = ", ".join(f"{bet} {_number(v)}" for bet, v in story["bets"].items())
+        lines.append(f"  Bets (net per unit staked): {bets}")
+    for old in story["results"][:-1]:
+        hands = "; ".join(f"{h} {' '.join(map(str, old[h]))}" for h in story["hands"] if h in old)
+        lines.append(f"  Superseded result ({_clock(old['utc'])}, seq {old['seq']}): "
+                     f"winner {old.get('winner')}" + (f"; {hands}" if hands else ""))
+    return lines
+
+
+def _event_lines(story: dict) -> list[str]:
+    lines = []
+    if story["irregularities"]:
+        lines.append("  Irregularities:")
+        lines += [f"    {_clock(i['utc'])}  {i['kind']}: {i['detail']}"
+                  for i in story["irregularities"]]
+    if story["holds"]:
+        lines.append("  Table held / resumed:")
+        lines += [f"    {_clock(h['utc'])}  {h['event']}" + (f" ({h['reason']})" if h["reason"]
+                                                             else "") for h in story["holds"]]
+    if story["overrides"]:
+        lines.append("  Supervisor actions:")
+        for o in story["overrides"]:
+            lines.append(f"    {_clock(o['utc'])}  {o['user']} ({o['role']}): {o['action']}")
+            lines.append(f"                  reason: {o['reason']}")
+            lines.append(f"                  before: {_compact(o['before'])}")
+            lines.append(f"                  after:  {_compact(o['after'])}")
+    if story["commands"]:
+        lines.append("  Commands entered:")
+        for c in story["commands"]:
+            args = f" {_compact(c['args'])}" if c["args"] else ""
+            why = f"; reason: {c['reason']}" if c["reason"] else ""
+            refused = f"  REFUSED: {c['refused']}" if c["refused"] else ""
+            lines.append(f"    {_clock(c['utc'])}  {c['user']} ({c['role']}): "
+                         f"{c['action']}{args}{why}{refused}")
+    if story["alarms"]:
+        lines.append("  Alarms:")
+        lines += [f"    {_clock(a['utc'])}  {a['source']} {a['code']}: {a['text']}"
+                  for a in story["alarms"]]
+    if story["device"]:
+        lines.append("  Device events (other than card reads):")
+        for d in story["device"]:
+            fields = ", ".join(f"{k}={v}" for k, v in d["fields"].items())
+            lines.append(f"    {_clock(d['utc'])}  {d['type']}" + (f" ({fields})" if fields
+                                                                    else ""))
+    return lines
+
+
+def format_story(story: dict) -> str:
+    """One round as text a supervisor who was not at the table can follow."""
+    lines: list[str] = []
+    if story["shoe_started"]:
+        lines += _shoe_lines(story["shoe_started"])
+    game = f" ({story['game']})" if story["game"] else ""
+    lines.append(f"=== Shoe {story['shoe']}, round {story['round']}{game}: {_status(story)}")
+    ended = f", result {_when(story['ended_utc'])}" if story["ended_utc"] else ""
+    lines.append(f"  Started {_when(story['started_utc'])}{ended} "
+                 f"(journal seq {story['first_seq']}-{story['last_seq']})")
+    lines += _card_lines(story)
+    lines += _outcome_lines(story)
+    lines += _event_lines(story)
+    end = story["shoe_ended"]
+    if end:
+        lines.append(f"Shoe {end.get('shoe')} ended after this round at {_clock(end['utc'])}: "
+                     f"{end.get('rounds')} rounds, reason {end.get('reason')}")
+    return "\n".join(lines)
+
+
+def format_text(stories: list[dict], *, source: str = "", asked: int | None = None) -> str:
+    """The recall screen: a header, then each round oldest first."""
+    where = f" from {source}" if source else ""
+    count = len(stories)
+    head = (f"GAME RECALL{where}: {count} round{'s' if count != 1 else ''}"
+            + (f" (last {asked} asked)" if asked is not None else "")
+            + ", oldest first, in original sequence")
+    if not stories:
+        return head + "\n(no rounds in the journal)"
+    return head + "\n\n" + "\n\n".join(format_story(s) for s in stories)
+
+
+def format_json_lines(stories: list[dict]) -> str:
+    """One JSON object per round, oldest first."""
+    return "\n".join(json.dumps(s, ensure_ascii=False) for s in stories)
