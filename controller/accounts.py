@@ -1,0 +1,445 @@
+"""Accounts of the people who operate the table: a SQLite user store, scrypt secrets, lockout.
+
+Rules (standards §9 items 60–63):
+- There is no default account and no built-in password. The first account is a manager created
+  on an empty store (`bootstrap`, logged); every later change is made by a named manager.
+- Secrets (PINs or passwords, at least 6 characters) are stored only as scrypt hashes with a
+  random salt and the scrypt parameters used, so stronger defaults can be adopted later: a
+  successful sign-in re-hashes a secret stored with weaker parameters than the store's.
+- Five consecutive failures lock an account for five minutes. A manager's `enable` clears it.
+- Every attempt, success or failure, is logged (structlog) and returned as an AuthResult with a
+  JSON-ready `record()` so the application journals it.
+
+Refusals are specific (unknown user, wrong PIN, disabled, locked with the minutes left), both in
+the log and to the client. Hiding whether a name exists would not protect much here: the
+control socket is reachable only by the configured group on the table PC, the names are those
+of the staff on the rota, and lockout bounds guessing; while a vague refusal costs a supervisor
+time at a held table and hides a disabled or locked account from the person who must get it
+fixed. No message, log line or record ever carries a secret; a name that is not a valid user
+name (a PIN typed into the wrong field, say) is neither echoed nor logged, only shown as "?".
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import os
+import re
+import secrets
+import sqlite3
+import time
+import unicodedata
+from contextlib import closing, contextmanager
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping
+
+from controller.errors import InputError
+from controller.logsetup import get_logger
+from controller.roles import ROLES
+
+log = get_logger("accounts")
+
+SCHEMA_VERSION = 1
+MIN_SECRET_CHARS = 6
+MAX_SECRET_CHARS = 128
+MAX_FAILURES = 5
+LOCKOUT_S = 300.0
+NAME_RE = re.compile(r"[a-z][a-z0-9._-]{0,31}\Z")
+NAME_HELP = "1–32 characters: a lowercase letter, then lowercase letters, digits, '.', '_' or '-'"
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS users (
+    name TEXT PRIMARY KEY NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ({", ".join(repr(r) for r in ROLES)})),
+    secret_hash BLOB NOT NULL,
+    salt BLOB NOT NULL,
+    kdf TEXT NOT NULL,
+    kdf_n INTEGER NOT NULL,
+    kdf_r INTEGER NOT NULL,
+    kdf_p INTEGER NOT NULL,
+    kdf_dklen INTEGER NOT NULL,
+    disabled INTEGER NOT NULL DEFAULT 0,
+    failures INTEGER NOT NULL DEFAULT 0,
+    locked_until REAL,
+    created TEXT NOT NULL,
+    changed TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS account_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    name TEXT NOT NULL,
+    detail TEXT NOT NULL DEFAULT ''
+);
+"""
+
+
+class AccountError(InputError):
+    """An account operation that cannot be done: one line naming the account and the fix."""
+
+
+@dataclass(frozen=True)
+class ScryptParams:
+    """scrypt cost parameters; n=2**15, r=8 uses 32 MiB per hash (memory-hard)."""
+    n: int = 2 ** 15
+    r: int = 8
+    p: int = 1
+    dklen: int = 32
+
+    def __post_init__(self) -> None:
+        if self.n < 2 or self.n & (self.n - 1):
+            raise ValueError(f"scrypt n must be a power of 2 above 1, got {self.n}")
+        if self.r < 1 or self.p < 1 or self.dklen < 16:
+            raise ValueError(f"scrypt r, p must be ≥ 1 and dklen ≥ 16, got {self}")
+
+    def stronger_than(self, other: "ScryptParams") -> bool:
+        """At least as costly in every parameter and different (re-hashing never weakens)."""
+        return self != other and all(getattr(self, f) >= getattr(other, f)
+                                     for f in ("n", "r", "p", "dklen"))
+
+    @property
+    def maxmem(self) -> int:
+        # OpenSSL needs 128·r·(n + p + 2) bytes; give it headroom
+        return 2 * 128 * self.r * (self.n + self.p + 2) + (1 << 20)
+
+
+DEFAULT_KDF = ScryptParams()
+
+
+@dataclass(frozen=True)
+class AuthResult:
+    """One sign-in attempt's outcome; code: ok | unknown_user | wrong_pin | disabled | locked."""
+    ok: bool
+    user: str
+    code: str
+    message: str
+    role: str | None = None
+    context: str = ""
+    at: float = 0.0
+    failures: int = 0
+    locked_minutes: int | None = None
+
+    def record(self) -> dict[str, Any]:
+        """JSON-ready journal record (never holds the secret)."""
+        rec: dict[str, Any] = {"event": "auth", "user": self.user, "ok": self.ok,
+                               "code": self.code, "role": self.role, "context": self.context,
+                               "at": _iso(self.at), "failures": self.failures}
+        if self.locked_minutes is not None:
+            rec["locked_minutes"] = self.locked_minutes
+        return rec
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    name: str
+    role: str
+    disabled: bool
+    failures: int
+    locked_until: float | None
+    created: str
+    changed: str
+
+    def record(self, now: float) -> dict[str, Any]:
+        rec = asdict(self)
+        rec["locked"] = self.locked_until is not None and self.locked_until > now
+        rec["locked_until"] = _iso(self.locked_until) if self.locked_until else None
+        return rec
+
+
+def check_name(name: str) -> str:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise AccountError(f"user name {name!r} is not valid; use {NAME_HELP}")
+    return name
+
+
+def check_role(role: str) -> str:
+    if role not in ROLES:
+        raise AccountError(f"role {role!r} is not known; use one of {', '.join(ROLES)}")
+    return role
+
+
+def check_secret(secret: str, name: str) -> str:
+    """Policy: 6–128 characters, not the user name. Returns the normalized secret."""
+    secret = unicodedata.normalize("NFC", secret)
+    if len(secret) < MIN_SECRET_CHARS:
+        raise AccountError(f"PIN for {name!r} is too short; use at least {MIN_SECRET_CHARS} "
+                           "characters")
+    if len(secret) > MAX_SECRET_CHARS:
+        raise AccountError(f"PIN for {name!r} is too long; use at most {MAX_SECRET_CHARS} "
+                           "characters")
+    if secret.lower() == name.lower():
+        raise AccountError(f"PIN for {name!r} must not be the user name; choose another")
+    return secret
+
+
+def derive(secret: str, salt: bytes, params: ScryptParams) -> bytes:
+    """scrypt of the NFC-normalized UTF-8 secret."""
+    data = unicodedata.normalize("NFC", secret).encode("utf-8")
+    return hashlib.scrypt(data, salt=salt, n=params.n, r=params.r, p=params.p,
+                          dklen=params.dklen, maxmem=params.maxmem)
+
+
+def _iso(epoch: float | None) -> str | None:
+    if epoch is None:
+        return None
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
+
+
+class AccountStore:
+    """The user store in one SQLite file. Safe to share between threads and processes: each
+    operation opens its own connection, and counters change inside IMMEDIATE transactions."""
+
+    def __init__(self, path: str | os.PathLike[str], *, kdf: ScryptParams = DEFAULT_KDF,
+                 clock: Callable[[], float] = time.time, max_failures: int = MAX_FAILURES,
+                 lockout_s: float = LOCKOUT_S):
+        self.path = Path(path)
+        self.kdf = kdf
+        self.clock = clock
+        self.max_failures = max_failures
+        self.lockout_s = lockout_s
+        self._create()
+
+    # -- storage -------------------------------------------------------------------------------
+
+    def _create(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.exists():
+                # owner-only from the first byte: the file holds the secret hashes
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        except OSError as err:
+            raise AccountError(f"{self.path}: cannot create the user store ({err.strerror}); "
+                               "check the directory and its permissions") from err
+        try:
+            with self._tx() as db:
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    raise AccountError(f"{self.path}: user store schema {version} is newer than "
+                                       f"this program's ({SCHEMA_VERSION}); upgrade tablectl")
+                db.executescript("BEGIN IMMEDIATE;" + _SCHEMA +
+                                 f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+        except sqlite3.DatabaseError as err:
+            raise AccountError(f"{self.path}: not a usable user store ({err}); "
+                               "give the path of a tablectl users database") from err
+
+    @contextmanager
+    def _tx(self, immediate: bool = False) -> Iterator[sqlite3.Connection]:
+        """A connection in autocommit mode; with immediate=True, one write transaction."""
+        with closing(sqlite3.connect(self.path, timeout=10, isolation_level=None)) as db:
+            db.row_factory = sqlite3.Row
+            if not immediate:
+                yield db
+                return
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    def _now_iso(self) -> str:
+        return _iso(self.clock()) or ""
+
+    def _row(self, db: sqlite3.Connection, name: str) -> sqlite3.Row | None:
+        return db.execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone()
+
+    def _existing(self, db: sqlite3.Connection, name: str) -> sqlite3.Row:
+        row = self._row(db, name)
+        if row is None:
+            raise AccountError(f"no user {name!r}; see `tablectl users list`")
+        return row
+
+    def _hash_columns(self, secret: str) -> dict[str, Any]:
+        salt = secrets.token_bytes(16)
+        return {"secret_hash": derive(secret, salt, self.kdf), "salt": salt, "kdf": "scrypt",
+                "kdf_n": self.kdf.n, "kdf_r": self.kdf.r, "kdf_p": self.kdf.p,
+                "kdf_dklen": self.kdf.dklen}
+
+    def _log_change(self, db: sqlite3.Connection, actor: str, action: str, name: str,
+                    detail: str = "") -> None:
+        db.execute("INSERT INTO account_log (at, actor, action, name, detail) "
+                   "VALUES (?, ?, ?, ?, ?)", (self._now_iso(), actor, action, name, detail))
+        log.info("accounts.change", actor=actor, action=action, user=name, detail=detail)
+
+    def _require_manager(self, db: sqlite3.Connection, by: str) -> None:
+        row = self._row(db, by)
+        if row is None or row["role"] != "manager" or row["disabled"]:
+            raise AccountError(f"{by!r} is not an enabled manager; account changes need a "
+                               "manager")
+
+    def _insert(self, db: sqlite3.Connection, name: str, role: str, secret: str) -> None:
+        now = self._now_iso()
+        cols = self._hash_columns(secret) | {"name": name, "role": role, "created": now,
+                                             "changed": now}
+        db.execute(f"INSERT INTO users ({', '.join(cols)}) VALUES "
+                   f"({', '.join('?' for _ in cols)})", tuple(cols.values()))
+
+    # -- administration ------------------------------------------------------------------------
+
+    def is_empty(self) -> bool:
+        with self._tx() as db:
+            return db.execute("SELECT COUNT(*) FROM users").fetchone()[0] == 0
+
+    def bootstrap(self, name: str, secret: str) -> None:
+        """Create the first account, a manager, on an empty store."""
+        check_name(name)
+        secret = check_secret(secret, name)
+        with self._tx(immediate=True) as db:
+            if db.execute("SELECT COUNT(*) FROM users").fetchone()[0]:
+                raise AccountError("the user store already has accounts; add users as a "
+                                   "manager (--as MANAGER)")
+            self._insert(db, name, "manager", secret)
+            self._log_change(db, name, "bootstrap", name, "role=manager")
+        log.warning("accounts.bootstrap", user=name, path=str(self.path))
+
+    def add(self, name: str, role: str, secret: str, *, by: str) -> None:
+        check_name(name)
+        check_role(role)
+        secret = check_secret(secret, name)
+        with self._tx(immediate=True) as db:
+            self._require_manager(db, by)
+            if self._row(db, name) is not None:
+                raise AccountError(f"user {name!r} already exists; pick another name "
+                                   "(each account belongs to one person)")
+            self._insert(db, name, role, secret)
+            self._log_change(db, by, "add", name, f"role={role}")
+
+    def disable(self, name: str, *, by: str) -> None:
+        with self._tx(immediate=True) as db:
+            self._require_manager(db, by)
+            row = self._existing(db, name)
+            if row["role"] == "manager" and not row["disabled"]:
+                others = db.execute("SELECT COUNT(*) FROM users WHERE role = 'manager' AND "
+                                    "disabled = 0 AND name != ?", (name,)).fetchone()[0]
+                if not others:
+                    raise AccountError(f"{name!r} is the last enabled manager; add or enable "
+                                       "another manager first")
+            db.execute("UPDATE users SET disabled = 1, changed = ? WHERE name = ?",
+                       (self._now_iso(), name))
+            self._log_change(db, by, "disable", name)
+
+    def enable(self, name: str, *, by: str) -> None:
+        """Enable an account and clear its failures and lockout."""
+        with self._tx(immediate=True) as db:
+            self._require_manager(db, by)
+            self._existing(db, name)
+            db.execute("UPDATE users SET disabled = 0, failures = 0, locked_until = NULL, "
+                       "changed = ? WHERE name = ?", (self._now_iso(), name))
+            self._log_change(db, by, "enable", name)
+
+    def set_secret(self, name: str, secret: str, *, by: str) -> None:
+        """Change a secret: by the user themself (after signing in) or by a manager."""
+        secret = check_secret(secret, name)
+        with self._tx(immediate=True) as db:
+            if by != name:
+                self._require_manager(db, by)
+            self._existing(db, name)
+            cols = self._hash_columns(secret) | {"failures": 0, "locked_until": None,
+                                                 "changed": self._now_iso()}
+            db.execute(f"UPDATE users SET {', '.join(f'{c} = ?' for c in cols)} "
+                       "WHERE name = ?", (*cols.values(), name))
+            self._log_change(db, by, "passwd", name)
+
+    def users(self) -> list[UserInfo]:
+        with self._tx() as db:
+            rows = db.execute("SELECT name, role, disabled, failures, locked_until, created, "
+                              "changed FROM users ORDER BY name").fetchall()
+        return [UserInfo(r["name"], r["role"], bool(r["disabled"]), r["failures"],
+                         r["locked_until"], r["created"], r["changed"]) for r in rows]
+
+    def changes(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The latest account changes (grants, revocations, secret changes), newest last."""
+        with self._tx() as db:
+            rows = db.execute("SELECT at, actor, action, name, detail FROM account_log "
+                              "ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [dict(r) for r in reversed(rows)]
+
+    # -- sign-in -------------------------------------------------------------------------------
+
+    def authenticate(self, name: str, secret: str, *, context: str = "") -> AuthResult:
+        """Check one sign-in attempt; count failures, lock, log, and return the outcome."""
+        now = self.clock()
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            # never echo or journal it: a PIN typed into the name field would end up in the log
+            result = AuthResult(False, "?", "unknown_user", f"not a valid user name ({NAME_HELP})",
+                                context=context, at=now)
+        else:
+            result = self._attempt(name, secret, now, context)
+        event = log.info if result.ok else log.warning
+        event("accounts.auth", user=result.user, ok=result.ok, code=result.code,
+              role=result.role, context=context, failures=result.failures)
+        return result
+
+    def _attempt(self, name: str, secret: str, now: float, context: str) -> AuthResult:
+        def result(ok: bool, code: str, message: str, **more: Any) -> AuthResult:
+            return AuthResult(ok, name, code, message, context=context, at=now, **more)
+
+        with self._tx() as db:
+            row = self._row(db, name)
+        if row is None:
+            return result(False, "unknown_user", f"unknown user {name!r}")
+        role = row["role"]
+        if row["disabled"]:
+            return result(False, "disabled", f"account {name!r} is disabled; a manager can "
+                          "enable it", role=role)
+        locked_until = row["locked_until"]
+        if locked_until is not None and now < locked_until:
+            minutes = max(1, math.ceil((locked_until - now) / 60))
+            return result(False, "locked", f"account {name!r} is locked after "
+                          f"{self.max_failures} failed attempts; try again in {minutes} "
+                          "minute(s) or ask a manager to enable it", role=role,
+                          failures=row["failures"], locked_minutes=minutes)
+        params = ScryptParams(row["kdf_n"], row["kdf_r"], row["kdf_p"], row["kdf_dklen"])
+        good = isinstance(secret, str) and hmac.compare_digest(
+            derive(secret, row["salt"], params), row["secret_hash"])
+        with self._tx(immediate=True) as db:
+            if locked_until is not None:
+                # the lock has run out: the count starts again
+                db.execute("UPDATE users SET failures = 0, locked_until = NULL WHERE name = ?",
+                           (name,))
+            if good:
+                db.execute("UPDATE users SET failures = 0 WHERE name = ?", (name,))
+                if self.kdf.stronger_than(params):
+                    cols = self._hash_columns(secret)
+                    db.execute(f"UPDATE users SET {', '.join(f'{c} = ?' for c in cols)} "
+                               "WHERE name = ?", (*cols.values(), name))
+                    self._log_change(db, name, "rehash", name,
+                                     f"scrypt n={self.kdf.n} r={self.kdf.r} p={self.kdf.p}")
+                return result(True, "ok", f"signed in as {name!r} ({role})", role=role)
+            db.execute("UPDATE users SET failures = failures + 1 WHERE name = ?", (name,))
+            failures = db.execute("SELECT failures FROM users WHERE name = ?",
+                                  (name,)).fetchone()[0]
+            if failures >= self.max_failures:
+                db.execute("UPDATE users SET locked_until = ? WHERE name = ?",
+                           (now + self.lockout_s, name))
+                minutes = math.ceil(self.lockout_s / 60)
+                return result(False, "wrong_pin", f"wrong PIN for {name!r}; account locked for "
+                              f"{minutes} minute(s) after {failures} failed attempts",
+                              role=role, failures=failures, locked_minutes=minutes)
+        left = self.max_failures - failures
+        return result(False, "wrong_pin", f"wrong PIN for {name!r} ({left} attempt(s) left "
+                      "before lockout)", role=role, failures=failures)
+
+
+def users_action(store: AccountStore, args: Mapping[str, Any], *, by: str) -> Any:
+    """The control API's `users` action for a signed-in manager: op list, disable or enable.
+
+    Adding users and setting secrets is done with `tablectl users` at the table PC, so that
+    no secret travels in a command the application journals. Raises AccountError.
+    """
+    op = args.get("op")
+    now = store.clock()
+    if op == "list":
+        return [info.record(now) for info in store.users()]
+    if op in ("disable", "enable"):
+        name = args.get("name")
+        if not isinstance(name, str):
+            raise AccountError(f"users {op} needs name")
+        getattr(store, op)(name, by=by)
+        return {"op": op, "name": name}
+    raise AccountError(f"users op {op!r} is not known; use list, disable or enable "
+                       "(add and passwd: `tablectl users` on the table PC)")

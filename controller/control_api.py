@@ -1,0 +1,344 @@
+"""The control API: authenticated commands to the running controller over a Unix socket.
+
+One JSON object per line each way. Request:
+    {"id": 7, "user": "ann", "pin": "…", "action": "hold", "args": {}, "reason": "…"}
+Response:
+    {"id": 7, "ok": true, "result": …}
+    {"id": 7, "ok": false, "error": CODE, "message": …}
+
+The server checks, in order: the line (malformed), the action (unknown_action), the person
+(auth_failed, disabled, locked), the role (forbidden), the reason of an override
+(reason_required) and the arguments (invalid_args); then it hands a Command to the
+application's `submit`, which queues it for the table's single event loop and later settles
+`Command.reply`. A refusal from the table (CommandRefused) answers wrong_state, or the code the
+exception carries in `.code`; an InputError answers invalid_args. No answer within the reply
+timeout answers `timeout`; an unexpected failure answers `internal`.
+
+Each connection has its own thread and reads lines of at most `max_line` bytes, so one client's
+bad bytes never stop another. The socket is created with mode 0660 (and the configured group)
+before it listens, so nobody outside the group can ever connect.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import errno
+import grp
+import json
+import os
+import socket
+import socketserver
+import stat
+import threading
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from controller import roles
+from controller.accounts import AccountStore, AuthResult
+from controller.errors import CommandRefused, InputError
+from controller.logsetup import get_logger
+
+log = get_logger("control_api")
+
+ERROR_CODES = ("malformed", "unknown_action", "auth_failed", "locked", "disabled", "forbidden",
+               "reason_required", "wrong_state", "invalid_args", "timeout", "internal")
+REQUEST_KEYS = frozenset({"id", "user", "pin", "action", "args", "reason"})
+MAX_LINE = 64 * 1024
+SOCKET_MODE = 0o660
+_AUTH_ERRORS = {"unknown_user": "auth_failed", "wrong_pin": "auth_failed",
+                "disabled": "disabled", "locked": "locked"}
+
+
+class ControlError(InputError):
+    """The control socket cannot be set up: one line naming the path and the fix."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """An authenticated, authorised command for the table's event loop; settle `reply`."""
+    user: str
+    role: str
+    action: str
+    args: Mapping[str, Any]
+    reason: str
+    reply: concurrent.futures.Future = dataclasses.field(
+        default_factory=concurrent.futures.Future, compare=False, repr=False)
+
+
+def refused(message: str, code: str = "wrong_state") -> CommandRefused:
+    """A CommandRefused that answers the client with `code` (one of ERROR_CODES)."""
+    err = CommandRefused(message)
+    err.code = code  # type: ignore[attr-defined]
+    return err
+
+
+class _Refusal(Exception):
+    def __init__(self, code: str, message: str, rid: Any = None):
+        super().__init__(message)
+        self.code, self.message, self.rid = code, message, rid
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed")
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, Fraction):
+        return float(value)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """One response or request line (UTF-8 JSON and a newline)."""
+    return (json.dumps(message, default=_jsonable, ensure_ascii=False, allow_nan=False)
+            + "\n").encode("utf-8")
+
+
+def parse_request(line: bytes) -> dict[str, Any]:
+    """Decode and shape-check one request line; raises _Refusal("malformed", …)."""
+    try:
+        req = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError as err:
+        raise _Refusal("malformed", f"request is not UTF-8 (byte {err.start})") from None
+    except ValueError as err:
+        raise _Refusal("malformed", f"request is not JSON: {err}") from None
+    if not isinstance(req, dict):
+        raise _Refusal("malformed", "request must be a JSON object with user, pin, action")
+    rid = req.get("id")
+    extra = sorted(set(req) - REQUEST_KEYS)
+    if extra:
+        raise _Refusal("malformed", f"unknown request key(s) {', '.join(extra)}; allowed: "
+                       f"{', '.join(sorted(REQUEST_KEYS))}",
+                       rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None)
+    if isinstance(rid, bool) or not isinstance(rid, (str, int, type(None))):
+        raise _Refusal("malformed", "id must be a string, a whole number or null")
+    for key in ("user", "pin", "action"):
+        if not isinstance(req.get(key), str) or not req[key]:
+            raise _Refusal("malformed", f"{key} must be a non-empty string", rid)
+    if not isinstance(req.setdefault("args", {}), dict):
+        raise _Refusal("malformed", "args must be a JSON object", rid)
+    if not isinstance(req.setdefault("reason", ""), str):
+        raise _Refusal("malformed", "reason must be a string", rid)
+    return req
+
+
+class ControlServer:
+    """Listens on a Unix socket and turns request lines into Commands for `submit`."""
+
+    def __init__(self, socket_path: str | os.PathLike[str], store: AccountStore,
+                 submit: Callable[[Command], None], *, group: str | None = None,
+                 reply_timeout_s: float = 10.0, idle_timeout_s: float = 600.0,
+                 max_line: int = MAX_LINE, on_auth: Callable[[AuthResult], None] | None = None):
+        self.path = Path(socket_path)
+        self.store = store
+        self.submit = submit
+        self.group = group or None
+        self.reply_timeout_s = reply_timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self.max_line = max_line
+        self.on_auth = on_auth
+        self._server: socketserver.ThreadingUnixStreamServer | None = None
+        self._thread: threading.Thread | None = None
+        self._inode: tuple[int, int] | None = None
+        self._conns: set[socket.socket] = set()
+        self._conns_lock = threading.Lock()
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> "ControlServer":
+        self._clear_stale()
+        gid = self._group_id()
+        owner = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                owner._serve_connection(self.connection, self.rfile, self.wfile)
+
+        class Server(socketserver.ThreadingUnixStreamServer):
+            daemon_threads = True
+
+            def server_bind(self) -> None:
+                super().server_bind()
+                # permissions before listen(): until then every connect is refused
+                os.chmod(owner.path, SOCKET_MODE)
+                if gid is not None:
+                    try:
+                        os.chown(owner.path, -1, gid)
+                    except PermissionError as err:
+                        raise ControlError(f"{owner.path}: cannot give the socket to group "
+                                           f"{owner.group!r} ({err.strerror}); run the "
+                                           "controller as a member of that group") from err
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._server = Server(str(self.path), Handler)
+        except ControlError:
+            self.path.unlink(missing_ok=True)
+            raise
+        except OSError as err:
+            raise ControlError(f"{self.path}: cannot listen ({err.strerror or err}); "
+                               "check [console] socket in config/table.toml") from err
+        st = os.stat(self.path)
+        self._inode = (st.st_dev, st.st_ino)
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05},
+                                        name="control-api", daemon=True)
+        self._thread.start()
+        log.info("control.listening", socket=str(self.path), group=self.group)
+        return self
+
+    def close(self) -> None:
+        if self._server is None:
+            return
+        self._server.shutdown()
+        self._server.server_close()
+        with self._conns_lock:
+            # hang up on open connections too: no command may arrive after close()
+            for conn in self._conns:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+        if self._thread is not None:
+            self._thread.join()
+        try:
+            st = os.stat(self.path)
+            if (st.st_dev, st.st_ino) == self._inode:
+                self.path.unlink()
+        except FileNotFoundError:
+            pass
+        self._server = None
+        log.info("control.closed", socket=str(self.path))
+
+    def __enter__(self) -> "ControlServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _group_id(self) -> int | None:
+        if self.group is None:
+            return None
+        try:
+            return grp.getgrnam(self.group).gr_gid
+        except KeyError:
+            raise ControlError(f"console group {self.group!r} does not exist; create it "
+                               "(groupadd) or fix [console] group in config/table.toml") from None
+
+    def _clear_stale(self) -> None:
+        """Remove a socket left by a controller that died; refuse a live one or a non-socket."""
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            return
+        if not stat.S_ISSOCK(st.st_mode):
+            raise ControlError(f"{self.path} exists and is not a socket; remove it or choose "
+                               "another [console] socket path")
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(1.0)
+        try:
+            probe.connect(str(self.path))
+        except OSError as err:
+            if err.errno in (errno.ECONNREFUSED, errno.ENOENT):
+                self.path.unlink(missing_ok=True)
+                log.warning("control.stale_socket_removed", socket=str(self.path))
+                return
+            raise ControlError(f"{self.path}: cannot check the existing socket "
+                               f"({err.strerror or err})") from err
+        finally:
+            probe.close()
+        raise ControlError(f"{self.path}: another controller is listening there; stop it or "
+                           "choose another [console] socket path")
+
+    # -- one connection ------------------------------------------------------------------------
+
+    def _serve_connection(self, conn: socket.socket, rfile: Any, wfile: Any) -> None:
+        conn.settimeout(self.idle_timeout_s)
+        with self._conns_lock:
+            if self._server is None:
+                return
+            self._conns.add(conn)
+        try:
+            while True:
+                line = rfile.readline(self.max_line + 1)
+                if not line:
+                    return
+                if len(line) > self.max_line:
+                    # the framing is lost: answer, then hang up rather than guess
+                    wfile.write(encode(self._error(None, "malformed", "request line longer "
+                                                   f"than {self.max_line} bytes")))
+                    log.warning("control.oversized_line", limit=self.max_line)
+                    return
+                if not line.strip():
+                    continue
+                wfile.write(encode(self.handle_line(line)))
+                wfile.flush()
+        except (TimeoutError, OSError):
+            return
+        finally:
+            with self._conns_lock:
+                self._conns.discard(conn)
+
+    @staticmethod
+    def _error(rid: Any, code: str, message: str) -> dict[str, Any]:
+        return {"id": rid, "ok": False, "error": code, "message": message}
+
+    def handle_line(self, line: bytes) -> dict[str, Any]:
+        """Answer one request line (never raises)."""
+        rid = None
+        try:
+            req = parse_request(line)
+            rid = req.get("id")
+            result = self._handle(req)
+        except _Refusal as ref:
+            rid = rid if rid is not None else ref.rid
+            log.warning("control.refused", id=rid, error=ref.code, message=ref.message)
+            return self._error(rid, ref.code, ref.message)
+        except Exception as err:  # one bad request must never stop the server
+            log.exception("control.internal_error", id=rid)
+            return self._error(rid, "internal", f"internal error: {type(err).__name__}: {err}")
+        return {"id": rid, "ok": True, "result": result}
+
+    def _handle(self, req: dict[str, Any]) -> Any:
+        user, action, args = req["user"], req["action"], req["args"]
+        reason = req["reason"].strip()
+        if action not in roles.ACTIONS:
+            raise _Refusal("unknown_action", f"unknown action {action!r}; actions: "
+                           f"{', '.join(roles.ACTIONS)}")
+        auth = self.store.authenticate(user, req["pin"], context=action)
+        if self.on_auth is not None:
+            self.on_auth(auth)
+        if not auth.ok:
+            raise _Refusal(_AUTH_ERRORS.get(auth.code, "auth_failed"), auth.message)
+        role = auth.role or ""
+        if not roles.allowed(role, action):
+            raise _Refusal("forbidden", f"{user!r} is a {role}; {action} needs "
+                           f"{' or '.join(roles.roles_for(action))}")
+        if roles.needs_reason(action) and not reason:
+            raise _Refusal("reason_required", f"{action} is an override; give a reason")
+        if len(reason) > roles.REASON_MAX_CHARS:
+            raise _Refusal("invalid_args", f"reason is longer than {roles.REASON_MAX_CHARS} "
+                           "characters")
+        problem = roles.check_args(action, args)
+        if problem:
+            raise _Refusal("invalid_args", problem)
+        command = Command(user, role, action, dict(args), reason)
+        log.info("control.command", id=req.get("id"), user=user, role=role, action=action,
+                 args=args, reason=reason)
+        try:
+            self.submit(command)
+            return command.reply.result(timeout=self.reply_timeout_s)
+        except concurrent.futures.TimeoutError:
+            raise _Refusal("timeout", f"the table did not answer {action} within "
+                           f"{self.reply_timeout_s:g} s; check `state`") from None
+        except CommandRefused as err:
+            code = getattr(err, "code", "wrong_state")
+            raise _Refusal(code if code in ERROR_CODES else "wrong_state", str(err)) from None
+        except InputError as err:
+            raise _Refusal("invalid_args", str(err)) from None

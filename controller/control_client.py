@@ -1,0 +1,115 @@
+"""Client side of the control API, and where the console settings come from.
+
+`request(socket_path, payload, timeout)` sends one request line and returns the response object.
+A missing or silent controller raises ControllerUnavailable, one line naming the socket path.
+
+Settings (`console_setting`): command-line option > environment > [console] in
+config/table.toml > built-in default. Relative paths are taken from the current directory.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import tomllib
+import uuid
+from pathlib import Path
+from typing import Any, Mapping
+
+from controller.errors import InputError
+
+DEFAULT_CONFIG = "config/table.toml"
+#: [console] key → (environment variable, default)
+CONSOLE_DEFAULTS: Mapping[str, tuple[str, str]] = {
+    "socket": ("TABLECTL_SOCKET", "var/tablectl.sock"),
+    "users_db": ("TABLECTL_USERS_DB", "var/users.db"),
+    "group": ("TABLECTL_GROUP", ""),
+}
+MAX_RESPONSE = 16 * 1024 * 1024
+
+
+class ControllerUnavailable(InputError):
+    """No controller answers on the control socket."""
+
+
+def console_setting(key: str, given: str | None = None,
+                    config_path: str | os.PathLike[str] | None = None) -> str:
+    """The value of [console] `key`: `given`, else the environment, else the file, else default."""
+    env, default = CONSOLE_DEFAULTS[key]
+    if given:
+        return given
+    if os.environ.get(env):
+        return os.environ[env]
+    path = Path(config_path or os.environ.get("TABLECTL_CONFIG") or DEFAULT_CONFIG)
+    if not path.exists():
+        if config_path:
+            raise InputError(f"{path}: no such config file; give an existing --config")
+        return default
+    try:
+        with open(path, "rb") as fh:
+            console = tomllib.load(fh).get("console", {})
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise InputError(f"{path}: cannot read config ({err}); fix the file") from err
+    value = console.get(key, default) if isinstance(console, dict) else default
+    if not isinstance(value, str):
+        raise InputError(f"{path}: console.{key}: expected a string, got {value!r}; quote it")
+    return value
+
+
+def request(socket_path: str | os.PathLike[str], payload: Mapping[str, Any],
+            timeout: float = 15.0) -> dict[str, Any]:
+    """Send one request and return the controller's response object."""
+    path = str(socket_path)
+    message = dict(payload)
+    message.setdefault("id", uuid.uuid4().hex[:12])
+    line = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        try:
+            sock.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            raise ControllerUnavailable(f"no controller listening on {path}; start "
+                                        "`tablectl run` or give --socket") from None
+        except PermissionError:
+            raise ControllerUnavailable(f"no permission to use {path}; join the console "
+                                        "group of the controller") from None
+        except OSError as err:
+            raise ControllerUnavailable(f"cannot reach the controller on {path} "
+                                        f"({err.strerror or err})") from None
+        try:
+            sock.sendall(line)
+            reply = _read_line(sock)
+        except TimeoutError:
+            raise ControllerUnavailable(f"no answer from the controller on {path} within "
+                                        f"{timeout:g} s") from None
+        except OSError as err:
+            raise ControllerUnavailable(f"the controller on {path} dropped the connection "
+                                        f"({err.strerror or err})") from None
+    finally:
+        sock.close()
+    if not reply:
+        raise ControllerUnavailable(f"the controller on {path} closed the connection "
+                                    "without an answer")
+    try:
+        response = json.loads(reply.decode("utf-8"))
+    except ValueError as err:
+        raise ControllerUnavailable(f"the controller on {path} answered something that is not "
+                                    f"JSON ({err})") from None
+    if not isinstance(response, dict) or "ok" not in response:
+        raise ControllerUnavailable(f"the controller on {path} answered without 'ok'")
+    return response
+
+
+def _read_line(sock: socket.socket) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if b"\n" in chunk or size > MAX_RESPONSE:
+            break
+    return b"".join(chunks).split(b"\n", 1)[0]
