@@ -1,0 +1,141 @@
+"""Exact odds of a profile's paytable: every bet's win/push/loss probabilities, RTP, house edge.
+
+Everything is an exact Fraction computed by enumeration (punto_banco.py, andar_bahar.py), off
+the top of a full shoe of `decks` decks, or from an infinite deck (`decks=None`). RTP is the
+expected return per unit staked, stake included (1 + expected net); the house edge is 1 − RTP,
+both per bet placed (a push counts as a bet returned).
+
+`check_rtp_bands(profile)` holds a profile's computed RTPs to its `[rtp_band]`, so a mistyped
+payout (banker 9.5 for 0.95) is refused at load.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from types import EllipsisType
+from typing import Mapping
+
+from controller.errors import InputError
+
+#: games with an exact model here
+GAMES = ("punto_banco", "andar_bahar")
+MAX_DECKS = 12
+
+
+@dataclass(frozen=True)
+class BetOdds:
+    """One bet: its net result per unit staked → probability, and what follows from it."""
+    bet: str
+    rule: object                              # the paytable's BetRule
+    distribution: Mapping[Fraction, Fraction]
+
+    @property
+    def p_win(self) -> Fraction:
+        return sum((p for net, p in self.distribution.items() if net > 0), Fraction(0))
+
+    @property
+    def p_push(self) -> Fraction:
+        return sum((p for net, p in self.distribution.items() if net == 0), Fraction(0))
+
+    @property
+    def p_loss(self) -> Fraction:
+        return sum((p for net, p in self.distribution.items() if net < 0), Fraction(0))
+
+    @property
+    def mean(self) -> Fraction:
+        """Expected net result per unit staked."""
+        return sum((net * p for net, p in self.distribution.items()), Fraction(0))
+
+    @property
+    def variance(self) -> Fraction:
+        m = self.mean
+        return sum(((net - m) ** 2 * p for net, p in self.distribution.items()), Fraction(0))
+
+    @property
+    def rtp(self) -> Fraction:
+        return 1 + self.mean
+
+    @property
+    def house_edge(self) -> Fraction:
+        return -self.mean
+
+
+@dataclass(frozen=True)
+class OddsReport:
+    profile: str
+    game: str
+    mode: str
+    decks: int | None                         # None: infinite deck
+    outcomes: Mapping[str, Fraction]
+    bets: Mapping[str, BetOdds]
+
+
+def parse_decks(text: str) -> int | None:
+    """`--decks` text → a deck count 1–12, or None for `inf`."""
+    if text.strip().lower() in ("inf", "infinite", "infinity"):
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise InputError(f"--decks {text!r}: write a number of decks from 1 to {MAX_DECKS} "
+                         "or inf") from None
+    if not 1 <= n <= MAX_DECKS:
+        raise InputError(f"--decks {n}: odds are computed for 1 to {MAX_DECKS} decks or inf")
+    return n
+
+
+def paytable_odds(game: str, paytable: Mapping, decks: int | None) -> tuple[
+        dict[str, Fraction], dict[str, BetOdds]]:
+    """Outcome probabilities and every bet's odds for one paytable of `game`."""
+    if decks is not None and not 1 <= decks <= MAX_DECKS:
+        raise InputError(f"odds are computed for 1 to {MAX_DECKS} decks or an infinite deck, "
+                         f"not {decks}")
+    if game == "punto_banco":
+        from controller.odds import punto_banco as pb
+        deal = pb.deal_odds(decks)
+        outcomes = pb.outcomes(deal)
+        dist = {bet: pb.bet_distribution(deal, bet, rule) for bet, rule in paytable.items()}
+    elif game == "andar_bahar":
+        from controller.odds import andar_bahar as ab
+        outcomes = ab.outcomes(decks)
+        dist = {bet: ab.bet_distribution(decks, bet, rule) for bet, rule in paytable.items()}
+    else:
+        raise InputError(f"exact odds are computed for {', '.join(GAMES)}, not {game}")
+    return outcomes, {bet: BetOdds(bet, paytable[bet], d) for bet, d in dist.items()}
+
+
+def compute_odds(profile, decks: int | None | EllipsisType = ..., mode: str | None = None
+                 ) -> OddsReport:
+    """The OddsReport of a Profile: at its own decks unless `decks` is given (None = infinite),
+    for its own paytable mode unless `mode` is given."""
+    if mode is not None:
+        profile = profile.with_mode(mode)
+    n = profile.decks if decks is ... else decks
+    outcomes, bets = paytable_odds(profile.game, profile.paytable, n)
+    return OddsReport(profile.name, profile.game, profile.mode, n, outcomes, bets)
+
+
+def check_rtp_bands(profile) -> None:
+    """Raise ProfileError if a bet's computed RTP lies outside its `[rtp_band]`.
+
+    The band applies to the bet in every paytable mode that has it, at the profile's decks.
+    """
+    from controller.profile import ProfileError
+    if not profile.rtp_band:
+        return
+    modes = list(profile.paytables)
+    for bet, (lo, hi) in profile.rtp_band.items():
+        where = [m for m in modes if bet in profile.paytables[m]]
+        if not where:
+            known = sorted({b for m in modes for b in profile.paytables[m]})
+            raise ProfileError(profile.path, f"rtp_band.{bet}", "no such bet in the paytable",
+                               f"band one of {', '.join(known)}")
+        for mode in where:
+            _, bets = paytable_odds(profile.game, {bet: profile.paytables[mode][bet]},
+                                    profile.decks)
+            rtp = float(bets[bet].rtp)
+            if not lo <= rtp <= hi:
+                table = "[paytable]" if modes == ["default"] else f"[paytables.{mode}]"
+                raise ProfileError(profile.path, f"rtp_band.{bet}",
+                                   f"computed RTP {rtp:.6f} is outside [{lo}, {hi}]",
+                                   f"check the payout of {bet} in {table}")
