@@ -16,3 +16,7 @@ class IrregularityError(Exception):
 
 class CommandRefused(Exception):
     """A dealer or supervisor command that does not apply in the current state or role."""
+
+    def __init__(self, message: str, code: str = "wrong_state"):
+        super().__init__(message)
+        self.code = code

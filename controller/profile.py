@@ -13,6 +13,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping
 
+from controller.tomlcheck import Section
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GAMES = ("punto_banco", "andar_bahar", "chemin_de_fer", "baccarat_banque")
 #: allowed deck counts per game (RULES.md §1, §4, §5; standards §1.1)
@@ -125,54 +127,14 @@ def load_profile(name_or_path: str) -> Profile:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ProfileError(str(path), "file", f"not valid TOML ({err})",
                            "correct the syntax") from err
-    return parse_profile(data, str(path), hashlib.sha256(raw).hexdigest())
+    profile = parse_profile(data, str(path), hashlib.sha256(raw).hexdigest())
+    if profile.rtp_band:
+        from controller.odds import check_rtp_bands   # exact odds: catches a mistyped payout
+        check_rtp_bands(profile)
+    return profile
 
 
-class _Reader:
-    """Reads one table of a TOML document, remembering which keys were used."""
-
-    def __init__(self, data: Mapping, where: str, prefix: str = ""):
-        self.data, self.where, self.prefix = dict(data), where, prefix
-        self.used: set[str] = set()
-
-    def key(self, k: str) -> str:
-        return f"{self.prefix}{k}"
-
-    def fail(self, k: str, problem: str, fix: str) -> ProfileError:
-        return ProfileError(self.where, self.key(k), problem, fix)
-
-    def get(self, k: str, typ, default=..., choices=None, lo=None, hi=None):
-        self.used.add(k)
-        if k not in self.data:
-            if default is ...:
-                raise self.fail(k, "missing", f"add `{k} = …`")
-            return default
-        v = self.data[k]
-        if typ is float and isinstance(v, int) and not isinstance(v, bool):
-            v = float(v)
-        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
-            raise self.fail(k, f"expected {typ.__name__}, got {v!r}",
-                            f"write a {typ.__name__}")
-        if choices is not None and v not in choices:
-            raise self.fail(k, f"{v!r} is not allowed", f"use one of {', '.join(map(str, choices))}")
-        if lo is not None and v < lo or hi is not None and v > hi:
-            raise self.fail(k, f"{v!r} is out of range", f"use a value from {lo} to {hi}")
-        return v
-
-    def table(self, k: str) -> "_Reader":
-        self.used.add(k)
-        v = self.data.get(k, {})
-        if not isinstance(v, dict):
-            raise self.fail(k, "expected a table", f"write [{self.key(k)}]")
-        return _Reader(v, self.where, f"{self.key(k)}.")
-
-    def done(self) -> None:
-        extra = sorted(set(self.data) - self.used)
-        if extra:
-            raise self.fail(extra[0], "unknown key", "remove it or check its spelling (see README, Profiles)")
-
-
-def _fraction(v: Any, r: _Reader, k: str) -> Fraction:
+def _fraction(v: Any, r: Section, k: str) -> Fraction:
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
         raise r.fail(k, f"payout {v!r} is not a number", "write a payout to 1, e.g. 0.95 or \"19/20\"")
     try:
@@ -184,7 +146,7 @@ def _fraction(v: Any, r: _Reader, k: str) -> Fraction:
     return f
 
 
-def _paytable(r: _Reader, game: str) -> dict[str, BetRule]:
+def _paytable(r: Section, game: str) -> dict[str, BetRule]:
     from controller.games import known_bets
     allowed = known_bets(game)
     out = {}
@@ -204,7 +166,7 @@ def _paytable(r: _Reader, game: str) -> dict[str, BetRule]:
 
 
 def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
-    r = _Reader(data, where)
+    r = Section(data, where, ProfileError)
     name = r.get("name", str, default=Path(where).stem)
     description = r.get("description", str, default="")
     game = r.get("game", str, choices=GAMES)

@@ -14,7 +14,8 @@ from typing import Any, Mapping
 
 ROLES = ("dealer", "supervisor", "manager", "auditor")
 
-DEALER_ACTIONS = ("open_bets", "close_bets", "start_round", "confirm_result", "report_misplaced")
+DEALER_ACTIONS = ("open_bets", "close_bets", "start_round", "confirm_result", "report_misplaced",
+                  "cut_card", "shoe_empty")
 SUPERVISOR_ACTIONS = (
     "hold", "resume", "void_round", "enter_card", "burn_card", "remove_card", "confirm_layout",
     "end_shoe", "change_shoe", "accept_count", "reject_count", "demo_round", "switch_mode",

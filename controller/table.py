@@ -354,8 +354,12 @@ class Table:
     def card_not_due(self, card: Card, **kw: Any) -> None:
         self.shoe.inventory.record(card, "removed")
         was = self.resume_state
-        self._hold("card_not_due", f"{card.code} drawn while the table was {was}; no card was due",
-                   code=card.code)
+        if was == TableState.BETTING:
+            self._hold("card_while_betting", f"{card.code} drawn while bets were open",
+                       code=card.code)
+        else:
+            self._hold("card_not_due", f"{card.code} drawn while the table was {was}; "
+                       f"no card was due", code=card.code)
 
     def record_irregularity(self, kind: str, detail: str, **extra: Any) -> None:
         self._hold(kind, detail, **extra)

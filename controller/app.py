@@ -1,0 +1,135 @@
+"""The application core: one input at a time → table → journal → publishers → device acks.
+
+`Controller.submit` is the only way anything reaches the table. The input is applied to the
+machine in memory, then the input and every domain event it caused are journaled together
+(durably for cards and commands), and only then published and acknowledged to the device. On
+start, `Controller.open` rebuilds the table from the latest snapshot plus the inputs after it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Protocol
+
+from controller.actions import apply_input
+from controller.errors import CommandRefused
+from controller.inputs import DURABLE
+from controller.logsetup import get_logger
+from controller.profile import Profile
+from controller.table import Table
+
+log = get_logger("controller.app")
+SNAPSHOT_EVERY = 1000      # inputs between snapshots: bounds replay work at restart
+
+
+class Publisher(Protocol):
+    def publish(self, event: dict) -> None: ...
+
+
+@dataclass
+class Recovery:
+    """What `Controller.open` found in the journal."""
+    inputs_replayed: int = 0
+    snapshot_seq: int = 0
+    cards_read: int = 0             # card reads (and failed reads) of the current shoe so far
+    resumed: bool = False
+
+
+@dataclass
+class Controller:
+    table: Table
+    journal: Any = None             # controller.journal.Journal or None
+    publishers: list[Publisher] = field(default_factory=list)
+    ack: Callable[[int], None] | None = None
+    inputs_since_snapshot: int = 0
+    last_prompt: str = ""
+
+    @classmethod
+    def open(cls, profile: Profile, journal: Any = None, **table_kw: Any) -> tuple["Controller", Recovery]:
+        """A controller whose table is rebuilt from the journal (or new when it is empty)."""
+        rec = Recovery()
+        table = Table(profile, **table_kw)
+        if journal is not None and journal.last_seq > 0:
+            snap = journal.latest_snapshot()
+            after = 0
+            if snap is not None:
+                after, state = snap
+                table = Table.restore(profile, state["table"], **table_kw)
+                rec.snapshot_seq, rec.cards_read = after, state.get("cards_read", 0)
+            for r in journal.records(after_seq=after, kinds=["input"]):
+                inp = r.data
+                if inp["type"] == "card" or inp["type"] == "read_failed":
+                    rec.cards_read += 1
+                if inp["type"] == "command" and inp["action"] == "new_shoe":
+                    rec.cards_read = 0
+                try:
+                    apply_input(table, inp)
+                except CommandRefused:
+                    pass        # it was refused the first time too; the journal says so
+                table.drain()   # these events are already in the journal
+                rec.inputs_replayed += 1
+            rec.resumed = True
+            log.info("journal replayed", snapshot_seq=rec.snapshot_seq,
+                     inputs=rec.inputs_replayed, state=table.state)
+        ctl = cls(table=table, journal=journal)
+        ctl._cards_read = rec.cards_read
+        return ctl, rec
+
+    def __post_init__(self) -> None:
+        self._cards_read = 0
+
+    def submit(self, inp: dict) -> list[dict]:
+        """Apply one input. Raises CommandRefused (journaled as refused) when it does not apply."""
+        refused: CommandRefused | None = None
+        try:
+            apply_input(self.table, inp)
+        except CommandRefused as err:
+            refused = err
+        outputs = self.table.drain()
+        prompt = self.table.prompt()
+        if prompt != self.last_prompt:
+            self.last_prompt = prompt
+            outputs.append({"event": "prompt", "shoe": self.table.shoe_no, "state": self.table.state,
+                            "text": prompt})
+        if inp["type"] in ("card", "read_failed"):
+            self._cards_read += 1
+        if inp["type"] == "command" and inp.get("action") == "new_shoe" and refused is None:
+            self._cards_read = 0
+        record = dict(inp, refused=str(refused)) if refused else inp
+        self._journal(record, outputs)
+        for out in outputs:
+            for pub in self.publishers:
+                pub.publish(out)
+        if self.ack is not None and inp["type"] == "card" and "seq" in inp:
+            self.ack(inp["seq"])
+        if refused is not None:
+            log.warning("input refused", input=inp.get("action", inp["type"]), why=str(refused))
+            raise refused
+        return outputs
+
+    def submit_many(self, inputs: Iterable[dict]) -> list[dict]:
+        out: list[dict] = []
+        for inp in inputs:
+            out += self.submit(inp)
+        return out
+
+    @property
+    def cards_read(self) -> int:
+        return self._cards_read
+
+    def _journal(self, inp: dict, outputs: list[dict]) -> None:
+        if self.journal is None:
+            return
+        durable = inp["type"] in DURABLE or any(o["event"] in ("override", "hold") for o in outputs)
+        records = [("input", inp)] + [(o["event"], o) for o in outputs if o["event"] != "prompt"]
+        self.journal.append_many(records, durable=durable)
+        self.inputs_since_snapshot += 1
+        if self.inputs_since_snapshot >= SNAPSHOT_EVERY or any(
+                o["event"] == "shoe_ended" for o in outputs):
+            self.snapshot()
+
+    def snapshot(self) -> None:
+        if self.journal is None:
+            return
+        self.journal.snapshot({"table": self.table.snapshot(), "cards_read": self._cards_read},
+                              self.journal.last_seq)
+        self.inputs_since_snapshot = 0

@@ -1,0 +1,167 @@
+"""The table's configuration: config/table.toml → typed, frozen settings.
+
+Precedence: command line > environment (`TABLECTL_<SECTION>_<KEY>`, e.g. TABLECTL_SHOE_URL) >
+file > defaults. Unknown sections or keys are errors; every error is one line naming the file,
+the key and the fix. Timeouts carry their unit in the key name.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from controller.errors import InputError
+from controller.tomlcheck import Section
+
+DEFAULT_CONFIG = Path("config/table.toml")
+SIM_SHOE_URL = "shoesim://table?protocol=beetek"
+SIM_SHUFFLER_URL = "usb://7a5c:5348?sim=table-shuffler"
+
+
+class ConfigError(InputError):
+    def __init__(self, where: str, key: str, problem: str, fix: str):
+        super().__init__(f"{where}: {key}: {problem}; fix: {fix}")
+
+
+@dataclass(frozen=True)
+class TableCfg:
+    name: str = "T1"
+    profile: str = "macau"
+    betting_seconds: float = 0.0      # 0: bets close as soon as a round opens (unattended)
+    demo_rounds: int = 0
+    shoes: int = 1                    # shoes to run before exiting; 0 = until stopped
+
+
+@dataclass(frozen=True)
+class ShoeCfg:
+    url: str = SIM_SHOE_URL
+    protocol: str = "beetek"
+    baudrate: int = 9600
+    read_timeout_s: float = 0.5
+    dead_after_timeouts: int = 0      # consecutive read timeouts that mean the link is dead; 0 = never
+    reconnect_initial_s: float = 0.5
+    reconnect_max_s: float = 10.0
+
+
+@dataclass(frozen=True)
+class ShufflerCfg:
+    url: str = SIM_SHUFFLER_URL       # "none": a manually shuffled shoe is loaded at start
+    baudrate: int = 115200
+    response_timeout_s: float = 1.0
+    poll_interval_s: float = 0.1
+    retries: int = 2
+    shuffle_timeout_s: float = 300.0
+
+
+@dataclass(frozen=True)
+class StorageCfg:
+    journal: str = "var/journal.db"
+    snapshot_every: int = 1000
+
+
+@dataclass(frozen=True)
+class ConsoleCfg:
+    socket: str = "var/tablectl.sock"
+    group: str = ""
+    users_db: str = "var/users.db"
+    reply_timeout_s: float = 10.0
+
+
+@dataclass(frozen=True)
+class SimulatorCfg:
+    seed: int = -1                    # -1: the simulated shuffler uses the OS CSPRNG
+    pace_s: float = 0.3               # the virtual dealer's pace between cards
+    faults: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Config:
+    table: TableCfg = field(default_factory=TableCfg)
+    shoe: ShoeCfg = field(default_factory=ShoeCfg)
+    shuffler: ShufflerCfg = field(default_factory=ShufflerCfg)
+    storage: StorageCfg = field(default_factory=StorageCfg)
+    console: ConsoleCfg = field(default_factory=ConsoleCfg)
+    simulator: SimulatorCfg = field(default_factory=SimulatorCfg)
+    path: str = "(defaults)"
+
+
+def _env_value(raw: str, typ: type, name: str) -> Any:
+    try:
+        if typ is tuple:
+            return tuple(x.strip() for x in raw.split(",") if x.strip())
+        return typ(raw)
+    except ValueError:
+        raise InputError(f"environment {name}={raw!r}: expected {typ.__name__}") from None
+
+
+_TYPES = {"str": str, "int": int, "float": float, "bool": bool}
+
+
+def _section(sec: Section, cls: type) -> Any:
+    values = {}
+    for f in fields(cls):
+        base = _TYPES.get(str(f.type), tuple)
+        default = f.default
+        if base is tuple:
+            v = sec.get(f.name, list, list(default))
+            if not all(isinstance(x, str) for x in v):
+                raise sec.fail(f.name, "expected a list of strings", 'write e.g. ["misread@40"]')
+            v = tuple(v)
+        else:
+            v = sec.get(f.name, base, default)
+        env = f"TABLECTL_{sec.prefix.rstrip('.').upper()}_{f.name.upper()}"
+        if os.environ.get(env):
+            v = _env_value(os.environ[env], base, env)
+        values[f.name] = v
+    sec.done()
+    return cls(**values)
+
+
+def load_config(path: str | os.PathLike | None = None) -> Config:
+    """Read the config file (a missing default file means the embedded defaults)."""
+    p = Path(path or os.environ.get("TABLECTL_CONFIG") or DEFAULT_CONFIG)
+    if not p.exists():
+        if path:
+            raise InputError(f"{p}: no such config file; give an existing --config")
+        data: dict = {}
+    else:
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+            raise InputError(f"{p}: not a readable TOML file ({err}); fix the syntax") from err
+    root = Section(data, str(p), ConfigError)
+    parts = {name: _section(root.table(name), cls) for name, cls in
+             (("table", TableCfg), ("shoe", ShoeCfg), ("shuffler", ShufflerCfg),
+              ("storage", StorageCfg), ("console", ConsoleCfg), ("simulator", SimulatorCfg))}
+    root.done()
+    cfg = Config(**parts, path=str(p))
+    _check(cfg)
+    return cfg
+
+
+def _check(cfg: Config) -> None:
+    where = cfg.path
+    if cfg.shoe.protocol not in ("beetek", "barcode", "framed"):
+        raise ConfigError(where, "shoe.protocol", f"{cfg.shoe.protocol!r} is not a shoe protocol",
+                          "use beetek, barcode or framed")
+    for key, value in (("table.betting_seconds", cfg.table.betting_seconds),
+                       ("shoe.read_timeout_s", cfg.shoe.read_timeout_s),
+                       ("shuffler.response_timeout_s", cfg.shuffler.response_timeout_s),
+                       ("simulator.pace_s", cfg.simulator.pace_s)):
+        if value < 0:
+            raise ConfigError(where, key, f"{value} is negative", "use 0 or more")
+
+
+def override(cfg: Config, section: str, **values: Any) -> Config:
+    """The command line's word over the file's: only the values actually given."""
+    given = {k: v for k, v in values.items() if v is not None}
+    if not given:
+        return cfg
+    return replace(cfg, **{section: replace(getattr(cfg, section), **given)})
+
+
+def as_dict(cfg: Config) -> Mapping[str, Any]:
+    from dataclasses import asdict
+    return asdict(cfg)

@@ -1,0 +1,87 @@
+"""A simulated table rig: the shuffler and shoe models registered behind their URLs.
+
+The controller reaches both only through those URLs (shoesim://NAME, usb://VID:PID?sim=NAME),
+with its real drivers; the rig also hands out the virtual dealer and supervisor.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from simulators import registry
+from simulators.dealer import VirtualDealer, VirtualSupervisor
+from simulators.shoe import Fault, ShoeModel
+from simulators.shuffler import SHUFFLER_FAULTS, ShufflerModel
+
+SIM_VID, SIM_PID = 0x7A5C, 0x5348
+_names = itertools.count(1)
+
+
+class VirtualClock:
+    """Simulated time: silences and link drops end when the run advances it, not by waiting."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class SimRig:
+    decks: int
+    protocol: str = "beetek"
+    seed: int | None = None
+    faults: tuple[Fault, ...] = ()
+    name: str = field(default_factory=lambda: f"sim{next(_names)}")
+    clock: VirtualClock = field(default_factory=VirtualClock)
+
+    def __post_init__(self) -> None:
+        shuffler_faults = [f for f in self.faults if f.kind in SHUFFLER_FAULTS]
+        self.shuffler = ShufflerModel(seed=self.seed, decks=self.decks,
+                                      faults=[_shuffle_fault(f) for f in shuffler_faults])
+        registry.register(self.shuffler_name, self.shuffler)
+        self.shoe: ShoeModel | None = None
+
+    @property
+    def shuffler_name(self) -> str:
+        return f"{self.name}-shuffler"
+
+    @property
+    def shuffler_url(self) -> str:
+        return f"usb://{SIM_VID:04x}:{SIM_PID:04x}?sim={self.shuffler_name}"
+
+    @property
+    def shoe_url(self) -> str:
+        return f"shoesim://{self.name}?protocol={self.protocol}"
+
+    def load_shoe(self, cards: Sequence[str], cut_position: int | None) -> ShoeModel:
+        """The dealer puts the delivered (or hand-shuffled) cards in the shoe with the cut card."""
+        shoe_faults = [f for f in self.faults if f.kind not in SHUFFLER_FAULTS]
+        self.shoe = ShoeModel(list(cards), protocol=self.protocol, cut_position=cut_position,
+                              faults=[f for f in shoe_faults if f.kind != "skip_burn"],
+                              clock=self.clock)
+        registry.register(self.name, self.shoe)
+        return self.shoe
+
+    def dealer(self) -> VirtualDealer:
+        return VirtualDealer(self.shoe, tuple(f for f in self.faults if f.kind == "skip_burn"))
+
+    def supervisor(self, card_when_none_due: str) -> VirtualSupervisor:
+        def true_code(index: int) -> str | None:
+            cards = self.shoe._cards if self.shoe is not None else []
+            return cards[index] if 0 <= index < len(cards) else None
+        return VirtualSupervisor(card_when_none_due=card_when_none_due, true_code=true_code)
+
+    def close(self) -> None:
+        registry.unregister(self.name)
+        registry.unregister(self.shuffler_name)
+
+
+def _shuffle_fault(f: Fault):
+    from simulators.shuffler import ShufflerFault
+    return ShufflerFault(f.kind, 0 if f.at < 0 else f.at)
