@@ -1,0 +1,93 @@
+"""What every shoe codec shares: card-code checks, decode errors, the decoder and encoder shapes.
+
+A decoder is incremental: `feed(bytes)` appends, `next()` returns one typed event, `None` when no
+complete frame is buffered, or raises a `ProtocolError` subclass after consuming the bad bytes (so
+the next call carries on behind them). An encoder turns shoe actions into the protocol's bytes;
+the simulator speaks through it, so the simulator and the driver cannot drift apart.
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+from drivers.errors import ProtocolError
+from drivers.events import DeviceEvent
+
+RANKS = "A23456789TJQK"
+SUITS = "SHDC"
+
+
+class GarbageBytes(ProtocolError):
+    """Bytes outside any frame (line noise, a partial frame cut by a reconnect)."""
+
+
+class MalformedFrame(ProtocolError):
+    """A delimited frame whose contents do not follow the protocol."""
+
+
+class ChecksumMismatch(ProtocolError):
+    """A frame whose checksum does not match its contents."""
+
+
+class BadCardCode(ProtocolError):
+    """A well-formed frame that names a card no deck holds."""
+
+
+class UnknownToken(ProtocolError):
+    """A well-formed token or frame type this driver does not know; ignored."""
+
+
+def canonical_code(rank: str, suit: str) -> str:
+    """Return the canonical code ("TD") for a rank ("10", "t", "A") and suit ("d").
+
+    Raises ValueError for anything that is not one of the 52 cards.
+    """
+    r = rank.upper()
+    if r == "10":
+        r = "T"
+    s = suit.upper()
+    if len(r) != 1 or r not in RANKS or len(s) != 1 or s not in SUITS:
+        raise ValueError(f"{rank}{suit!s} is not a card (rank {RANKS} or 10, suit {SUITS})")
+    return r + s
+
+
+def check_code(code: str) -> str:
+    """Validate a canonical or loose card code ("AS", "10d") and return it canonical."""
+    if len(code) < 2:
+        raise ValueError(f"{code!r} is not a card code")
+    return canonical_code(code[:-1], code[-1])
+
+
+class Decoder(Protocol):
+    """Incremental bytes → events decoder of one shoe protocol."""
+
+    def feed(self, data: bytes) -> None: ...
+
+    def next(self) -> DeviceEvent | None: ...
+
+    @property
+    def pending(self) -> int:
+        """Bytes buffered but not yet consumed (0 after a complete script)."""
+        ...
+
+    def reset(self) -> None:
+        """Forget buffered bytes (after a reconnect, a partial frame is noise)."""
+        ...
+
+
+class Encoder(Protocol):
+    """Shoe actions → protocol bytes (the simulator's side of a codec)."""
+
+    sequenced: bool   # frames carry sequence numbers that the controller acknowledges
+
+    def card(self, code: str, *, seq: int = 0, face_up: bool = False,
+             manual_burn: bool = False, multiple: int = 0) -> bytes: ...
+
+    def failed(self, *, seq: int = 0) -> bytes: ...
+
+    def cut(self, *, seq: int = 0) -> bytes: ...
+
+    def alarm(self, code: str, text: str) -> bytes: ...
+
+    def warning(self, code: str, text: str = "") -> bytes: ...
+
+    def noise(self) -> bytes: ...

@@ -1,0 +1,296 @@
+"""The framed shoe protocol: our reference binary protocol with CRC, sequence numbers and acks.
+
+    A5 | LEN | TYPE | SEQ (u16 BE) | PAYLOAD (LEN bytes) | CRC-16/CCITT-FALSE (u16 BE)
+
+The CRC covers LEN … PAYLOAD. Reads (card, failed read, cut card) carry sequence numbers 1…65535
+(then 1 again); the controller acknowledges them cumulatively once journaled, and the shoe
+resends unacknowledged reads whenever it answers a HELLO. The driver drops a sequence number it
+has already delivered and reports a gap as a DeviceWarning. Byte-level details and a worked
+example: docs/protocols.md.
+"""
+from __future__ import annotations
+
+import binascii
+from dataclasses import dataclass
+
+from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceEvent, DeviceWarning,
+                            ReadFailed)
+from drivers.shoe.base import ShoeDriver
+from drivers.shoe.codec import (BadCardCode, ChecksumMismatch, Decoder, GarbageBytes,
+                                MalformedFrame, UnknownToken, check_code)
+
+SOF = 0xA5
+MAX_PAYLOAD = 32
+VERSION = 1
+SEQ_MAX = 65535
+
+HELLO, CARD, FAILED, CUT, ALARM, WARNING, ACK = 0x01, 0x10, 0x11, 0x12, 0x20, 0x21, 0x30
+FACE_UP, MULTIPLE, MANUAL_BURN = 0x01, 0x02, 0x04
+_KNOWN_FLAGS = FACE_UP | MULTIPLE | MANUAL_BURN
+
+
+def crc16_ccitt_false(data: bytes, crc: int = 0xFFFF) -> int:
+    """CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, unreflected, xorout 0; "123456789" → 0x29B1.
+
+    binascii.crc_hqx is exactly this polynomial, unreflected, from the given initial value.
+    """
+    return binascii.crc_hqx(data, crc)
+
+
+def next_seq(seq: int) -> int:
+    """The sequence number after `seq` (1 … 65535, then 1; after 0 comes 1)."""
+    return seq % SEQ_MAX + 1
+
+
+def seq_at_or_before(a: int, b: int) -> bool:
+    """True when read `a` is `b` or older than it, in wrapping sequence arithmetic."""
+    return (b - a) % SEQ_MAX < SEQ_MAX // 2
+
+
+def encode_frame(ftype: int, seq: int = 0, payload: bytes = b"") -> bytes:
+    if len(payload) > MAX_PAYLOAD:
+        raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
+    body = bytes((len(payload), ftype)) + seq.to_bytes(2, "big") + payload
+    return bytes((SOF,)) + body + crc16_ccitt_false(body).to_bytes(2, "big")
+
+
+def _text_payload(code: str, text: str) -> bytes:
+    c, t = code.encode("ascii"), text.encode("ascii")
+    return bytes((len(c),)) + c + t[:MAX_PAYLOAD - 1 - len(c)]
+
+
+@dataclass(frozen=True)
+class HelloFrame(DeviceEvent):
+    """HELLO: from the shoe, its session and last acknowledged read; else a request."""
+    session: int | None = None
+    last_acked: int = 0
+    version: int = VERSION
+
+
+@dataclass(frozen=True)
+class AckFrame(DeviceEvent):
+    """ACK from the controller: every read up to and including `seq` is journaled."""
+    seq: int = 0
+
+
+class FramedDecoder(Decoder):
+    """Incremental frame finder: resyncs on SOF, checks LEN and CRC, parses payloads."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    @property
+    def pending(self) -> int:
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> None:
+        self._buf += data
+
+    def reset(self) -> None:
+        self._buf.clear()
+
+    def expire(self) -> None:
+        """The line went quiet inside a frame: drop its SOF as garbage and rescan behind it."""
+        if self._buf:
+            raw = bytes(self._buf[:1])
+            del self._buf[:1]
+            raise GarbageBytes("incomplete frame timed out", raw)
+
+    def next(self) -> DeviceEvent | None:
+        buf = self._buf
+        if not buf:
+            return None
+        if buf[0] != SOF:
+            end = buf.find(SOF)
+            end = len(buf) if end < 0 else end
+            raw = bytes(buf[:end])
+            del buf[:end]
+            raise GarbageBytes(f"{len(raw)} byte(s) outside any frame", raw)
+        if len(buf) < 2:
+            return None
+        length = buf[1]
+        if length > MAX_PAYLOAD:
+            del buf[:1]
+            raise GarbageBytes(f"false start: length {length} > {MAX_PAYLOAD}",
+                               bytes((SOF, length)))
+        size = 7 + length
+        if len(buf) < size:
+            return None
+        frame = bytes(buf[:size])
+        if crc16_ccitt_false(frame[1:-2]) != int.from_bytes(frame[-2:], "big"):
+            del buf[:1]     # maybe a false start: rescan from the next byte
+            raise ChecksumMismatch("CRC mismatch", frame)
+        del buf[:size]
+        return self._parse(frame[2], int.from_bytes(frame[3:5], "big"), frame[5:-2], frame)
+
+    @staticmethod
+    def _parse(ftype: int, seq: int, payload: bytes, raw: bytes) -> DeviceEvent:
+        n = len(payload)
+        if ftype == CARD:
+            if n != 4:
+                raise MalformedFrame(f"card payload of {n} bytes, not 4", raw)
+            flags, count = payload[0], payload[1]
+            if flags & ~_KNOWN_FLAGS or (count < 2 if flags & MULTIPLE else count != 1):
+                raise MalformedFrame(f"card flags {flags:#04x} with count {count}", raw)
+            try:
+                code = check_code(payload[2:].decode("ascii"))
+            except (UnicodeDecodeError, ValueError) as err:
+                raise BadCardCode(f"impossible card {payload[2:]!r}", raw) from err
+            if code != payload[2:].decode("ascii"):
+                raise BadCardCode(f"card code {code} not canonical", raw)
+            return CardRead(code=code, seq=seq, face_up=bool(flags & FACE_UP),
+                            manual_burn=bool(flags & MANUAL_BURN),
+                            multiple=count if flags & MULTIPLE else 0, raw=raw)
+        if ftype in (FAILED, CUT, ACK):
+            if n:
+                raise MalformedFrame(f"type {ftype:#04x} carries no payload, got {n} bytes", raw)
+            if ftype == FAILED:
+                return ReadFailed(seq=seq, raw=raw)
+            return CutCardSeen(seq=seq, raw=raw) if ftype == CUT else AckFrame(seq=seq, raw=raw)
+        if ftype == HELLO:
+            if n == 0:
+                return HelloFrame(raw=raw)
+            if n != 7:
+                raise MalformedFrame(f"hello payload of {n} bytes, not 0 or 7", raw)
+            return HelloFrame(version=payload[0], session=int.from_bytes(payload[1:5], "big"),
+                              last_acked=int.from_bytes(payload[5:7], "big"), raw=raw)
+        if ftype in (ALARM, WARNING):
+            size = payload[0] if n else 0
+            if not n or 1 + size > n or any(not 0x20 <= b <= 0x7E for b in payload[1:]):
+                raise MalformedFrame("alarm/warning text malformed", raw)
+            code, text = payload[1:1 + size].decode("ascii"), payload[1 + size:].decode("ascii")
+            cls = DeviceAlarm if ftype == ALARM else DeviceWarning
+            return cls(code=code, text=text, raw=raw)
+        raise UnknownToken(f"unknown frame type {ftype:#04x}", raw)
+
+
+class FramedEncoder:
+    """Shoe actions → framed bytes (for the simulator), plus the controller's frames."""
+
+    sequenced = True
+
+    def card(self, code: str, *, seq: int = 0, face_up: bool = False,
+             manual_burn: bool = False, multiple: int = 0) -> bytes:
+        flags = (FACE_UP if face_up else 0) | (MANUAL_BURN if manual_burn else 0)
+        flags |= MULTIPLE if multiple else 0
+        return encode_frame(CARD, seq, bytes((flags, multiple or 1)) + code.encode("ascii"))
+
+    def failed(self, *, seq: int = 0) -> bytes:
+        return encode_frame(FAILED, seq)
+
+    def cut(self, *, seq: int = 0) -> bytes:
+        return encode_frame(CUT, seq)
+
+    def alarm(self, code: str, text: str) -> bytes:
+        return encode_frame(ALARM, 0, _text_payload(code, text))
+
+    def warning(self, code: str, text: str = "") -> bytes:
+        return encode_frame(WARNING, 0, _text_payload(code, text))
+
+    def noise(self) -> bytes:
+        # includes a false start (SOF then an impossible length) to exercise the resync
+        return b"\x00\xa5\xff\x13~#"
+
+    def hello(self, session: int, last_acked: int) -> bytes:
+        return encode_frame(HELLO, 0, bytes((VERSION,)) + session.to_bytes(4, "big")
+                            + last_acked.to_bytes(2, "big"))
+
+    @staticmethod
+    def hello_request() -> bytes:
+        return encode_frame(HELLO)
+
+    @staticmethod
+    def ack(seq: int) -> bytes:
+        return encode_frame(ACK, seq)
+
+
+class FramedDriver(ShoeDriver):
+    """Framed shoe: asks for HELLO on every open, drops duplicates, reports gaps, sends acks."""
+
+    protocol = "framed"
+
+    def _make_decoder(self) -> FramedDecoder:
+        self._session: int | None = None
+        self._last_seq = 0          # last read delivered (or acknowledged before we met the shoe)
+        self._acked = 0             # highest read the controller acknowledged
+        self._held: DeviceEvent | None = None
+        self._resumed = 0           # last read journaled before a restart (resume())
+        return FramedDecoder()
+
+    @property
+    def buffered(self) -> bool:
+        return self._held is not None or super().buffered
+
+    def _on_open(self) -> None:
+        self._send(FramedEncoder.hello_request())
+
+    def _on_idle(self, consecutive_timeouts: int) -> None:
+        if consecutive_timeouts >= 2 and self._decoder.pending:
+            try:
+                self._decoder.expire()
+            except GarbageBytes as err:
+                self._count_error(err)
+        n = self.dead_after_timeouts
+        if n >= 2 and consecutive_timeouts == n // 2:
+            self._send(FramedEncoder.hello_request())   # keepalive: an idle shoe still answers
+
+    def resume(self, last_seq: int) -> None:
+        if not 1 <= last_seq <= SEQ_MAX:
+            raise ValueError(f"sequence number {last_seq} outside 1…{SEQ_MAX}")
+        self._resumed = last_seq
+        self._last_seq = self._acked = last_seq
+        self._send(FramedEncoder.ack(last_seq))
+
+    def ack(self, seq: int) -> None:
+        if not 1 <= seq <= SEQ_MAX:
+            raise ValueError(f"sequence number {seq} outside 1…{SEQ_MAX}")
+        if self._acked == 0 or not seq_at_or_before(seq, self._acked):
+            self._acked = seq
+        self._send(FramedEncoder.ack(seq))
+
+    def _decode(self) -> DeviceEvent | None:
+        if self._held is not None:
+            event, self._held = self._held, None
+            return event
+        while True:
+            event = self._decoder.next()
+            if event is None:
+                return None
+            if isinstance(event, HelloFrame):
+                self._hello(event)
+                continue
+            if isinstance(event, AckFrame):
+                raise UnknownToken("ACK from the shoe side", event.raw)
+            seq = getattr(event, "seq", None)
+            if not seq:
+                return event
+            if self._last_seq and seq_at_or_before(seq, self._last_seq):
+                self.stats["duplicates"] += 1
+                self._log.debug("duplicate read dropped", seq=seq)
+                continue
+            expected = next_seq(self._last_seq)
+            self._last_seq = seq
+            if seq != expected:
+                self.stats["seq_gaps"] += 1
+                self._log.warning("sequence gap", expected=expected, got=seq)
+                self._held = event
+                return DeviceWarning(code="SEQ_GAP", text=f"expected read {expected}, got {seq}",
+                                     raw=event.raw)
+            return event
+
+    def _hello(self, hello: HelloFrame) -> None:
+        if hello.session is None:
+            raise UnknownToken("HELLO request from the shoe side", hello.raw)
+        if hello.session != self._session:
+            self._log.info("shoe session", session=hello.session, last_acked=hello.last_acked)
+            first = self._session is None
+            self._session = hello.session
+            self._last_seq = self._acked = hello.last_acked
+            if first and self._resumed and (not hello.last_acked or
+                                            seq_at_or_before(hello.last_acked, self._resumed)):
+                # the journal is ahead of the shoe's acks: those reads are applied already
+                self._last_seq = self._acked = self._resumed
+                self._send(FramedEncoder.ack(self._resumed))
+        elif self._acked and (not hello.last_acked
+                              or not seq_at_or_before(self._acked, hello.last_acked)):
+            self._send(FramedEncoder.ack(self._acked))   # our ack was lost with the link

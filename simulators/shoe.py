@@ -1,0 +1,317 @@
+"""The shoe model: card order, cut card, faults, and the wire protocol's bytes out and in.
+
+A pure device model: the dealer's `pull()` queues the frames the real shoe would send, `read()`
+hands them out (device → controller), `write()` takes the controller's bytes (framed acks and
+HELLO requests). Time enters only through the injected `clock`, which ends silences and link
+drops. Adapters (the shoesim:// pyserial handler, the TCP/pty server) carry the bytes.
+
+Output is a list of segments: one `read()` never returns bytes from two segments, which is how
+a `split` fault cuts a frame across reads.
+"""
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable, Iterable, Sequence
+
+from drivers.errors import ProtocolError
+from drivers.shoe.barcode import BarcodeEncoder
+from drivers.shoe.beetek import BeetekEncoder
+from drivers.shoe.codec import check_code
+from drivers.shoe.framed import (AckFrame, FramedDecoder, FramedEncoder, HelloFrame,
+                                 next_seq, seq_at_or_before)
+
+FAULT_KINDS = ("misread", "double_draw", "triple_draw", "skip_burn", "noise", "split", "drop",
+               "silence", "jam", "door_open", "count_mismatch", "foreign_card", "face_up")
+# the kinds this model acts on; skip_burn is the virtual dealer's, the rest the shuffler's
+SHOE_FAULTS = ("misread", "double_draw", "triple_draw", "noise", "split", "drop", "silence",
+               "foreign_card", "face_up")
+ENCODERS = {"beetek": BeetekEncoder, "barcode": BarcodeEncoder, "framed": FramedEncoder}
+
+
+class FaultError(ValueError):
+    """A fault text or fault that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    at: int     # 0-based index of the card in the shoe's draw order
+
+    def __str__(self) -> str:
+        return f"{self.kind}@{self.at}"
+
+
+def parse_fault(text: str) -> Fault:
+    """`"double_draw@40"` → Fault("double_draw", 40); FaultError with the reason otherwise."""
+    kind, sep, at = text.strip().partition("@")
+    if not sep or kind not in FAULT_KINDS or not at.isdigit():
+        raise FaultError(f"{text!r} is not a fault: write KIND@N with N a card index >= 0 and "
+                         f"KIND one of {', '.join(FAULT_KINDS)}")
+    return Fault(kind, int(at))
+
+
+class ShoeModel:
+    """A card-recognition shoe holding `cards` in draw order, speaking `protocol`."""
+
+    def __init__(self, cards: Sequence[str], *, protocol: str = "beetek",
+                 cut_position: int | None = None, faults: Iterable[Fault] = (),
+                 clock: Callable[[], float] = time.monotonic, silence_s: float = 0.5,
+                 drop_s: float = 0.3, session: int | None = None):
+        if protocol not in ENCODERS:
+            raise ValueError(f"unknown shoe protocol {protocol!r} (known: {', '.join(ENCODERS)})")
+        self._cards = [check_code(c) for c in cards]
+        if cut_position is not None and not 0 <= cut_position <= len(self._cards):
+            raise ValueError(f"cut_position {cut_position} outside 0…{len(self._cards)}")
+        self.protocol = protocol
+        self.cut_position = cut_position
+        self.silence_s = silence_s
+        self.drop_s = drop_s
+        self.session = secrets.randbits(32) if session is None else session
+        self.written = bytearray()            # every byte the controller sent, for tests
+        self.link_generation = 0              # bumped when the link drops: old handles die
+        self._enc = ENCODERS[protocol]()
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._segments: list[bytearray] = []
+        self._pos = 0
+        self._cut_out = False
+        self._faults: dict[int, list[str]] = {}
+        self._injected: list[Fault] = []
+        self._seq = 0
+        self._unacked: list[tuple[int, bytes]] = []
+        self._last_acked = 0
+        self._silent_until = 0.0
+        self._down_until = 0.0
+        self._controller = FramedDecoder()
+        if protocol == "framed":
+            with self._cond:
+                self._emit(self._enc.hello(self.session, 0))     # power-on announcement
+        for fault in faults:
+            self.inject(fault)
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def position(self) -> int:
+        """Cards out of the shoe so far."""
+        return self._pos
+
+    @property
+    def remaining(self) -> int:
+        return len(self._cards) - self._pos
+
+    @property
+    def exhausted(self) -> bool:
+        return self._pos >= len(self._cards)
+
+    @property
+    def has_more(self) -> bool:
+        """A pull would still bring something out: a card, or the cut card behind the last."""
+        return not self.exhausted or (self.cut_position == self._pos and not self._cut_out)
+
+    @property
+    def cut_card_out(self) -> bool:
+        return self._cut_out
+
+    @property
+    def faults(self) -> tuple[Fault, ...]:
+        return tuple(self._injected)
+
+    @property
+    def unacked(self) -> list[int]:
+        """Sequence numbers sent but not yet acknowledged (framed)."""
+        return [seq for seq, _ in self._unacked]
+
+    @property
+    def link_up(self) -> bool:
+        return self._clock() >= self._down_until
+
+    @property
+    def silent(self) -> bool:
+        return self._clock() < self._silent_until
+
+    def card_at(self, index: int) -> str | None:
+        """The code at 0-based draw index (after any foreign-card fault), None outside the shoe."""
+        return self._cards[index] if 0 <= index < len(self._cards) else None
+
+    def undealt(self) -> list[str]:
+        """Codes still in the shoe, in draw order (foreign cards included)."""
+        return list(self._cards[self._pos:])
+
+    # -- faults ---------------------------------------------------------------------------
+
+    def inject(self, fault: Fault) -> None:
+        """Schedule a fault at card index `fault.at`; one already passed is refused."""
+        if fault.kind not in FAULT_KINDS:
+            raise FaultError(f"unknown fault kind {fault.kind!r} (known: {', '.join(FAULT_KINDS)})")
+        with self._cond:
+            self._schedule(fault)
+
+    def _schedule(self, fault: Fault) -> None:
+        if fault.kind in SHOE_FAULTS:
+            if not self._pos <= fault.at < len(self._cards):
+                raise FaultError(f"{fault}: card index outside {self._pos}…"
+                                 f"{len(self._cards) - 1} (cards still in the shoe)")
+            if fault.kind == "foreign_card":
+                self._cards[fault.at] = self._foreign_code(fault.at)
+        self._faults.setdefault(fault.at, []).append(fault.kind)
+        self._injected.append(fault)
+
+    def _foreign_code(self, index: int) -> str:
+        """An extra copy of the shoe's most plentiful code: one more than the shoe can hold."""
+        own = self._cards[index]
+        counts = Counter(self._cards)
+        first = {}
+        for i, code in enumerate(self._cards):
+            first.setdefault(code, i)
+        for code in sorted(counts, key=lambda c: (-counts[c], first[c])):
+            if code != own:
+                return code
+        return "KD" if own != "KD" else "QD"
+
+    # -- the dealer and the device's own messages -----------------------------------------
+
+    def pull(self, *, manual_burn: bool = False) -> list[str]:
+        """The dealer draws: the codes that left the shoe (2–3 on a double/triple draw fault)."""
+        with self._cond:
+            start = self._pos
+            if start >= len(self._cards):
+                if self.cut_position == start and not self._cut_out:
+                    self._cut_out = True
+                    self._emit_read(self._enc.cut)
+                return []
+            kinds = self._faults.get(start, [])
+            if "drop" in kinds:
+                self._down_until = self._clock() + self.drop_s
+                self.link_generation += 1
+                self._segments.clear()          # bytes on the wire die with the link
+            if "silence" in kinds:
+                self._silent_until = self._clock() + self.silence_s
+            if "noise" in kinds:
+                self._emit(self._enc.noise())
+            count = 3 if "triple_draw" in kinds else 2 if "double_draw" in kinds else 1
+            codes = self._cards[start:start + count]
+            multiple = len(codes) if len(codes) > 1 else 0
+            for index, code in enumerate(codes, start):
+                if self.cut_position == index and not self._cut_out:
+                    self._cut_out = True
+                    self._emit_read(self._enc.cut)
+                here = self._faults.get(index, [])
+                if "misread" in here:
+                    build = partial(self._enc.failed)
+                else:
+                    build = partial(self._enc.card, code, face_up="face_up" in here,
+                                    manual_burn=manual_burn, multiple=multiple)
+                self._emit_read(build, split="split" in here)
+            self._pos += len(codes)
+            return list(codes)
+
+    def alarm(self, code: str, text: str) -> None:
+        """The shoe raises an alarm (e.g. "E3", "Card Not Read"); not on barcode."""
+        with self._cond:
+            self._emit(self._enc.alarm(code, text))
+
+    def warning(self, code: str, text: str = "") -> None:
+        """The shoe reports a warning (e.g. "W0x12"); not on barcode."""
+        with self._cond:
+            self._emit(self._enc.warning(code, text))
+
+    def emit_raw(self, data: bytes) -> None:
+        """Put arbitrary bytes on the wire (tests of the driver's robustness)."""
+        with self._cond:
+            self._emit(data)
+
+    def _emit_read(self, build: Callable[..., bytes], *, split: bool = False) -> None:
+        seq = 0
+        if self._enc.sequenced:
+            seq = self._seq = next_seq(self._seq)
+        frame = build(seq=seq)
+        if seq:
+            self._unacked.append((seq, frame))
+        self._emit(frame, split=split)
+
+    def _emit(self, data: bytes, *, split: bool = False) -> None:
+        if not self.link_up:
+            return      # nobody listens; framed reads stay unacknowledged and come back later
+        if not self._segments:
+            self._segments.append(bytearray())
+        if split and len(data) > 1:
+            half = len(data) // 2
+            self._segments[-1] += data[:half]
+            self._segments.append(bytearray(data[half:]))
+        else:
+            self._segments[-1] += data
+        self._cond.notify_all()
+
+    # -- the wire -------------------------------------------------------------------------
+
+    @property
+    def in_waiting(self) -> int:
+        """Bytes one read() can return now (0 while silent or while the link is down)."""
+        with self._cond:
+            if self.silent or not self.link_up or not self._segments:
+                return 0
+            return len(self._segments[0])
+
+    def read(self, size: int) -> bytes:
+        """Up to `size` queued bytes, never across a split; b"" while silent or down."""
+        with self._cond:
+            if size <= 0 or self.silent or not self.link_up or not self._segments:
+                return b""
+            first = self._segments[0]
+            data = bytes(first[:size])
+            del first[:size]
+            if not first and len(self._segments) > 1:
+                self._segments.pop(0)
+            return data
+
+    def wait_output(self, timeout: float) -> bool:
+        """Block up to `timeout` s (real time) until read() has bytes; True when it has."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                if not self.silent and self.link_up and self._segments and self._segments[0]:
+                    return True
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                # short slices: silences and drops end by the model's clock, not by a notify
+                self._cond.wait(min(left, 0.01))
+
+    def discard_output(self) -> None:
+        """Drop queued output (a port's input-buffer reset on the controller's side)."""
+        with self._cond:
+            self._segments.clear()
+
+    def connect(self) -> bool:
+        """An adapter (re)opens the link: True when the shoe is reachable again."""
+        return self.link_up
+
+    def write(self, data: bytes) -> int:
+        """Controller → shoe bytes: ACKs retire reads; a HELLO request gets HELLO + resends."""
+        with self._cond:
+            self.written += data
+            if self.protocol != "framed":
+                return len(data)
+            self._controller.feed(data)
+            while True:
+                try:
+                    frame = self._controller.next()
+                except ProtocolError:
+                    continue        # a real shoe ignores what it cannot parse
+                if frame is None:
+                    break
+                if isinstance(frame, AckFrame) and frame.seq:
+                    self._unacked = [(s, f) for s, f in self._unacked
+                                     if not seq_at_or_before(s, frame.seq)]
+                    self._last_acked = frame.seq
+                elif isinstance(frame, HelloFrame) and frame.session is None:
+                    self._emit(self._enc.hello(self.session, self._last_acked))
+                    for _, resend in self._unacked:
+                        self._emit(resend)
+            return len(data)
