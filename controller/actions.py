@@ -35,8 +35,8 @@ def apply_input(table: Table, inp: dict) -> None:
     elif kind == "link_lost":
         table.emit("alarm", source=inp.get("device", ""), code="link_lost",
                    text=inp.get("reason", ""), severity="error")
-        if table.state != TableState.HOLD:
-            table.hold(reason=f"{inp.get('device', 'device')} link lost: {inp.get('reason', '')}")
+        table.irregular(kind="link_lost", detail=f"{inp.get('device', 'device')} link lost: "
+                        f"{inp.get('reason', '')}; reads that arrive are kept for the supervisor")
     elif kind == "link_back":
         table.emit("alarm", source=inp.get("device", ""), code="link_back", text="", severity="info")
     elif kind == "shuffled":
@@ -135,6 +135,12 @@ def _change_profile(table: Table, profile: str) -> None:
                              f"{table.profile.game}", code="invalid_args")
     table.profile = new
     table.emit("profile_changed", profile=new.name, profile_sha256=new.sha256)
+
+
+def _report_unread(table: Table, detail: str = "") -> None:
+    """The dealer saw a card leave the shoe that was never read (e.g. during a link outage)."""
+    table.irregular(kind="unreadable_card", detail="a card left the shoe without a read"
+                    + (f" ({detail})" if detail else "") + "; enter its code or void the round")
 
 
 def _cut_card(table: Table) -> None:
@@ -236,8 +242,10 @@ def _accept_count(table: Table) -> None:
 
 
 def _reject_count(table: Table) -> None:
+    """The shoe is not accepted: back to shuffling for a new shuffle and count."""
     _need_hold(table, "count_mismatch")
-    table.end_shoe(reason="count_rejected")
+    table.resume_state = TableState.SHUFFLING.value
+    table.resume_table()
 
 
 def _demo_round(table: Table) -> None:
@@ -262,6 +270,7 @@ def _switch_mode(table: Table, mode: str) -> None:
 HANDLERS: dict[str, Callable[..., None]] = {
     "new_shoe": _new_shoe, "open_bets": _open_bets, "close_bets": _close_bets,
     "start_round": _open_bets, "shoe_empty": _shoe_empty, "cut_card": _cut_card,
+    "report_unread": _report_unread,
     "abandon_shoe": _abandon_shoe, "confirm_result": _confirm_result,
     "change_profile": _change_profile, "report_misplaced": _report_misplaced,
     "hold": _hold, "resume": _resume, "void_round": _void_round, "enter_card": _enter_card,

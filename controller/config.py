@@ -43,6 +43,7 @@ class ShoeCfg:
     dead_after_timeouts: int = 0      # consecutive read timeouts that mean the link is dead; 0 = never
     reconnect_initial_s: float = 0.5
     reconnect_max_s: float = 10.0
+    min_pull_interval_s: float = 0.15  # two reads closer than this were drawn together
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,29 @@ def from_device(event: ev.DeviceEvent) -> dict | None:
     return None
 
 
+class DrawTimer:
+    """Marks a card read that came too soon after the previous one for a hand to pull.
+
+    Reads that arrive in one burst, or closer than `min_pull_interval_s`, were drawn together
+    (a double or triple draw): they keep their read order (top card first) and are flagged.
+    The flag is decided here, once, and journaled with the input, so a replay agrees.
+    """
+
+    def __init__(self, min_pull_interval_s: float = 0.15):
+        self.min_pull_interval_s = min_pull_interval_s
+        self.last_t: float | None = None
+
+    def annotate(self, inp: dict | None, event: ev.DeviceEvent) -> dict | None:
+        if inp is None or inp["type"] not in ("card", "read_failed"):
+            return inp
+        t = event.t
+        close = self.last_t is not None and t - self.last_t < self.min_pull_interval_s
+        self.last_t = t
+        if close and inp["type"] == "card":
+            inp.setdefault("flags", {})["with_previous"] = True
+        return inp
+
+
 def command(action: str, *, user: str = "system", role: str = "system", reason: str = "",
             **args: Any) -> dict:
     return {"type": "command", "action": action, "args": args, "user": user, "role": role,

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 ROLES = ("dealer", "supervisor", "manager", "auditor")
 
 DEALER_ACTIONS = ("open_bets", "close_bets", "start_round", "confirm_result", "report_misplaced",
-                  "cut_card", "shoe_empty")
+                  "cut_card", "shoe_empty", "report_unread")
 SUPERVISOR_ACTIONS = (
     "hold", "resume", "void_round", "enter_card", "burn_card", "remove_card", "confirm_layout",
     "end_shoe", "change_shoe", "accept_count", "reject_count", "demo_round", "switch_mode",
@@ -55,6 +55,7 @@ class Arg:
 #: action → its arguments, in the order `tablectl override ACTION VALUE…` maps bare values
 ACTION_ARGS: Mapping[str, tuple[Arg, ...]] = {
     "report_misplaced": (Arg("detail", "str", required=False),),
+    "report_unread": (Arg("detail", "str", required=False),),
     "hold": (Arg("note", "str", required=False),),
     "enter_card": (Arg("code", "card"),),
     "remove_card": (Arg("code", "card", required=False),),   # default: the card held

@@ -15,7 +15,7 @@ from controller import procedures
 from controller.app import Controller
 from controller.cards import ordered_shoe
 from controller.errors import CommandRefused, InputError
-from controller.inputs import command, from_device
+from controller.inputs import DrawTimer, command, from_device
 from controller.logsetup import get_logger
 from controller.profile import Profile
 from controller.shoefile import ShoeFile, check_against_decks, check_cut, read_shoe_file
@@ -36,6 +36,15 @@ class SimOptions:
     protocol: str = "beetek"
     use_shuffler: bool = True
     publishers: list = field(default_factory=list)
+
+
+def _clear(drv) -> None:
+    """Clear a shuffler error; a shuffler that refuses is left to the next shuffle command."""
+    from drivers.errors import DeviceError
+    try:
+        drv.clear()
+    except DeviceError as err:
+        log.warning("shuffler did not clear", error=str(err))
 
 
 def load_shoe_file(profile: Profile, path: str) -> ShoeFile:
@@ -82,6 +91,7 @@ class Simulation:
         self.ctl, self.recovery = Controller.open(profile, self.journal)
         self.out: list[dict] = []
         self.ctl.publishers.append(self)
+        self.timer = DrawTimer()
 
     def publish(self, event: dict) -> None:
         if event["event"] != "prompt":
@@ -134,14 +144,18 @@ class Simulation:
             self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo))
         self.rig.load_shoe(cards, cut)
         yield from self._flush()
-        shoe = open_shoe(self.rig.shoe_url, self.opts.protocol, read_timeout_s=0.01,
-                         reconnect_initial_s=0.01, reconnect_max_s=0.05)
+        shoe = self._open_shoe()
         try:
             self.ctl.ack = shoe.ack
             yield from self.deal(shoe)
         finally:
             self.ctl.ack = None
             shoe.close()
+
+    def _open_shoe(self):
+        from drivers.shoe import open_shoe
+        return open_shoe(self.rig.shoe_url, self.opts.protocol, read_timeout_s=0.01,
+                         reconnect_initial_s=0.01, reconnect_max_s=0.05, stamp=self.rig.clock)
 
     def resume_shoe(self, index: int) -> Iterator[dict]:
         """Continue the shoe the journal left open: the simulated shoe resumes at its next card."""
@@ -152,8 +166,7 @@ class Simulation:
         for _ in range(self.recovery.cards_read):
             model.pull()
         model.discard_output()
-        from drivers.shoe import open_shoe
-        shoe = open_shoe(self.rig.shoe_url, self.opts.protocol, read_timeout_s=0.01)
+        shoe = self._open_shoe()
         try:
             self.ctl.ack = shoe.ack
             yield from self.deal(shoe)
@@ -168,32 +181,43 @@ class Simulation:
         return order
 
     def shuffle(self, cut: int | None, demo: int) -> Iterator[dict]:
-        """Shuffle through the shuffler's driver; the table sees its count before any card."""
-        from drivers.shuffler import ShuffleCountError, open_shuffler
+        """Shuffle through the shuffler's driver; the table sees its count before any card.
+
+        A jam is cleared and the shoe reshuffled; an open door is waited out; a count that does
+        not match holds the table until the supervisor accepts it or has the shoe reshuffled.
+        """
+        from drivers.shuffler import ShuffleCountError, ShufflerFault, open_shuffler
         self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo, shuffler=True))
         drv = open_shuffler(self.rig.shuffler_url, response_timeout_s=1.0, poll_interval_s=0.0)
+        table = self.ctl.table
         try:
-            for attempt in range(3):
-                drv.shuffle(self.profile.decks)
-                try:
-                    done = drv.wait_ready(timeout_s=30.0, decks=self.profile.decks)
-                except ShuffleCountError as err:
-                    done = None
-                    self.ctl.submit({"type": "shuffled", "device": "shuffler",
-                                     "count": err.count, "composition": {}})
-                    yield from self._flush()
-                    yield from self.settle_holds(cards_out=0)
-                    drv.clear()
+            for _ in range(MAX_HOLD_ACTIONS):
+                if table.state != "shuffling":
                     break
-                except Exception as err:   # jam or door: the device reports, a person clears it
-                    self.ctl.submit({"type": "alarm", "device": "shuffler", "code": "fault",
-                                     "text": str(err)})
-                    yield from self._flush()
-                    drv.clear()
-                    yield from self.settle_holds(cards_out=0)
-                    continue
-                self.ctl.submit(from_device(done))
-                break
+                drv.shuffle(self.profile.decks)
+                done = None
+                for _ in range(MAX_HOLD_ACTIONS):
+                    try:
+                        done = drv.wait_ready(timeout_s=30.0, decks=self.profile.decks)
+                        break
+                    except ShuffleCountError as err:
+                        self._submit({"type": "shuffled", "device": "shuffler",
+                                      "count": err.count, "composition": {}})
+                        yield from self._flush()
+                        yield from self.settle_holds(cards_out=0)
+                        _clear(drv)
+                        break
+                    except ShufflerFault as err:
+                        self._submit({"type": "alarm", "device": "shuffler",
+                                      "code": err.status.state, "text": str(err)})
+                        yield from self._flush()
+                        if err.status.state != "door_open":
+                            _clear(drv)      # a jam: clear it, then shuffle again
+                            yield from self.settle_holds(cards_out=0)
+                            break
+                        yield from self.settle_holds(cards_out=0)
+                if done is not None:
+                    self._submit(from_device(done))
             order = drv.deliver() or []
         finally:
             drv.close()
@@ -216,6 +240,7 @@ class Simulation:
                 self._submit(command("shoe_empty", reason="no card left in the shoe"))
                 yield from self._flush()
                 continue
+            self.rig.clock.advance(1.0)
             self._read(shoe, len(codes))
             for _ in dealer.take_misplaced():
                 self._submit(command("report_misplaced", detail="burn card placed on Player's box"))
@@ -228,20 +253,23 @@ class Simulation:
         got = 0
         deadline = time.monotonic() + READ_WAIT_S
         while True:
-            if got >= expected and self.rig.shoe.in_waiting == 0 and not getattr(shoe, "_pending", None):
+            if got >= expected and self.rig.shoe.in_waiting == 0 and not shoe.buffered:
                 return
             ev = shoe.read_event(timeout=0.01)
             if ev is None:
                 if got >= expected and self.rig.shoe.in_waiting == 0:
                     return
                 if time.monotonic() > deadline:
+                    # the dealer sees cards on the table that the shoe never reported
                     log.warning("pulled card never arrived", expected=expected, got=got)
-                    self._submit({"type": "link_lost", "device": "shoe",
-                                  "reason": f"{expected - got} card read(s) never arrived"})
+                    for _ in range(expected - got):
+                        self._submit(command("report_unread", user="dealer", role="dealer",
+                                             detail="no read arrived from the shoe"))
+                        self.ctl._cards_read += 1
                     return
                 self.rig.clock.advance(0.05)   # let simulated silences and drops run out
                 continue
-            inp = from_device(ev)
+            inp = self.timer.annotate(from_device(ev), ev)
             if inp is None:
                 continue
             if inp["type"] in ("card", "read_failed"):
@@ -256,7 +284,7 @@ class Simulation:
 
     def settle_holds(self, cards_out: int) -> Iterator[dict]:
         table = self.ctl.table
-        sup = self.rig.supervisor(self.profile.card_when_none_due)
+        sup = self.rig.supervisor(self.profile.card_when_none_due, self.profile.face_up_card)
         for _ in range(MAX_HOLD_ACTIONS):
             if table.state != "hold":
                 break

@@ -19,6 +19,7 @@ REMEDIES: dict[str, tuple[str, ...]] = {
     "face_up_card": ("burn_card", "void_round", "resume"),
     "count_mismatch": ("accept_count", "reject_count"),
     "device_alarm": ("resume", "void_round"),
+    "link_lost": ("resume", "void_round"),
     "hold": ("resume", "void_round", "end_shoe"),
     "integrity_alarm": ("resume", "end_shoe"),
     "missed_shoe_burn": ("end_shoe",),

@@ -86,7 +86,7 @@ def transitions_for(phases: tuple[str, ...], first: str) -> list[dict]:
         # a card when none is due, or a failed read while dealing: hold with a named irregularity
         dict(trigger="card", source=[s.value for s in NOT_DUE], dest=S.HOLD,
              before="save_resume", after="card_not_due"),
-        dict(trigger="card", source=S.HOLD, dest=None, after="card_not_due"),
+        dict(trigger="card", source=S.HOLD, dest=None, after="card_while_held"),
         dict(trigger="irregular", source=every, dest=S.HOLD, before="save_resume",
              after="record_irregularity"),
         dict(trigger="irregular", source=S.HOLD, dest=None, after="record_irregularity"),
@@ -184,7 +184,30 @@ class Table:
         if self.shoe.cut_seen and self.shoe.cut_round is None and self.state != TableState.HOLD:
             in_round = self.state.startswith("dealing") or self.state == TableState.BETTING
             self.shoe.cut_round = self.round.number if in_round and self.round else self.shoe.rounds + 1
+        face_up = flags.get("face_up") and self.profile.face_up_card != "valid" \
+            and self.state.startswith("dealing.") and self.state != "dealing.burn"
+        if flags.get("with_previous") or flags.get("multiple"):
+            self._note("multiple_cards", f"{card.code} drawn together with the card before it; "
+                       f"kept in read order (top card first)", code=card.code)
+        if flags.get("face_up") and not face_up:
+            self._note("face_up_card", f"{card.code} came out face up; it stays valid",
+                       code=card.code)
+        if face_up:
+            # burn-and-replace or void: the card is not dealt; the supervisor applies the remedy
+            self.shoe.inventory.record(card, "removed")
+            self.irregular(kind="face_up_card", code=card.code,
+                           detail=f"{card.code} came out face up; profile remedy: "
+                                  f"{self.profile.face_up_card}")
+            return
         self.card(card=card, flags=flags)
+
+    def _note(self, kind: str, detail: str, **extra: Any) -> None:
+        """An irregularity that the read order corrects by itself: recorded, no hold."""
+        info = {"kind": kind, "detail": detail, **extra}
+        rnd = self.round
+        if rnd is not None and self.round_open():
+            rnd.flags.append(info)
+        self.emit("irregularity", kind=kind, detail=detail, **extra)
 
     def on_cut_card(self) -> None:
         if self.shoe is not None and not self.shoe.cut_seen:
@@ -361,6 +384,17 @@ class Table:
             self._hold("card_not_due", f"{card.code} drawn while the table was {was}; "
                        f"no card was due", code=card.code)
 
+    def card_while_held(self, card: Card, **kw: Any) -> None:
+        """On a link hold, reads are kept in order and dealt on resume (a link outage delays
+        reads, it does not make them wrong); on any other hold a card is not due."""
+        problems = self.hold_info["problems"] if self.hold_info else []
+        if problems and all(p["kind"] == "link_lost" for p in problems):
+            self.hold_info.setdefault("queued", []).append(
+                {"code": card.code, "flags": dict(kw.get("flags") or {})})
+            self.emit("card_queued", code=card.code, reason="table on hold for a lost link")
+            return
+        self.card_not_due(card, **kw)
+
     def record_irregularity(self, kind: str, detail: str, **extra: Any) -> None:
         self._hold(kind, detail, **extra)
 
@@ -386,15 +420,14 @@ class Table:
     def resume_table(self) -> None:
         if self.state != TableState.HOLD:
             raise CommandRefused(f"the table is not on hold (it is {self.state})")
-        _resume_target.value = self.resume_state
-        try:
-            self.resume()
-        finally:
-            _resume_target.value = None
+        self.resume()
 
     def resumed(self, *a: Any, **k: Any) -> None:
+        queued = (self.hold_info or {}).get("queued", [])
         self.hold_info = None
         self.emit("resume", state=self.state)
+        for item in queued:
+            self.on_card(item["code"], **item["flags"])
 
     # ------------------------------------------------------------------ views
     def prompt(self) -> str:

@@ -6,8 +6,9 @@ plain actions, so the controller's code path is the one a human dealer and super
 Virtual supervisor defaults (documented in the README, "Simulation"): an unreadable card → enter
 its true code (read off the card); a card drawn when none was due → the profile's remedy
 (`card_when_none_due`: burn, or void the round); a foreign card or one copy too many → remove
-it (burn) and carry on; a shuffler count mismatch → recount by hand and accept; a lost device
-link or a device alarm → resume once the device is back; anything else → void the round.
+it (burn) and carry on; a card out face up → the profile's `face_up_card` remedy (burn and
+replace, or void); a shuffler count mismatch → reject the shoe and have it reshuffled; a lost
+device link or a device alarm → resume once the device is back; anything else → void the round.
 """
 from __future__ import annotations
 
@@ -29,17 +30,24 @@ class VirtualDealer:
     """Pulls cards when the table is ready for one; commits the dealer faults it is given."""
     model: ShoeModel
     faults: tuple[Fault, ...] = ()
+    pace_s: float = 1.0                       # simulated seconds between two pulls
+    clock: Callable[[], float] | None = None  # advanced by `pace_s` before each pull
     misplaced: list[int] = field(default_factory=list)
 
     def act(self, state: str) -> list[str]:
         """One move for a table in `state`: the codes drawn ([] when none was due or none left)."""
         if not wants_card(state):
             return []
+        advance = getattr(self.clock, "advance", None)
+        if advance is not None:
+            advance(self.pace_s)
         index = self.model.position
         codes = self.model.pull()
-        if codes and state == "dealing.burn" and any(
-                f.kind == "skip_burn" and f.at == index for f in self.faults):
-            self.misplaced.append(index)     # the burn card went on Player's box
+        # skip_burn@N: the first between-round burn at or after card N goes on Player's box
+        due = [f for f in self.faults if f.kind == "skip_burn" and f.at <= index]
+        if codes and state == "dealing.burn" and due:
+            self.faults = tuple(f for f in self.faults if f is not due[0])
+            self.misplaced.append(index)
         return codes
 
     def take_misplaced(self) -> list[int]:
@@ -51,6 +59,7 @@ class VirtualDealer:
 class VirtualSupervisor:
     """Resolves a hold the way the profile's documented defaults say."""
     card_when_none_due: str = "burn"
+    face_up_card: str = "valid"
     true_code: Callable[[int], str | None] = lambda index: None
 
     def decide(self, hold: dict, round_open: bool, cards_out: int) -> dict:
@@ -66,11 +75,15 @@ class VirtualSupervisor:
             if self.card_when_none_due == "void" and round_open:
                 return _act("void_round", "profile remedy for a card drawn when none was due")
             return _act("burn_card", "profile remedy: the stray card is burned")
+        if kind == "face_up_card":
+            if self.face_up_card == "void" and round_open:
+                return _act("void_round", "profile remedy for a card out face up")
+            return _act("burn_card", "profile remedy: the face-up card is burned and replaced")
         if kind == "foreign_card":
             return _act("remove_card", "card removed from play; shoe flagged", code=last.get("code"))
         if kind == "count_mismatch":
-            return _act("accept_count", "shoe recounted by hand and found complete")
-        if kind in ("hold", "device_alarm", "link_lost"):
+            return _act("reject_count", "count does not match the shoe: reshuffle and recount")
+        if kind in ("hold", "device_alarm", "link_lost", "integrity_alarm"):
             return _act("resume", "device checked and back in order")
         if round_open:
             return _act("void_round", f"could not be resolved at the table ({kind})")

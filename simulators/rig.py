@@ -69,13 +69,16 @@ class SimRig:
         return self.shoe
 
     def dealer(self) -> VirtualDealer:
-        return VirtualDealer(self.shoe, tuple(f for f in self.faults if f.kind == "skip_burn"))
+        return VirtualDealer(self.shoe, tuple(f for f in self.faults if f.kind == "skip_burn"),
+                             clock=self.clock)
 
-    def supervisor(self, card_when_none_due: str) -> VirtualSupervisor:
+    def supervisor(self, card_when_none_due: str, face_up_card: str = "valid") -> VirtualSupervisor:
         def true_code(index: int) -> str | None:
-            cards = self.shoe._cards if self.shoe is not None else []
-            return cards[index] if 0 <= index < len(cards) else None
-        return VirtualSupervisor(card_when_none_due=card_when_none_due, true_code=true_code)
+            if self.shoe is None or not 0 <= index < len(self.shoe.undealt()) + self.shoe.position:
+                return None
+            return self.shoe.card_at(index)
+        return VirtualSupervisor(card_when_none_due=card_when_none_due,
+                                 face_up_card=face_up_card, true_code=true_code)
 
     def close(self) -> None:
         registry.unregister(self.name)
