@@ -30,7 +30,8 @@ class Recovery:
     """What `Controller.open` found in the journal."""
     inputs_replayed: int = 0
     snapshot_seq: int = 0
-    cards_read: int = 0             # card reads (and failed reads) of the current shoe so far
+    cards_read: int = 0             # cards out of the current shoe so far (read or reported)
+    last_seq: int = 0               # the shoe's sequence number of the last journaled read
     resumed: bool = False
 
 
@@ -55,12 +56,12 @@ class Controller:
                 after, state = snap
                 table = Table.restore(profile, state["table"], **table_kw)
                 rec.snapshot_seq, rec.cards_read = after, state.get("cards_read", 0)
+                rec.last_seq = state.get("last_seq", 0)
             for r in journal.records(after_seq=after, kinds=["input"]):
                 inp = r.data
-                if inp["type"] == "card" or inp["type"] == "read_failed":
-                    rec.cards_read += 1
-                if inp["type"] == "command" and inp["action"] == "new_shoe":
-                    rec.cards_read = 0
+                rec.cards_read = _cards_after(inp, rec.cards_read)
+                if inp.get("seq"):
+                    rec.last_seq = inp["seq"]
                 try:
                     apply_input(table, inp)
                 except CommandRefused:
@@ -71,11 +72,13 @@ class Controller:
             log.info("journal replayed", snapshot_seq=rec.snapshot_seq,
                      inputs=rec.inputs_replayed, state=table.state)
         ctl = cls(table=table, journal=journal)
-        ctl._cards_read = rec.cards_read
+        ctl._cards_read, ctl._last_seq = rec.cards_read, rec.last_seq
         return ctl, rec
 
     def __post_init__(self) -> None:
         self._cards_read = 0
+        self._last_seq = 0
+        self.crash_after: int | None = None   # fault injection: die after N journaled inputs
 
     def submit(self, inp: dict) -> list[dict]:
         """Apply one input. Raises CommandRefused (journaled as refused) when it does not apply."""
@@ -90,12 +93,15 @@ class Controller:
             self.last_prompt = prompt
             outputs.append({"event": "prompt", "shoe": self.table.shoe_no, "state": self.table.state,
                             "text": prompt})
-        if inp["type"] in ("card", "read_failed"):
-            self._cards_read += 1
-        if inp["type"] == "command" and inp.get("action") == "new_shoe" and refused is None:
-            self._cards_read = 0
+        self._cards_read = _cards_after(inp, self._cards_read, refused is not None)
+        if inp.get("seq"):
+            self._last_seq = inp["seq"]
         record = dict(inp, refused=str(refused)) if refused else inp
         self._journal(record, outputs)
+        if self.crash_after is not None:
+            self.crash_after -= 1
+            if self.crash_after <= 0:
+                _die()
         for out in outputs:
             for pub in self.publishers:
                 pub.publish(out)
@@ -130,6 +136,25 @@ class Controller:
     def snapshot(self) -> None:
         if self.journal is None:
             return
-        self.journal.snapshot({"table": self.table.snapshot(), "cards_read": self._cards_read},
-                              self.journal.last_seq)
+        self.journal.snapshot({"table": self.table.snapshot(), "cards_read": self._cards_read,
+                               "last_seq": self._last_seq}, self.journal.last_seq)
         self.inputs_since_snapshot = 0
+
+
+def _cards_after(inp: dict, count: int, refused: bool = False) -> int:
+    """Cards out of the current shoe after this input: reads, failed reads, reported cards."""
+    if inp["type"] in ("card", "read_failed"):
+        return count + 1
+    if inp["type"] == "command" and not (refused or inp.get("refused")):
+        if inp.get("action") == "new_shoe":
+            return 0
+        if inp.get("action") == "report_unread":
+            return count + 1
+    return count
+
+
+def _die() -> None:
+    """The `crash@N` fault: the process is killed outright, as by a power cut or kill -9."""
+    import os
+    import signal
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -18,7 +18,7 @@ from controller import procedures
 from controller.app import Controller
 from controller.config import Config
 from controller.errors import CommandRefused, InputError
-from controller.inputs import command, from_device
+from controller.inputs import DrawTimer, command, from_device
 from controller.logsetup import get_logger
 from controller.profile import Profile
 from controller.state_view import StateView
@@ -53,6 +53,9 @@ class TableRuntime:
         self.server = None
         self.control = control
         self.betting_deadline: float | None = None
+        self.shuffle_thread: threading.Thread | None = None
+        self.pending_cut: int | None = None
+        self.draw_timer = DrawTimer(cfg.shoe.min_pull_interval_s)
         if is_sim_url(cfg.shoe.url) or is_sim_url(cfg.shuffler.url):
             self._build_rig()
 
@@ -64,7 +67,12 @@ class TableRuntime:
         self.rig = SimRig(decks=self.profile.decks, protocol=self.cfg.shoe.protocol, seed=seed,
                           faults=tuple(parse_fault(f) for f in self.cfg.simulator.faults),
                           name="table")
-        self.rig.clock = time.monotonic  # live: silences and drops last real time
+
+    def _ensure_shuffling(self) -> None:
+        """A table back in `shuffling` (count rejected, jam cleared) gets a new shuffle."""
+        if self.ctl.table.state == "shuffling" and self.cfg.shuffler.url != "none" and (
+                self.shuffle_thread is None or not self.shuffle_thread.is_alive()):
+            self._start_shuffle(self.pending_cut)
 
     def start_shoe(self) -> None:
         """Shuffle (or take a hand-shuffled shoe), load it, start reading."""
@@ -81,11 +89,21 @@ class TableRuntime:
             self._start_reader()
             return
         self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo, shuffler=True))
-        threading.Thread(target=self._shuffle_worker, args=(cut,), daemon=True,
-                         name="shuffler").start()
+        self._start_shuffle(cut)
+
+    def _start_shuffle(self, cut: int | None) -> None:
+        self.pending_cut = cut
+        self.shuffle_thread = threading.Thread(target=self._shuffle_worker, args=(cut,),
+                                               daemon=True, name="shuffler")
+        self.shuffle_thread.start()
 
     def _shuffle_worker(self, cut: int | None) -> None:
-        from drivers.shuffler import ShuffleCountError, open_shuffler
+        """Shuffle, report the count, and deliver once the table has accepted the shoe.
+
+        A jam or an open door is reported as an alarm (the table holds); when the supervisor
+        resumes, the table is back in `shuffling` and a new worker carries on.
+        """
+        from drivers.shuffler import ShuffleCountError, ShufflerFault, open_shuffler
         s = self.cfg.shuffler
         try:
             drv = open_shuffler(s.url, response_timeout_s=s.response_timeout_s,
@@ -96,15 +114,38 @@ class TableRuntime:
                         "text": str(err)})
             return
         try:
-            drv.shuffle(self.profile.decks)
+            state = drv.status().state
+            if state in ("jam", "error"):
+                state = drv.clear().state
+            deadline = time.monotonic() + s.shuffle_timeout_s
+            while state == "door_open" and time.monotonic() < deadline:
+                time.sleep(s.poll_interval_s)       # the operator closes the door
+                state = drv.status().state
+            if state not in ("shuffling", "ready"):
+                drv.shuffle(self.profile.decks)
             try:
                 done = drv.wait_ready(s.shuffle_timeout_s, decks=self.profile.decks)
                 self.q.put(from_device(done))
             except ShuffleCountError as err:
                 self.q.put({"type": "shuffled", "device": "shuffler", "count": err.count,
                             "composition": {}})
-            order = drv.deliver()
-            if self.rig is not None and order:
+            except ShufflerFault as err:
+                self.q.put({"type": "alarm", "device": "shuffler", "code": err.status.state,
+                            "text": str(err)})
+                return
+            if not self._wait_for(lambda st: st != "shuffling" and st != "hold", s.shuffle_timeout_s) \
+                    or self.ctl.table.state == "shuffling":
+                return                               # rejected: a new worker reshuffles
+            try:
+                order = drv.deliver()
+            except Exception as err:
+                log.warning("shuffler did not deliver; the shoe is taken by hand", error=str(err))
+                order = None
+            if self.rig is not None:
+                if not order:
+                    import random
+                    order = [c.code for c in _factory(self.profile.decks)]
+                    random.SystemRandom().shuffle(order)
                 self.rig.load_shoe(order, cut)
             self.q.put(("reader", None))
         except Exception as err:
@@ -112,15 +153,28 @@ class TableRuntime:
         finally:
             drv.close()
 
+    def _wait_for(self, ok: Callable[[str], bool], timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and not self.stop_event.is_set():
+            if ok(self.ctl.table.state):
+                return True
+            time.sleep(0.05)
+        return False
+
     def _start_reader(self) -> None:
         from drivers.shoe import open_shoe
         self._stop_reader()
         c = self.cfg.shoe
+        # the embedded simulator keeps simulated time: one second a pull, whatever the pace
+        stamp = {"stamp": self.rig.clock} if self.rig is not None and is_sim_url(c.url) else {}
         self.driver = open_shoe(c.url, c.protocol, read_timeout_s=c.read_timeout_s,
                                 dead_after_timeouts=c.dead_after_timeouts, baudrate=c.baudrate,
                                 reconnect_initial_s=c.reconnect_initial_s,
-                                reconnect_max_s=c.reconnect_max_s)
+                                reconnect_max_s=c.reconnect_max_s, **stamp)
         self.ctl.ack = self.driver.ack
+        if self.recovery.resumed and self.recovery.last_seq and self.shoes_started <= 1:
+            # reads up to here are journaled: their resends are acknowledged, not applied again
+            self.driver.resume(self.recovery.last_seq)
         self.reader_stop = threading.Event()
         self.reader = threading.Thread(target=self._read_loop, args=(self.driver, self.reader_stop),
                                        daemon=True, name="shoe-reader")
@@ -149,7 +203,7 @@ class TableRuntime:
                 stop.wait(1.0)
                 continue
             if ev is not None:
-                inp = from_device(ev)
+                inp = self.draw_timer.annotate(from_device(ev), ev)
                 if inp is not None:
                     self.q.put(inp)
 
@@ -158,6 +212,7 @@ class TableRuntime:
         model = self.rig.shoe
         pulled = self.ctl.cards_read
         while not stop.wait(self.cfg.simulator.pace_s):
+            self.rig.clock.advance(1.0)       # simulated silences and drops run out
             if model is None or not wants_card(self.ctl.table.state):
                 continue
             if pulled > self.ctl.cards_read:      # the last card is still on its way
@@ -180,6 +235,10 @@ class TableRuntime:
                                     on_auth=self._on_auth).start()
 
     def _on_auth(self, result: Any) -> None:
+        # a console reads the state every second: journaling each successful read would bury
+        # the journal; failures, and sign-ins for commands that change something, are kept
+        if getattr(result, "ok", False) and getattr(result, "context", "") in READ_ACTIONS:
+            return
         record = getattr(result, "record", None)
         self.q.put(("auth", record() if callable(record) else {"user": getattr(result, "user", "")}))
 
@@ -225,6 +284,7 @@ class TableRuntime:
         if item is not None:
             self._handle(item)
         self._betting_timer()
+        self._ensure_shuffling()
 
     def _betting_timer(self) -> None:
         table = self.ctl.table

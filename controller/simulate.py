@@ -36,6 +36,7 @@ class SimOptions:
     protocol: str = "beetek"
     use_shuffler: bool = True
     publishers: list = field(default_factory=list)
+    crash_after: int | None = None
 
 
 def _clear(drv) -> None:
@@ -65,11 +66,18 @@ def load_shoe_file(profile: Profile, path: str) -> ShoeFile:
 def run_simulation(profile: Profile, *, seed: int | None = None, shoe_file: str | None = None,
                    shoes: int = 1, faults: Sequence[Any] = (), demo_rounds: int = 0,
                    journal_path: str | None = None, protocol: str = "beetek",
-                   use_shuffler: bool | None = None) -> Iterator[dict]:
-    """Yield every domain event of `shoes` simulated shoes, in order."""
+                   use_shuffler: bool | None = None, crash_after: int | None = None,
+                   **more: Any) -> Iterator[dict]:
+    """Yield every domain event of `shoes` simulated shoes, in order.
+
+    With `journal_path`, an existing journal is resumed: the table is rebuilt from it and the
+    simulated shoe continues from the last card the journal holds. `crash_after=N` kills this
+    process outright after its N-th journaled input (the `crash@N` fault).
+    """
     opts = SimOptions(seed=seed, shoe_file=shoe_file, shoes=shoes, faults=faults,
                       demo_rounds=demo_rounds, journal_path=journal_path, protocol=protocol,
-                      use_shuffler=(shoe_file is None) if use_shuffler is None else use_shuffler)
+                      use_shuffler=(shoe_file is None) if use_shuffler is None else use_shuffler,
+                      crash_after=crash_after, **more)
     yield from Simulation(profile, opts).events()
 
 
@@ -89,6 +97,7 @@ class Simulation:
             from controller.journal import Journal
             self.journal = Journal(opts.journal_path)
         self.ctl, self.recovery = Controller.open(profile, self.journal)
+        self.ctl.crash_after = opts.crash_after
         self.out: list[dict] = []
         self.ctl.publishers.append(self)
         self.timer = DrawTimer()
@@ -122,9 +131,16 @@ class Simulation:
 
     def events(self) -> Iterator[dict]:
         try:
-            start = self.ctl.table.shoe_no if self.recovery.resumed else 0
-            if self.recovery.resumed and self.ctl.table.state not in ("closed", "shoe_ended"):
-                yield from self.resume_shoe(start - 1)
+            start = 0
+            if self.recovery.resumed:
+                start = self.ctl.table.shoe_no
+                open_shoe = self.ctl.table.state not in ("closed", "shoe_ended")
+                if self.file is None:
+                    # the seeded shuffler deals the same shoes again: skip those already dealt
+                    for _ in range(start - (1 if open_shoe else 0)):
+                        self._shuffle_order()
+                if open_shoe:
+                    yield from self.resume_shoe(start - 1)
             for index in range(start, self.opts.shoes):
                 cards, cut = self.shoe_plan(index)
                 if cards == []:
@@ -135,12 +151,12 @@ class Simulation:
             if self.journal is not None:
                 self.journal.close()
 
-    def play_shoe(self, cards: list[str] | None, cut: int | None) -> Iterator[dict]:
-        from drivers.shoe import open_shoe
+    def play_shoe(self, cards: list[str] | None, cut: int | None, *,
+                  started: bool = False) -> Iterator[dict]:
         demo = self.opts.demo_rounds
         if cards is None:
-            cards = yield from self.shuffle(cut, demo)
-        else:
+            cards = yield from self.shuffle(cut, demo, started=started)
+        elif not started:
             self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo))
         self.rig.load_shoe(cards, cut)
         yield from self._flush()
@@ -160,8 +176,11 @@ class Simulation:
     def resume_shoe(self, index: int) -> Iterator[dict]:
         """Continue the shoe the journal left open: the simulated shoe resumes at its next card."""
         cards, cut = self.shoe_plan(index)
+        if self.ctl.table.state == "shuffling":     # the shuffle never reached the journal
+            yield from self.play_shoe(cards, cut, started=True)
+            return
         if cards is None:
-            cards = self._replay_shuffles(index)
+            cards = self._shuffle_order()
         model = self.rig.load_shoe(cards, cut)
         for _ in range(self.recovery.cards_read):
             model.pull()
@@ -174,20 +193,20 @@ class Simulation:
             self.ctl.ack = None
             shoe.close()
 
-    def _replay_shuffles(self, index: int) -> list[str]:
-        order: list[str] = []
-        for _ in range(index + 1):
-            order = self.rig.shuffler.shuffled([c.code for c in ordered_shoe(self.profile.decks)])
-        return order
+    def _shuffle_order(self) -> list[str]:
+        """The order the seeded simulated shuffler gives its next shoe (as its SHUFFLE would)."""
+        self.rig.shuffler.shuffles += 1
+        return self.rig.shuffler.shuffled([c.code for c in ordered_shoe(self.profile.decks)])
 
-    def shuffle(self, cut: int | None, demo: int) -> Iterator[dict]:
+    def shuffle(self, cut: int | None, demo: int, *, started: bool = False) -> Iterator[dict]:
         """Shuffle through the shuffler's driver; the table sees its count before any card.
 
         A jam is cleared and the shoe reshuffled; an open door is waited out; a count that does
         not match holds the table until the supervisor accepts it or has the shoe reshuffled.
         """
         from drivers.shuffler import ShuffleCountError, ShufflerFault, open_shuffler
-        self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo, shuffler=True))
+        if not started:
+            self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo, shuffler=True))
         drv = open_shuffler(self.rig.shuffler_url, response_timeout_s=1.0, poll_interval_s=0.0)
         table = self.ctl.table
         try:
@@ -265,7 +284,6 @@ class Simulation:
                     for _ in range(expected - got):
                         self._submit(command("report_unread", user="dealer", role="dealer",
                                              detail="no read arrived from the shoe"))
-                        self.ctl._cards_read += 1
                     return
                 self.rig.clock.advance(0.05)   # let simulated silences and drops run out
                 continue

@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--shoe-file", help="cards in draw order, one per line; CUT marks the cut card")
     p.add_argument("--shoes", type=int, default=1, help="how many shoes (Andar Bahar: decks/rounds)")
     p.add_argument("--fault", action="append", default=[], metavar="KIND@N",
-                   help="inject a fault at card index N (shuffler faults: at shuffle N); repeatable")
+                   help="inject a fault at card index N (shuffler faults: at shuffle N; crash@N: "
+                   "the controller is killed after its N-th journaled input); repeatable")
     p.add_argument("--demo-rounds", type=int, default=0, help="demonstration rounds at shoe start")
     p.add_argument("--shoe-protocol", default="beetek", choices=["beetek", "barcode", "framed"],
                    help="wire protocol of the simulated shoe (default beetek)")
@@ -33,14 +34,25 @@ def run(args: argparse.Namespace) -> int:
     profile = load_profile(args.profile)
     if args.shoes < 1:
         raise InputError(f"--shoes {args.shoes}: give at least 1")
+    crash_after = None
+    device_faults = []
+    for text in args.fault:
+        kind, _, at = text.partition("@")
+        if kind == "crash":   # the controller itself dies (kill -9) after N journaled inputs
+            if not at.isdigit() or int(at) < 1 or not args.journal:
+                raise InputError(f"--fault {text}: write crash@N with N >= 1, and give --journal")
+            crash_after = int(at)
+        else:
+            device_faults.append(text)
     try:
-        faults = [parse_fault(f) for f in args.fault]
+        faults = [parse_fault(f) for f in device_faults]
     except FaultError as err:
         raise InputError(f"--fault: {err}") from None
     feed = JsonFeed() if args.json else TextFeed()
     for event in run_simulation(profile, seed=args.seed, shoe_file=args.shoe_file,
                                 shoes=args.shoes, faults=faults, demo_rounds=args.demo_rounds,
-                                journal_path=args.journal, protocol=args.shoe_protocol):
+                                journal_path=args.journal, protocol=args.shoe_protocol,
+                                crash_after=crash_after):
         if args.json or event["event"] != "card":
             feed.publish(event)
     return 0

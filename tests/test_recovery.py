@@ -1,0 +1,139 @@
+"""Crash recovery: the controller is killed at any moment and restarted on the same journal.
+
+The table resumes in the same state, no card read is lost or applied twice, and the round
+results in the journal equal those of an uninterrupted run.
+"""
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import controller.app as app
+from controller.cards import ordered_shoe
+from controller.journal import Journal
+from controller.profile import load_profile
+from controller.simulate import run_simulation
+from tests.golden import GOLDEN, compare, expected, needs_golden
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+
+
+class Crash(Exception):
+    pass
+
+
+def journal_story(path):
+    """Round results and card reads as the journal holds them."""
+    j = Journal.open_readonly(path)
+    try:
+        rounds = [r.data for r in j.records(kinds=["round_result"])]
+        cards = [r.data for r in j.records(kinds=["card"])]
+        assert j.verify().ok
+    finally:
+        j.close()
+    return rounds, cards
+
+
+def short_shoe(tmp_path) -> str:
+    codes = [c.code for c in ordered_shoe(6)]
+    random.Random(11).shuffle(codes)
+    lines = codes[:45] + ["CUT"] + codes[45:60]
+    path = tmp_path / "short.shoe"
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_every_event_of_a_shoe(tmp_path, monkeypatch):
+    profile = load_profile("classic")
+    shoe = short_shoe(tmp_path)
+    ref_path = tmp_path / "ref.db"
+    list(run_simulation(profile, shoe_file=shoe, journal_path=str(ref_path)))
+    ref_rounds, ref_cards = journal_story(ref_path)
+    j = Journal.open_readonly(ref_path)
+    inputs = sum(1 for _ in j.records(kinds=["input"]))
+    j.close()
+    assert inputs > 50 and ref_rounds
+
+    def die():
+        raise Crash()
+    monkeypatch.setattr(app, "_die", die)
+    for k in range(1, inputs + 1):
+        path = tmp_path / f"crash{k}.db"
+        with pytest.raises(Crash):
+            list(run_simulation(profile, shoe_file=shoe, journal_path=str(path), crash_after=k))
+        list(run_simulation(profile, shoe_file=shoe, journal_path=str(path)))
+        rounds, cards = journal_story(path)
+        assert rounds == ref_rounds, f"crash after input {k}"
+        assert [(c["n"], c["code"], c["slot"]) for c in cards] == \
+            [(c["n"], c["code"], c["slot"]) for c in ref_cards], f"crash after input {k}"
+
+
+def run_cli(*args, check=True, **kw):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(TABLECTL + list(args), capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=120, **kw)
+    if check:
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+def test_kill_9_during_seeded_shoes_resumes_with_the_same_results(tmp_path):
+    ref = tmp_path / "ref.db"
+    run_cli("simulate", "--profile", "live-commission", "--seed", "3", "--shoes", "2",
+            "--journal", str(ref), "--json")
+    ref_rounds, ref_cards = journal_story(ref)
+    for n in (1, 7, 230, 560, 700):
+        path = tmp_path / f"k{n}.db"
+        killed = run_cli("simulate", "--profile", "live-commission", "--seed", "3", "--shoes", "2",
+                         "--journal", str(path), "--json", "--fault", f"crash@{n}", check=False)
+        assert killed.returncode in (-signal.SIGKILL, 137), killed.stderr[-500:]
+        run_cli("simulate", "--profile", "live-commission", "--seed", "3", "--shoes", "2",
+                "--journal", str(path), "--json")
+        rounds, cards = journal_story(path)
+        assert rounds == ref_rounds, f"killed after input {n}"
+        assert [c["code"] for c in cards] == [c["code"] for c in ref_cards]
+
+
+@needs_golden
+def test_kill_9_with_devices_in_a_separate_process(tmp_path):
+    """A real rig: the devices run in their own process on ptys; the controller is killed."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    dev = subprocess.Popen(TABLECTL + ["devices", "--shoe-file", str(GOLDEN / "classic-1.shoe"),
+                                       "--profile", "classic", "--shoe-protocol", "framed",
+                                       "--pace-ms", "15"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                           cwd=ROOT)
+    try:
+        line = dev.stdout.readline()
+        assert line.startswith("shoe:"), line + dev.stderr.read()
+        url = line.split()[1]
+        journal = tmp_path / "rig.db"
+        cmd = TABLECTL + ["run", "--profile", "classic", "--shoe-url", url, "--shoe-protocol",
+                          "framed", "--shuffler-url", "none", "--journal", str(journal),
+                          "--no-control", "--json"]
+        rng = random.Random(5)
+        for _ in range(4):
+            ctl = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   env=env, cwd=ROOT)
+            time.sleep(rng.uniform(0.8, 1.6))
+            ctl.send_signal(signal.SIGKILL)
+            ctl.wait()
+        final = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT,
+                               timeout=120)
+        assert final.returncode == 0, final.stderr[-2000:]
+        rounds, cards = journal_story(journal)
+        j = Journal.open_readonly(journal)
+        events = [r.data for r in j.records(kinds=["burn"])]
+        j.close()
+        events += rounds + [{"event": "shoe_ended", "rounds": len(rounds), "reason": "cut_card"}]
+        compare(expected("classic-1"), events)
+        assert len({c["n"] for c in cards}) == len(cards)      # no read applied twice
+    finally:
+        dev.send_signal(signal.SIGTERM)
+        dev.wait(timeout=10)
