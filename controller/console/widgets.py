@@ -1,0 +1,157 @@
+"""The panels of the supervisor console's main screen (Textual widgets).
+
+Each panel shows one part of the controller's state through the plain-words functions of
+controller.console.text; `show(state)` redraws it from a fresh state.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Grid
+from textual.widgets import Button, Static
+
+from controller.console import text
+
+
+class Banner(Static):
+    """A full-width line for what stops the console from showing a live table."""
+
+    DEFAULT_CSS = """
+    Banner { display: none; width: 100%; padding: 0 1; background: $error; color: $text;
+             text-style: bold; }
+    Banner.-shown { display: block; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("", markup=False, **kwargs)
+        self.message = ""
+
+    def say(self, message: str) -> None:
+        """Show `message`; an empty one hides the banner."""
+        self.message = message
+        self.update(message)
+        self.set_class(bool(message), "-shown")
+
+
+class HeaderBar(Static):
+    """Table, profile, state, shoe and cards out."""
+
+    DEFAULT_CSS = "HeaderBar { width: 100%; height: auto; padding: 0 1; background: $boost; }"
+
+    def show(self, state: Mapping[str, Any]) -> None:
+        self.update(text.header_text(state))
+
+
+class PromptBox(Static):
+    """The dealer's prompt, large."""
+
+    DEFAULT_CSS = """
+    PromptBox { width: 100%; height: 3; content-align: center middle; text-style: bold;
+                background: $primary-background; color: $text; border: none; }
+    PromptBox.-hold { background: $error; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("", markup=False, **kwargs)
+
+    def show(self, state: Mapping[str, Any]) -> None:
+        self.update(Text(f">>  {text.prompt_text(state).upper()}  <<"))
+        self.set_class(text.on_hold(state), "-hold")
+
+
+class Panel(Static):
+    """A bordered panel with a title."""
+
+    DEFAULT_CSS = "Panel { border: round $secondary; padding: 0 1; height: auto; }"
+
+    def __init__(self, title: str, **kwargs: Any) -> None:
+        super().__init__("", **kwargs)
+        self.border_title = title
+
+
+class RoundView(Panel):
+    """The round being dealt, each card in its slot."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("Current round", **kwargs)
+
+    def show(self, state: Mapping[str, Any]) -> None:
+        self.update(text.round_text(state.get("round"), state.get("hold")))
+
+
+class HoldPanel(Panel):
+    """Why the table is on hold and what clears it; shown only on hold."""
+
+    DEFAULT_CSS = """
+    HoldPanel { display: none; border: heavy $error; background: $error 20%; }
+    HoldPanel.-shown { display: block; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("HOLD", **kwargs)
+
+    def show(self, state: Mapping[str, Any]) -> None:
+        on_hold = text.on_hold(state)
+        self.set_class(on_hold, "-shown")
+        self.update(text.hold_text(state.get("hold")) if on_hold else "")
+
+
+class AlarmList(Panel):
+    """Device alarms and warnings."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("Alarms", **kwargs)
+
+    def show(self, state: Mapping[str, Any]) -> None:
+        self.update(text.alarms_text(state.get("alarms")))
+
+
+class HistoryList(Panel):
+    """The last 10 rounds, newest last."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("Last 10 rounds", **kwargs)
+
+    def show(self, state: Mapping[str, Any]) -> None:
+        self.update(text.history_text(state.get("last_rounds")))
+
+
+class ActionBar(Grid):
+    """One button per override, its key first; the ones that clear the hold stand out."""
+
+    DEFAULT_CSS = """
+    ActionBar { grid-size: 5; grid-gutter: 0 1; height: auto; padding: 0 1; }
+    ActionBar Button { width: 100%; min-width: 10; }
+    ActionBar Button.-needed { text-style: bold reverse; }
+    """
+
+    def compose(self) -> ComposeResult:
+        for info in text.ACTIONS.values():
+            yield Button(Text(f"{info.key.upper()} {info.title}"), id=f"act-{info.name}",
+                         compact=True, tooltip=info.help)
+
+    def highlight(self, needed: Iterable[str]) -> None:
+        """Mark the buttons of the actions in `needed`."""
+        wanted = set(needed)
+        for button in self.query(Button):
+            name = (button.id or "")[len("act-"):]
+            button.set_class(name in wanted, "-needed")
+            button.variant = "warning" if name in wanted else "default"
+
+
+class StatusLine(Static):
+    """The outcome of the last action this console sent."""
+
+    DEFAULT_CSS = """
+    StatusLine { width: 100%; height: auto; padding: 0 1; color: $text-muted; }
+    StatusLine.-refused { color: $error; text-style: bold; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("", markup=False, **kwargs)
+
+    def say(self, message: str, *, refused: bool = False) -> None:
+        self.update(message)
+        self.set_class(refused, "-refused")

@@ -1,0 +1,128 @@
+"""`tablectl audit`: the override trail read back from a journal."""
+from __future__ import annotations
+
+import json
+from itertools import count
+
+import pytest
+
+from controller.cli import main
+from controller.commands.audit import change, format_table, overrides
+from controller.journal import Journal
+
+HOLD = {"state": "hold", "round": 10, "hands": {"player": ["9H"], "banker": ["2S"]},
+        "hold": "unreadable_card"}
+DEALING = {"state": "dealing.B2", "round": 10,
+           "hands": {"player": ["9H", "TH"], "banker": ["2S"]}}
+
+
+def fixed_clock():
+    ticks = count(1)
+
+    def clock():
+        n = next(ticks)
+        return f"2024-05-01T12:00:{n:02d}.000000Z", float(n)
+    return clock
+
+
+def override(user, action, reason, *, args=None, role="supervisor", rnd=10, before=HOLD,
+             after=DEALING):
+    return {"event": "override", "shoe": 3, "round": rnd, "user": user, "role": role,
+            "action": action, "args": args or {}, "reason": reason, "before": before,
+            "after": after}
+
+
+@pytest.fixture
+def journal_path(tmp_path):
+    path = tmp_path / "journal.db"
+    with Journal(path, clock=fixed_clock()) as journal:
+        journal.append_event({"event": "shoe_started", "shoe": 3, "decks": 8, "cards": 416})
+        journal.append_event({"event": "hold", "shoe": 3, "round": 10,
+                              "reason": "unreadable_card"})
+        journal.append_event(override("sam", "enter_card", "reader missed it",
+                                      args={"code": "TH"}))                      # seq 3
+        journal.append_event({"event": "card", "shoe": 3, "round": 10, "n": 58, "code": "TH",
+                              "slot": "P2", "flags": ["entered"]})
+        journal.append_event(override("kim", "void_round", "dealer exposed\na card\x1b[2J",
+                                      before=DEALING, after={"state": "idle"}))  # seq 5
+        journal.append("input", {"type": "command", "action": "state"})
+        journal.append_event(override("sam", "end_shoe", "shoe damaged", rnd=10,
+                                      before={"state": "idle"},
+                                      after={"state": "shoe_ended"}))           # seq 7
+    return path
+
+
+def test_table_shows_who_did_what_and_why(journal_path, capsys):
+    assert main(["audit", "--journal", str(journal_path)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("OVERRIDES in ") and "3 shown, oldest first, newest last" in out[0]
+    header = out[1].split()
+    assert header[:3] == ["SEQ", "TIME", "(UTC)"] and header[-2:] == ["REASON", "CHANGE"]
+    rows = out[2:]
+    assert [r.split()[0] for r in rows] == ["3", "5", "7"]                  # newest last
+    first = rows[0]
+    for cell in ("2024-05-01 12:00:03", "sam", "supervisor", "enter_card", "code=TH",
+                 "reader missed it", "state: hold -> dealing.B2",
+                 'hands: {"player":["9H"],"banker":["2S"]} -> {"player":["9H","TH"],'
+                 '"banker":["2S"]}', "hold: unreadable_card -> -"):
+        assert cell in first
+    # a reason with a newline and an escape stays on its row and cannot drive the terminal
+    assert "dealer exposed a card [2J" in rows[1] and "\x1b" not in rows[1]
+    assert len(out) == 5
+    # the columns line up: every row's ACTION starts where the header's does
+    col = out[1].index("ACTION")
+    assert [r[col:].split()[0] for r in rows] == ["enter_card", "void_round", "end_shoe"]
+
+
+def test_filters_by_user_and_last(journal_path, capsys):
+    assert main(["audit", "--journal", str(journal_path), "--user", "sam", "--last", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "by sam" in out[0] and len(out) == 3 and out[2].split()[0] == "7"
+    assert main(["audit", "--journal", str(journal_path), "--user", "nobody"]) == 0
+    assert capsys.readouterr().out.startswith("No overrides by nobody in ")
+
+
+def test_json_lines(journal_path, capsys):
+    assert main(["audit", "--journal", str(journal_path), "--json", "--last", "2"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["seq"] for e in lines] == [5, 7]
+    assert lines[0] == {"seq": 5, "utc": "2024-05-01T12:00:05.000000Z", "shoe": 3, "round": 10,
+                        "user": "kim", "role": "supervisor", "action": "void_round", "args": {},
+                        "reason": "dealer exposed\na card\x1b[2J", "before": DEALING,
+                        "after": {"state": "idle"}}
+
+
+def test_missing_journal_is_one_line_exit_2(tmp_path, capsys):
+    assert main(["audit", "--journal", str(tmp_path / "none.db")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no such file" in err
+
+
+def test_unreadable_journal_is_one_line_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"this is not sqlite" * 100)
+    assert main(["audit", "--journal", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("tablectl audit: journal ")
+
+
+def test_bad_last(journal_path, capsys):
+    assert main(["audit", "--journal", str(journal_path), "--last", "0"]) == 2
+    assert "--last must be at least 1" in capsys.readouterr().err
+
+
+def test_empty_journal(tmp_path, capsys):
+    Journal(tmp_path / "j.db").close()
+    assert main(["audit", "--journal", str(tmp_path / "j.db")]) == 0
+    assert capsys.readouterr().out.startswith("No overrides in ")
+
+
+def test_pieces(journal_path):
+    with Journal.open_readonly(journal_path) as journal:
+        assert [e["action"] for e in overrides(journal)] == ["enter_card", "void_round",
+                                                             "end_shoe"]
+        assert [e["seq"] for e in overrides(journal, user="sam", last=5)] == [3, 7]
+    assert change({"state": "a"}, {"state": "a"}) == "no change"
+    assert change(None, "x") == "- -> x"
+    assert format_table([]).split() == ["SEQ", "TIME", "(UTC)", "SHOE", "ROUND", "USER",
+                                        "ROLE", "ACTION", "ARGS", "REASON", "CHANGE"]
