@@ -1,5 +1,7 @@
-"""`tablectl`: the command line. Each subcommand lives in `controller/commands/<name>.py` and
-exposes `register(subparsers)`, which adds its parser and sets `func(args) -> int`.
+"""tablectl: run, simulate and supervise a live baccarat-family table.
+
+Each subcommand lives in `controller/commands/<name>.py` and exposes `register(subparsers)`,
+which adds its parser and sets `func(args) -> int`.
 
 Bad input anywhere (profile, shoe file, card code, URL, config) exits 2 with one line.
 """
@@ -32,8 +34,9 @@ def bad_input_types() -> tuple[type[BaseException], ...]:
     from controller.cards import CardCodeError
     from controller.errors import InputError
     from controller.profile import ProfileError
+    from controller.journal import JournalError
     from drivers.errors import BadURL, DeviceError
-    return (InputError, ProfileError, CardCodeError, BadURL, DeviceError)
+    return (InputError, ProfileError, CardCodeError, BadURL, DeviceError, JournalError)
 
 
 def main(argv: list[str] | None = None) -> int:

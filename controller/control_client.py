@@ -21,9 +21,9 @@ from controller.errors import InputError
 DEFAULT_CONFIG = "config/table.toml"
 #: [console] key → (environment variable, default)
 CONSOLE_DEFAULTS: Mapping[str, tuple[str, str]] = {
-    "socket": ("TABLECTL_SOCKET", "var/tablectl.sock"),
-    "users_db": ("TABLECTL_USERS_DB", "var/users.db"),
-    "group": ("TABLECTL_GROUP", ""),
+    "socket": ("TABLECTL_CONSOLE_SOCKET", "var/tablectl.sock"),
+    "users_db": ("TABLECTL_CONSOLE_USERS_DB", "var/users.db"),
+    "group": ("TABLECTL_CONSOLE_GROUP", ""),
 }
 MAX_RESPONSE = 16 * 1024 * 1024
 

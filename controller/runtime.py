@@ -352,9 +352,18 @@ def _factory(decks: int):
     return ordered_shoe(decks)
 
 
+def preflight(cfg: Config) -> None:
+    """Open a real shoe's port once before anything is journaled: a wrong URL is one line."""
+    from drivers.shoe import open_shoe
+    c = cfg.shoe
+    if not is_sim_url(c.url):
+        open_shoe(c.url, c.protocol, read_timeout_s=c.read_timeout_s, baudrate=c.baudrate).close()
+
+
 def run_table(cfg: Config, profile: Profile, publishers: list, *, control: bool = True,
               journal_factory: Callable[[str], Any] | None = None) -> int:
     from controller.journal import Journal
+    preflight(cfg)
     Path(cfg.storage.journal).parent.mkdir(parents=True, exist_ok=True)
     journal = (journal_factory or Journal)(cfg.storage.journal)
     try:

@@ -372,7 +372,7 @@ def test_cli_db_from_config(tmp_path, monkeypatch, capsys):
     config = tmp_path / "table.toml"
     db = tmp_path / "from-config.db"
     config.write_text(f'[console]\nusers_db = "{db}"\n')
-    monkeypatch.delenv("TABLECTL_USERS_DB", raising=False)
+    monkeypatch.delenv("TABLECTL_CONSOLE_USERS_DB", raising=False)
     monkeypatch.setenv("TABLECTL_NEW_PIN", "first-manager")
     assert cli("users", "add", "mia", "--role", "manager", "--config", str(config)) == 0
     assert db.exists()

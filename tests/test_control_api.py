@@ -489,15 +489,15 @@ def test_override_cli_needs_a_user(monkeypatch, capsys):
 def test_socket_path_from_config(short_dir, monkeypatch):
     config = short_dir / "table.toml"
     config.write_text('[console]\nsocket = "/run/tablectl/ctl.sock"\ngroup = "croupiers"\n')
-    monkeypatch.delenv("TABLECTL_SOCKET", raising=False)
+    monkeypatch.delenv("TABLECTL_CONSOLE_SOCKET", raising=False)
     assert console_setting("socket", None, config) == "/run/tablectl/ctl.sock"
     assert console_setting("group", None, config) == "croupiers"
     assert console_setting("socket", "/tmp/x.sock", config) == "/tmp/x.sock"
-    monkeypatch.setenv("TABLECTL_SOCKET", "/env.sock")
+    monkeypatch.setenv("TABLECTL_CONSOLE_SOCKET", "/env.sock")
     assert console_setting("socket", None, config) == "/env.sock"
     with pytest.raises(InputError, match="no such config"):
         console_setting("users_db", None, short_dir / "missing.toml")
     config.write_text('[console]\nsocket = 5\n')
-    monkeypatch.delenv("TABLECTL_SOCKET")
+    monkeypatch.delenv("TABLECTL_CONSOLE_SOCKET")
     with pytest.raises(InputError, match="console.socket"):
         console_setting("socket", None, config)

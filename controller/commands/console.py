@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
         "console", help="the supervisor's full-screen console (state, holds, overrides)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--socket", help="control socket (default: [console] socket in the "
-                        "config, else var/tablectl.sock; env TABLECTL_SOCKET)")
+                        "config, else var/tablectl.sock; env TABLECTL_CONSOLE_SOCKET)")
     parser.add_argument("--config", help="table config (default config/table.toml)")
     parser.add_argument("--user", help="your user name, filled in for you (default: env "
                         "TABLECTL_USER)")

@@ -26,7 +26,7 @@ NEW_PIN_ENV = "TABLECTL_NEW_PIN"
 def register(subparsers: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", help="user store (default: [console] users_db in the config, "
-                        "else var/users.db; env TABLECTL_USERS_DB)")
+                        "else var/users.db; env TABLECTL_CONSOLE_USERS_DB)")
     common.add_argument("--config", help="table config (default config/table.toml)")
     parser = subparsers.add_parser("users", help="manage the accounts of dealers, supervisors, "
                                    "managers and auditors", description=__doc__)
