@@ -37,6 +37,8 @@ class SimOptions:
     use_shuffler: bool = True
     publishers: list = field(default_factory=list)
     crash_after: int | None = None
+    betting_seconds: float = 0.0
+    decisions: str | None = None        # decisions file for the virtual players (banking games)
 
 
 def _clear(drv) -> None:
@@ -49,7 +51,18 @@ def _clear(drv) -> None:
 
 
 def load_shoe_file(profile: Profile, path: str) -> ShoeFile:
+    """A shoe file checked against the profile: whole decks, the cut card where it may lie.
+
+    Andar Bahar: one 52-card deck per round, as many as the file holds. A continuous shuffler:
+    the order the machine is loaded in, with no cut card.
+    """
     shoe = read_shoe_file(path)
+    if profile.continuous_shuffler:
+        if shoe.cut_position is not None:
+            raise InputError(f"{path}: a CUT line, but the profile {profile.name} deals from a "
+                             f"continuous shuffler, which has no cut card; remove the line")
+        check_against_decks(shoe, profile.decks)
+        return shoe
     if profile.game == "andar_bahar":
         if len(shoe.cards) % 52:
             raise InputError(f"{path}: {len(shoe.cards)} cards; an Andar Bahar file holds whole "
@@ -67,8 +80,11 @@ def run_simulation(profile: Profile, *, seed: int | None = None, shoe_file: str 
                    shoes: int = 1, faults: Sequence[Any] = (), demo_rounds: int = 0,
                    journal_path: str | None = None, protocol: str = "beetek",
                    use_shuffler: bool | None = None, crash_after: int | None = None,
-                   **more: Any) -> Iterator[dict]:
+                   decisions: str | None = None, **more: Any) -> Iterator[dict]:
     """Yield every domain event of `shoes` simulated shoes, in order.
+
+    `decisions`: a decisions file for the virtual players and banker of a banking game
+    (format: simulators/dealer.py); without one they follow the rules' default policy.
 
     With `journal_path`, an existing journal is resumed: the table is rebuilt from it and the
     simulated shoe continues from the last card the journal holds. `crash_after=N` kills this
@@ -77,8 +93,25 @@ def run_simulation(profile: Profile, *, seed: int | None = None, shoe_file: str 
     opts = SimOptions(seed=seed, shoe_file=shoe_file, shoes=shoes, faults=faults,
                       demo_rounds=demo_rounds, journal_path=journal_path, protocol=protocol,
                       use_shuffler=(shoe_file is None) if use_shuffler is None else use_shuffler,
-                      crash_after=crash_after, **more)
+                      crash_after=crash_after, decisions=decisions, **more)
     yield from Simulation(profile, opts).events()
+
+
+def virtual_players(profile: Profile, path: str | None):
+    """The virtual players and banker, with the decisions file if one is given."""
+    from controller.games import get_rules
+    from simulators.dealer import DecisionsFileError, VirtualPlayers, read_decisions
+    if path is None:
+        return VirtualPlayers()
+    rules = get_rules(profile.game)
+    draws = tuple(getattr(rules, "draw_decisions", ()))
+    seats = tuple(d for d in getattr(rules, "decisions", ()) if d not in draws)
+    if not draws and not seats:
+        raise InputError(f"--decisions {path}: {profile.game} takes no decisions")
+    try:
+        return VirtualPlayers(read_decisions(path, draws, seats))
+    except DecisionsFileError as err:
+        raise InputError(str(err)) from None
 
 
 class Simulation:
@@ -89,6 +122,7 @@ class Simulation:
             raise InputError(f"--demo-rounds {opts.demo_rounds}: the profile {profile.name} allows "
                              f"at most {profile.demo_rounds_max}")
         self.file = load_shoe_file(profile, opts.shoe_file) if opts.shoe_file else None
+        self.players = virtual_players(profile, opts.decisions)
         seed = opts.seed if opts.seed is not None else 0
         self.rig = SimRig(decks=profile.decks, protocol=opts.protocol, seed=seed,
                           faults=tuple(opts.faults))
@@ -96,13 +130,18 @@ class Simulation:
         if opts.journal_path:
             from controller.journal import Journal
             self.journal = Journal(opts.journal_path)
-        self.ctl, self.recovery = Controller.open(profile, self.journal)
+        # betting time passes in simulated time: bets close when the round's timer runs out
+        self.ctl, self.recovery = Controller.open(profile, self.journal,
+                                                  betting_seconds=opts.betting_seconds)
         self.ctl.crash_after = opts.crash_after
         self.out: list[dict] = []
         self.ctl.publishers.append(self)
         self.timer = DrawTimer()
 
     def publish(self, event: dict) -> None:
+        if event["event"] == "cards_returned" and self.rig.shoe is not None:
+            # the dealer puts the round's cards back into the continuous shuffler
+            self.rig.shoe.return_cards(event["cards"])
         if event["event"] != "prompt":
             self.out.append(event)
 
@@ -123,11 +162,22 @@ class Simulation:
             return self.file.codes[52 * index:52 * (index + 1)], None
         if index > 0:
             return [], None
+        if self.profile.continuous_shuffler:
+            return self.file.codes, None
         cut = self.file.cut_position
         if cut is None:
             cut = procedures.default_cut_position(self.profile, len(self.file.cards))
             cut = None if cut is None or cut >= len(self.file.cards) else cut
         return self.file.codes, cut
+
+    def shoe_count(self) -> int:
+        """Shoes to deal: --shoes, except that an Andar Bahar file plays every deck it holds.
+
+        A continuous shuffler's "shoe" is one machine load dealt: the table ends it after the
+        round in which the 52 × decks-th card comes out (every round's cards go back in)."""
+        if self.file is not None and self.profile.game == "andar_bahar":
+            return len(self.file.cards) // 52
+        return self.opts.shoes
 
     def events(self) -> Iterator[dict]:
         try:
@@ -141,7 +191,7 @@ class Simulation:
                         self._shuffle_order()
                 if open_shoe:
                     yield from self.resume_shoe(start - 1)
-            for index in range(start, self.opts.shoes):
+            for index in range(start, self.shoe_count()):
                 cards, cut = self.shoe_plan(index)
                 if cards == []:
                     break
@@ -154,24 +204,15 @@ class Simulation:
     def play_shoe(self, cards: list[str] | None, cut: int | None, *,
                   started: bool = False) -> Iterator[dict]:
         demo = self.opts.demo_rounds
+        if cards is None and not self.opts.use_shuffler:
+            cards = self._shuffle_order()           # a hand-shuffled shoe (--shuffler-url none)
         if cards is None:
             cards = yield from self.shuffle(cut, demo, started=started)
         elif not started:
             self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo))
-        self.rig.load_shoe(cards, cut)
+        self.rig.load_shoe(cards, cut, continuous=self.profile.continuous_shuffler)
         yield from self._flush()
-        shoe = self._open_shoe()
-        try:
-            self.ctl.ack = shoe.ack
-            yield from self.deal(shoe)
-        finally:
-            self.ctl.ack = None
-            shoe.close()
-
-    def _open_shoe(self):
-        from drivers.shoe import open_shoe
-        return open_shoe(self.rig.shoe_url, self.opts.protocol, read_timeout_s=0.01,
-                         reconnect_initial_s=0.01, reconnect_max_s=0.05, stamp=self.rig.clock)
+        yield from self.deal_through_driver()
 
     def resume_shoe(self, index: int) -> Iterator[dict]:
         """Continue the shoe the journal left open: the simulated shoe resumes at its next card."""
@@ -185,6 +226,10 @@ class Simulation:
         for _ in range(self.recovery.cards_read):
             model.pull()
         model.discard_output()
+        yield from self.deal_through_driver()
+
+    def deal_through_driver(self) -> Iterator[dict]:
+        """Open the shoe by its URL, deal until the shoe ends, then count the remainder."""
         shoe = self._open_shoe()
         try:
             self.ctl.ack = shoe.ack
@@ -192,6 +237,20 @@ class Simulation:
         finally:
             self.ctl.ack = None
             shoe.close()
+        yield from self.reconcile()
+
+    def reconcile(self) -> Iterator[dict]:
+        """The undealt rest goes back to the shuffler, which counts it card by card."""
+        if self.ctl.table.state == "shoe_ended" and self.rig.shoe is not None:
+            from collections import Counter
+            rest = Counter(self.rig.shoe.undealt())
+            self._submit({"type": "remainder", "device": "shuffler", "composition": dict(rest)})
+            yield from self._flush()
+
+    def _open_shoe(self):
+        from drivers.shoe import open_shoe
+        return open_shoe(self.rig.shoe_url, self.opts.protocol, read_timeout_s=0.01,
+                         reconnect_initial_s=0.01, reconnect_max_s=0.05, stamp=self.rig.clock)
 
     def _shuffle_order(self) -> list[str]:
         """The order the seeded simulated shuffler gives its next shoe (as its SHUFFLE would)."""
@@ -252,7 +311,13 @@ class Simulation:
                 yield from self.settle_holds(cards_out=self.ctl.cards_read)
                 continue
             if table.state in ("idle", "betting"):
-                self._submit(command("open_bets" if table.state == "idle" else "close_bets"))
+                if table.state == "betting":
+                    self.rig.clock.advance(self.opts.betting_seconds)
+                self._submit(command("open_bets" if table.state == "idle" else "close_bets",
+                                     user="timer" if table.state == "betting" else "dealer",
+                                     role="system"))
+                continue
+            if (yield from self.decide(table)):
                 continue
             codes = dealer.act(table.state)
             if not codes:
@@ -265,6 +330,25 @@ class Simulation:
                 self._submit(command("report_misplaced", detail="burn card placed on Player's box"))
             yield from self._flush()
         yield from self._flush()
+
+    def decide(self, table) -> Iterator[dict]:
+        """The virtual players' and banker's decisions due now, through the `decide` command;
+        True when any was given (the table may have moved on)."""
+        if not table.state.startswith("dealing.") or table.round is None:
+            return False
+        phase = table.state.split(".", 1)[1]
+        pending = table.decision_due()
+        default = table.default_decision() if pending else None
+        acts = self.players.act(table.shoe_no, table.round.number, phase, pending, default)
+        for act in acts:
+            inp = command("decide", user=act["user"], role=act["role"], reason=act["reason"],
+                          **act["args"])
+            inp["args"]["user"] = act["user"]
+            self._submit(inp)
+        yield from self._flush()
+        if pending is not None and table.decision_due() == pending:
+            raise InputError(f"the simulated table still waits for {pending}: {table.prompt()}")
+        return bool(acts)
 
     def _read(self, shoe, expected: int) -> None:
         """Feed the frames of `expected` pulled cards (and anything else) through the driver."""

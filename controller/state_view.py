@@ -70,8 +70,11 @@ class StateView:
             "round": None if not in_round else {
                 "number": rnd.number, "demo": rnd.demo,
                 "hands": {k: [c.code for c in v] for k, v in rnd.hands.items()},
+                "decisions": dict(rnd.decisions),
                 "burned_before": list(rnd.burned_before),
-                "next": table.state.split(".", 1)[1] if table.state.startswith("dealing.") else None},
+                "next": (f"decide:{rnd.pending}" if table.state == "dealing.decide"
+                         else table.state.split(".", 1)[1] if table.state.startswith("dealing.")
+                         else None)},
             "hold": hold,
             "alarms": list(self.alarms),
             "last_rounds": list(self.rounds),

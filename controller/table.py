@@ -7,6 +7,13 @@ into `outbox`; the application journals them before publishing.
 
     closed → shuffling → loaded → burning → idle ⇄ betting → dealing.<phase>… → idle … → shoe_ended
                                         any state → hold → (resume) → the state it left
+
+Games with decisions (chemin de fer, baccarat en banque): when the rules answer
+"decide:<name>" the table waits in `dealing.decide` with the name in `round.pending`; the
+`decide` command records the choice through the rules (`take_decision`), and a card read while a
+draw decision is pending means the hand drew. A decision against a mandatory cell is a false
+coup, handled by the profile's remedy. A continuous shuffler's table returns each round's cards
+to the machine after its result (`MachineInventory`).
 """
 from __future__ import annotations
 
@@ -22,10 +29,12 @@ from transitions.extensions.nesting import NestedState
 
 from controller import procedures
 from controller.cards import Card, CardCodeError, parse_card
-from controller.errors import CommandRefused
+from controller.errors import CommandRefused, InputError
 from controller.games import get_rules
 from controller.profile import Profile
-from controller.table_state import RoundState, ShoeState
+from controller.table_state import RoundState, ShoeState, cards_drawn
+
+DECIDE = "decide"       # the dealing sub-state of a table waiting for a decision
 
 
 class TableState(str, Enum):
@@ -56,10 +65,16 @@ def bet_number(x: Fraction) -> int | float:
     return int(x) if x.denominator == 1 else float(x)
 
 
-def transitions_for(phases: tuple[str, ...], first: str) -> list[dict]:
-    """The machine's transitions as data. Dealing sub-states: `burn` plus the game's phases."""
+def dealing_children(phases: tuple[str, ...], decisions: bool = False) -> list[str]:
+    """Dealing sub-states: `burn`, `decide` for games with decisions, then the game's phases."""
+    return ["burn", *([DECIDE] if decisions else []), *phases]
+
+
+def transitions_for(phases: tuple[str, ...], first: str, decisions: bool = False) -> list[dict]:
+    """The machine's transitions as data. Dealing sub-states: `dealing_children`."""
     S = TableState
-    dealing_states = [dealing(p) for p in ("burn",) + phases]
+    children = dealing_children(phases, decisions)
+    dealing_states = [dealing(p) for p in children]
     every = [s.value for s in S if s not in (S.DEALING, S.HOLD)] + dealing_states
     t: list[dict] = [
         dict(trigger="shuffle", source=[S.CLOSED, S.SHOE_ENDED], dest=S.SHUFFLING),
@@ -78,10 +93,17 @@ def transitions_for(phases: tuple[str, ...], first: str) -> list[dict]:
         dict(trigger="close_bets", source=S.BETTING, dest=dealing(first)),
     ]
     # a dealing card: the model placed it (prepare_event); the rules named the next phase
-    for nxt in ("burn",) + phases:
+    for nxt in children:
         t.append(dict(trigger="card", source=dealing_states, dest=dealing(nxt),
                       conditions=f"next_is_{nxt}"))
     t.append(dict(trigger="card", source=dealing_states, dest=S.IDLE, before="complete_round"))
+    if decisions:
+        # a decision recorded (take_decision named what follows): a card, another decision, done
+        for nxt in (DECIDE,) + phases:
+            t.append(dict(trigger="decided", source=dealing(DECIDE), dest=dealing(nxt),
+                          conditions=f"next_is_{nxt}"))
+        t.append(dict(trigger="decided", source=dealing(DECIDE), dest=S.IDLE,
+                      before="complete_round"))
     t += [
         # a card when none is due, or a failed read while dealing: hold with a named irregularity
         dict(trigger="card", source=[s.value for s in NOT_DUE], dest=S.HOLD,
@@ -132,7 +154,13 @@ class Table:
         self._end_reason: str | None = None
         self.state: str = initial
         self._first_phase = self.rules.phases[0]
-        for p in ("burn",) + self.rules.phases:
+        #: rounds opened at this table, every shoe together (numbers rounds of one-round shoes)
+        self.round_count = 0
+        self._new_hands_keys = frozenset(self.rules.new_hands())
+        #: who holds the bank (banking games): plain data kept by the game's rules
+        new_bank = getattr(self.rules, "new_bank", None)
+        self.bank: dict | None = new_bank() if new_bank else None
+        for p in ("burn", DECIDE) + self.rules.phases:
             setattr(self, f"next_is_{p}", self._make_next_is(p))
             setattr(self, f"resume_to_dealing_{p}", self._make_resume_to(dealing(p)))
         for s in TableState:
@@ -158,10 +186,12 @@ class Table:
         if demo_rounds > self.profile.demo_rounds_max:
             raise CommandRefused(f"{demo_rounds} demonstration rounds asked; the profile allows "
                                  f"at most {self.profile.demo_rounds_max}")
+        if self.profile.continuous_shuffler and cut_position is not None:
+            raise CommandRefused("a continuous shuffler deals without a cut card")
         self.shoe_no += 1
         self.round = None
         self.shoe = ShoeState(self.shoe_no, self.profile.decks, cut_position=cut_position,
-                              demo_left=demo_rounds)
+                              demo_left=demo_rounds, continuous=self.profile.continuous_shuffler)
         self.emit("shoe_started", decks=self.profile.decks, cards=self.profile.cards,
                   cut_card_position=cut_position, profile=self.profile.name,
                   profile_sha256=self.profile.sha256, game=self.profile.game)
@@ -183,7 +213,8 @@ class Table:
             return
         if self.shoe.cut_seen and self.shoe.cut_round is None and self.state != TableState.HOLD:
             in_round = self.state.startswith("dealing") or self.state == TableState.BETTING
-            self.shoe.cut_round = self.round.number if in_round and self.round else self.shoe.rounds + 1
+            self.shoe.cut_round = self.round.number if in_round and self.round \
+                else self._next_round_number()
         face_up = flags.get("face_up") and self.profile.face_up_card != "valid" \
             and self.state.startswith("dealing.") and self.state != "dealing.burn"
         if flags.get("with_previous") or flags.get("multiple"):
@@ -250,15 +281,127 @@ class Table:
             rnd.burned_before.append(card.code)
             rnd.burn_due -= 1
             self.shoe.inventory.record(card, "burn")
-            self.emit("card", n=self.shoe.inventory.cards_out, code=card.code, slot="burn",
+            self.emit("card", n=cards_drawn(self.shoe.inventory), code=card.code, slot="burn",
                       flags=_flag_list(kw.get("flags")))
-            self._next = "burn" if rnd.burn_due > 0 else self.rules.next_phase(rnd.hands)
+            if rnd.burn_due > 0:
+                self._next = "burn"
+            else:
+                self._set_next()
             return
+        if phase == DECIDE:
+            # a card while a draw decision is pending: the hand drew (a reading shoe's table)
+            self._record_decision(rnd.pending, True, user="shoe", by="card")
+            phase = self.rules.next_phase(self.hands_for_rules())
+            if phase not in self.rules.phases:
+                raise ValueError(f"{self.profile.game}: a draw decision led to {phase!r}, "
+                                 f"not to a card")
         self.rules.place(rnd.hands, phase, card)
         self.shoe.inventory.record(card, "hand")
-        self.emit("card", n=self.shoe.inventory.cards_out, code=card.code, slot=phase,
+        self.emit("card", n=cards_drawn(self.shoe.inventory), code=card.code, slot=phase,
                   flags=_flag_list(kw.get("flags")))
-        self._next = self.rules.next_phase(rnd.hands)
+        self._set_next()
+
+    def hands_for_rules(self) -> dict:
+        """The round's hands as the rules see them: the cards, plus the decisions if the game
+        has any (the same lists and dict, so the rules' updates land in the round state)."""
+        rnd = self.round
+        if "decisions" in self._new_hands_keys:
+            return {**rnd.hands, "decisions": rnd.decisions}
+        return rnd.hands
+
+    def _set_next(self) -> None:
+        """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
+        nxt = self.rules.next_phase(self.hands_for_rules())
+        if nxt is not None and nxt.startswith(f"{DECIDE}:"):
+            self.round.pending = nxt[len(DECIDE) + 1:]
+            self._next = DECIDE
+        else:
+            self.round.pending = None
+            self._next = nxt
+
+    # ------------------------------------------------------------------ decisions
+    def decision_due(self) -> str | None:
+        """The decision the deal is waiting for, or None."""
+        if self.state == dealing(DECIDE) and self.round is not None:
+            return self.round.pending
+        return None
+
+    def default_decision(self) -> Any:
+        """The rules' documented default for the pending decision (simulation policy)."""
+        name = self.decision_due()
+        if name is None:
+            raise CommandRefused(f"no decision is due (the table is {self.state})")
+        return self.rules.default_decision(self.hands_for_rules(), name)
+
+    def take_decision(self, name: str, value: Any, user: str = "") -> None:
+        """A decision by a hand (draw or stand) or a seat input (who banks, who plays).
+
+        The decision the deal waits for is recorded and dealing goes on. A draw decision that is
+        not due is checked against the tableau: against a mandatory cell it is a false coup
+        (profile remedy "void": hold for the supervisor to void the coup; "correct": refused,
+        with the correction, and recorded); otherwise it is refused as not due.
+        """
+        known = tuple(getattr(self.rules, "decisions", ()))
+        if name not in known:
+            raise CommandRefused(f"{self.profile.game} has no decision {name!r}"
+                                 + (f" (decisions: {', '.join(known)})" if known
+                                    else "; this game takes no decisions"))
+        if self.round is None or not self.state.startswith(("betting", dealing(""))):
+            raise CommandRefused(f"no decision is due: the table is {self.state}")
+        if name not in self.rules.draw_decisions:
+            self._record_decision(name, value, user=user)
+            return
+        if self.state == dealing(DECIDE):
+            if name != self.round.pending:
+                raise CommandRefused(f"{name} is not due: the table waits for "
+                                     f"{self.round.pending} (draw/stand)")
+            self._record_decision(name, value, user=user)
+            self._set_next()
+            self.decided()
+            return
+        self._check_out_of_turn(name, value, user)
+
+    def _record_decision(self, name: str, value: Any, *, user: str, by: str = "") -> None:
+        rnd = self.round
+        try:
+            self.rules.decide(self.hands_for_rules(), name, value)
+        except InputError as err:
+            raise CommandRefused(str(err)) from err
+        stored = rnd.decisions[name]
+        if name == "banker_seat" and self.bank is not None:
+            self.bank = self.rules.bank_with_banker(self.bank, stored)
+            rnd.bank_seat = stored
+        shown = ("draw" if stored else "stand") if isinstance(stored, bool) else stored
+        extra = {"by": by} if by else {}
+        self.emit("decision", name=name, value=shown, user=user, **extra)
+
+    def _check_out_of_turn(self, name: str, value: Any, user: str) -> None:
+        """A draw decision while no decision is pending: a false coup, or refused as not due."""
+        try:
+            draws = self.rules.draw_value(name, value)
+        except InputError as err:
+            raise CommandRefused(str(err)) from err
+        phase = self.state[len(dealing("")):]
+        hand = name.removesuffix("_draw")
+        hands = self.hands_for_rules()
+        if not phase.endswith("_third"):
+            raise CommandRefused(f"{name} is not due: the first cards are not dealt yet "
+                                 f"({self.prompt()})")
+        move = f"{hand}_third" if draws else f"stand:{hand}"
+        coup = self.rules.check_draw(hands, move, self.profile.game_options)
+        if coup is None:
+            raise CommandRefused(f"{name} is not due: {self.prompt()}")
+        fields = coup.as_fields()
+        fields.update(decision=name, value="draw" if draws else "stand", user=user)
+        kind, detail = fields.pop("kind"), fields.pop("detail")
+        if coup.remedy == "void":
+            self.irregular(kind=kind, detail=f"false coup: {detail}; the coup is void unless "
+                           f"the supervisor decides otherwise", **fields)
+            return
+        self._note(kind, f"false coup: {detail}; corrected at once", **fields)
+        verb = "stands" if coup.drawn_in_error else "draws"
+        raise CommandRefused(f"false coup: {detail}; corrected: the {coup.hand} {verb} "
+                             f"— {self.prompt()}")
 
     def take_start_burn(self, card: Card, **kw: Any) -> None:
         shoe = self.shoe
@@ -287,10 +430,22 @@ class Table:
         demo = shoe.demo_left > 0
         if demo:
             shoe.demo_left -= 1
-        self.round = RoundState(number=shoe.rounds + 1, demo=demo, hands=self.rules.new_hands(),
-                                burn_due=procedures.between_round_burn(self.profile, shoe.rounds))
+        hands = self.rules.new_hands()
+        decisions = hands.pop("decisions", {})
+        self.round = RoundState(number=self._next_round_number(), demo=demo, hands=hands,
+                                burn_due=procedures.between_round_burn(self.profile, shoe.rounds),
+                                decisions=decisions,
+                                bank_seat=self.bank["banker"] if self.bank else None)
         shoe.rounds += 1
+        self.round_count += 1
         self.emit("round_started", demo=demo)
+
+    def _next_round_number(self) -> int:
+        """Rounds count per shoe; games whose every round has its own shoe (Andar Bahar's
+        deck per round) number them across the table's shoes instead."""
+        if getattr(self.rules, "rounds_per_shoe", 0):
+            return self.round_count + 1
+        return self.shoe.rounds + 1
 
     def on_enter_betting(self, *a: Any, **k: Any) -> None:
         if self.auto_open and self.betting_seconds <= 0:
@@ -298,12 +453,13 @@ class Table:
 
     def complete_round(self, *a: Any, **k: Any) -> None:
         rnd = self.round
-        result = self.rules.outcome(rnd.hands)
+        hands = self.hands_for_rules()
+        result = self.rules.outcome(hands)
         if rnd.demo:
             bets = {b: 0 for b in self.profile.paytable}
         else:
             bets = {b: bet_number(x) for b, x in
-                    self.rules.settle(rnd.hands, self.profile.paytable).items()}
+                    self.rules.settle(hands, self.profile.paytable).items()}
         fields: dict[str, Any] = {"game": self.profile.game}
         if rnd.burned_before:
             fields["burned_before"] = list(rnd.burned_before)
@@ -313,17 +469,43 @@ class Table:
             fields["demo"] = True
         if rnd.flags:
             fields["irregularities"] = [f["kind"] for f in rnd.flags]
+        fields.update(self._pass_bank(void=False))
         self.emit("round_result", **fields)
         self._after_round()
 
+    def _pass_bank(self, *, void: bool) -> dict:
+        """Update who holds the bank after a coup; the result's `bank_seat` fields."""
+        rnd = self.round
+        if self.bank is None:
+            return {}
+        if not rnd.demo:
+            misdraw = any(f.get("pass_bank") for f in rnd.flags)
+            self.bank = self.rules.bank_after_coup(self.bank, self.hands_for_rules(),
+                                                   void=void, misdraw=misdraw)
+        return {"bank_seat": rnd.bank_seat, "next_bank_seat": self.bank["banker"]}
+
     def _after_round(self) -> None:
-        """Decide whether the shoe ends once the table is back between rounds."""
+        """Return a continuous shuffler's cards; decide whether the shoe ends once the table is
+        back between rounds."""
         shoe = self.shoe
+        if shoe.continuous:
+            self._return_to_machine()
         if procedures.shoe_ends_after(self.profile, self.round.number, shoe.cut_round):
             self._end_reason = "cut_card"
         elif getattr(self.rules, "rounds_per_shoe", 0) and \
                 shoe.rounds >= self.rules.rounds_per_shoe:
             self._end_reason = "round_complete"
+        elif shoe.continuous and cards_drawn(shoe.inventory) >= self.profile.cards:
+            # a continuous shuffler never runs out: its "shoe" is one machine load dealt
+            self._end_reason = "cards_dealt"
+
+    def _return_to_machine(self) -> None:
+        """Every card out of the continuous shuffler goes back in after the round."""
+        rnd = self.round
+        codes = self.shoe.inventory.return_all(
+            list(rnd.burned_before) + [c.code for h in rnd.hands.values() for c in h])
+        if codes:
+            self.emit("cards_returned", cards=codes)
 
     def void_current_round(self, reason: str = "void", end_shoe: str | None = None,
                            **_: Any) -> None:
@@ -332,9 +514,14 @@ class Table:
         if rnd.burned_before:
             fields["burned_before"] = list(rnd.burned_before)
         fields.update({k: [c.code for c in v] for k, v in rnd.hands.items()})
+        if "decisions" in self._new_hands_keys:
+            fields["decisions"] = dict(rnd.decisions)
         fields.update(void=True, reason=reason, bets={b: 0 for b in self.profile.paytable})
         if rnd.demo:
             fields["demo"] = True
+        if rnd.flags:
+            fields["irregularities"] = [f["kind"] for f in rnd.flags]
+        fields.update(self._pass_bank(void=True))
         self.emit("round_result", **fields)
         self.hold_info = None
         self.resume_state = None
@@ -449,13 +636,21 @@ class Table:
         if s == TableState.HOLD:
             return f"HOLD: {self.hold_info['problems'][-1]['detail'] if self.hold_info else ''}"
         phase = s[len(dealing("")):]
+        if phase == DECIDE and self.round is not None and self.round.pending:
+            name = self.round.pending
+            values = self.rules.decision_options(self.hands_for_rules(), name)
+            words = "/".join(("draw" if v else "stand") if isinstance(v, bool) else str(v)
+                             for v in values)
+            return f"Decide: {name} ({words})"
         return "Burn one card" if phase == "burn" else f"Deal {phase}"
 
     def snapshot(self) -> dict:
         return {"state": self.state, "shoe_no": self.shoe_no,
                 "shoe": self.shoe.to_dict() if self.shoe else None,
                 "round": self.round.to_dict() if self.round else None,
-                "hold_info": self.hold_info, "resume_state": self.resume_state}
+                "hold_info": self.hold_info, "resume_state": self.resume_state,
+                "round_count": self.round_count,
+                "bank": dict(self.bank) if self.bank is not None else None}
 
     @classmethod
     def restore(cls, profile: Profile, snap: dict, **kw: Any) -> "Table":
@@ -465,6 +660,9 @@ class Table:
         t.shoe = ShoeState.from_dict(snap["shoe"]) if snap["shoe"] else None
         t.round = RoundState.from_dict(snap["round"]) if snap["round"] else None
         t.hold_info, t.resume_state = snap["hold_info"], snap["resume_state"]
+        t.round_count = snap.get("round_count", t.shoe.rounds if t.shoe else 0)
+        if snap.get("bank") is not None:
+            t.bank = dict(snap["bank"])
         return t
 
 
@@ -482,16 +680,18 @@ class TableMachine(HierarchicalMachine):
 
 def build_machine(model: Table, initial: str) -> HierarchicalMachine:
     phases = model.rules.phases
+    decisions = bool(getattr(model.rules, "draw_decisions", ()))
     states: list[Any] = []
     for st in TableState:
         if st != TableState.DEALING:
             enter = f"on_enter_{st.value}"
             states.append({"name": st.value, "on_enter": enter} if hasattr(model, enter)
                           else st.value)
-    states.append({"name": TableState.DEALING.value, "children": ["burn", *phases]})
+    states.append({"name": TableState.DEALING.value,
+                   "children": dealing_children(phases, decisions)})
     return TableMachine(
         model=model, states=states, initial=initial,
-        transitions=transitions_for(phases, phases[0]),
+        transitions=transitions_for(phases, phases[0], decisions),
         auto_transitions=False, queued=True, ignore_invalid_triggers=False,
         prepare_event="prepare_card", on_exception="on_machine_error",
         model_attribute="state")

@@ -59,12 +59,18 @@ class SimRig:
     def shoe_url(self) -> str:
         return f"shoesim://{self.name}?protocol={self.protocol}"
 
-    def load_shoe(self, cards: Sequence[str], cut_position: int | None) -> ShoeModel:
-        """The dealer puts the delivered (or hand-shuffled) cards in the shoe with the cut card."""
+    def load_shoe(self, cards: Sequence[str], cut_position: int | None, *,
+                  continuous: bool = False) -> ShoeModel:
+        """The dealer puts the delivered (or hand-shuffled) cards in the shoe with the cut card;
+        `continuous`: they go into a continuous shuffler-dealer instead (simulators.csm)."""
         shoe_faults = [f for f in self.faults if f.kind not in SHUFFLER_FAULTS]
-        self.shoe = ShoeModel(list(cards), protocol=self.protocol, cut_position=cut_position,
-                              faults=[f for f in shoe_faults if f.kind != "skip_burn"],
-                              clock=self.clock)
+        kw = dict(protocol=self.protocol, cut_position=cut_position,
+                  faults=[f for f in shoe_faults if f.kind != "skip_burn"], clock=self.clock)
+        if continuous:
+            from simulators.csm import ContinuousShufflerModel
+            self.shoe = ContinuousShufflerModel(list(cards), seed=self.seed, **kw)
+        else:
+            self.shoe = ShoeModel(list(cards), **kw)
         registry.register(self.name, self.shoe)
         return self.shoe
 

@@ -24,6 +24,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--shoe-protocol", default="beetek", choices=["beetek", "barcode", "framed"],
                    help="wire protocol of the simulated shoe (default beetek)")
     p.add_argument("--journal", help="journal file; an existing one is resumed")
+    p.add_argument("--betting-seconds", type=float, default=0.0,
+                   help="seconds bets stay open each round, in simulated time (default 0)")
+    p.add_argument("--shuffler-url", choices=["sim", "none"], default="sim",
+                   help="sim: the simulated shuffler over its USB URL (default); none: a "
+                   "hand-shuffled shoe loaded without a shuffler")
+    p.add_argument("--decisions", metavar="FILE",
+                   help="chemin de fer / baccarat en banque: the players' and banker's decisions, "
+                   "one per line '[SHOE:]ROUND NAME VALUE' (e.g. '3 player_draw stand'; # "
+                   "comments); decisions not in the file follow the rules' default policy")
     p.add_argument("--json", action="store_true", help="print JSON Lines, one object per event")
     p.set_defaults(func=run)
 
@@ -49,10 +58,15 @@ def run(args: argparse.Namespace) -> int:
     except FaultError as err:
         raise InputError(f"--fault: {err}") from None
     feed = JsonFeed() if args.json else TextFeed()
-    for event in run_simulation(profile, seed=args.seed, shoe_file=args.shoe_file,
+    if args.betting_seconds < 0:
+        raise InputError(f"--betting-seconds {args.betting_seconds}: give 0 or more")
+    more = {"betting_seconds": args.betting_seconds}
+    if args.shuffler_url == "none":
+        more["use_shuffler"] = False
+    for event in run_simulation(profile, seed=args.seed, shoe_file=args.shoe_file, **more,
                                 shoes=args.shoes, faults=faults, demo_rounds=args.demo_rounds,
                                 journal_path=args.journal, protocol=args.shoe_protocol,
-                                crash_after=crash_after):
+                                crash_after=crash_after, decisions=args.decisions):
         if args.json or event["event"] != "card":
             feed.publish(event)
     return 0

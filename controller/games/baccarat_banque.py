@@ -19,6 +19,10 @@ once), otherwise the final totals. Bets: "right", "left" (the punters' stakes on
 and "bank_right", "bank_left" (the bank's stake against each tableau, after any commission in
 the paytable); a tie is a push.
 
+The bank: the banker holds it coup after coup, win or lose (the house's or a player's bank for
+the shoe); it changes hands only by a `banker_seat` decision. The table keeps it as plain data
+(`new_bank`, `bank_after_coup`, `bank_with_banker`).
+
 Default decisions (simulation without a decisions file): a hand on 5 draws; the bank draws on
 0–5 and stands on 6–7, whatever the hands' third cards. False coups of the hands, and a bank
 card when none can be due, are reported by `check_draw` like chemin de fer's.
@@ -31,8 +35,8 @@ from typing import Mapping
 from controller.cards import Card, codes, hand_total
 from controller.errors import InputError
 from controller.games.chemin_de_fer import (
-    DRAW, MAX_SEATS, OPTION, STAND, FalseCoup, decision_value, parse_move, player_false_coup,
-    player_rule, remedy_of, seat_value, validate_false_coup_options)
+    DRAW, MAX_SEATS, OPTION, STAND, BankRotation, FalseCoup, decision_value, parse_move,
+    player_false_coup, player_rule, remedy_of, seat_value, validate_false_coup_options)
 
 GAME = "baccarat_banque"
 SIDES = ("right", "left")
@@ -155,6 +159,7 @@ class BaccaratBanqueRules:
     phases = PHASES
     bets = BETS
     decisions = DRAW_DECISIONS + SEAT_DECISIONS
+    draw_decisions = DRAW_DECISIONS
 
     def new_hands(self) -> dict:
         return {"right": [], "left": [], "bank": [], "decisions": {}}
@@ -184,6 +189,10 @@ class BaccaratBanqueRules:
             raise InputError(f"{GAME}: decision {name} is not due now")
         hands["decisions"][name] = decision_value(name, value)
 
+    def draw_value(self, name: str, value) -> bool:
+        """A draw decision's value as a bool (True/False or "draw"/"stand"); InputError else."""
+        return decision_value(name, value)
+
     def default_decision(self, hands, name: str) -> bool:
         """A hand on 5 draws; the bank draws on 0–5 and stands on 6–7."""
         if name == "bank_draw":
@@ -194,6 +203,18 @@ class BaccaratBanqueRules:
 
     def check_draw(self, hands, move: str, options: Mapping | None = None) -> FalseCoup | None:
         return check_draw(hands, move, options)
+
+    def new_bank(self) -> dict:
+        return BankRotation.start(range(1, MAX_SEATS + 1)).to_dict()
+
+    def bank_after_coup(self, bank: Mapping, hands, *, void: bool = False,
+                        misdraw: bool = False) -> dict:
+        """The banker keeps the bank after every coup (a misdraw is the bank's free choice
+        here, never a false coup)."""
+        return BankRotation.from_dict(bank).to_dict()
+
+    def bank_with_banker(self, bank: Mapping, seat: int) -> dict:
+        return BankRotation.from_dict(bank).with_banker(seat).to_dict()
 
     def outcome(self, hands) -> dict:
         out: dict = {h: codes(hands[h]) for h in ("right", "left", "bank")}

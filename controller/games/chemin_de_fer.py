@@ -17,7 +17,10 @@ same way; they never hold up the deal.
 
 A draw or stand against a mandatory cell is a *false coup*: `check_draw` reports it with the
 profile's remedy (`[game_options] false_coup = "void" | "correct"`). A banker's misdraw also
-passes the shoe (`BankRotation.after_coup(..., misdraw=True)`). The bank is settled with 5 %
+passes the shoe (`BankRotation.after_coup(..., misdraw=True)`). The table keeps the rotation as
+plain data (`new_bank`, `bank_after_coup`, `bank_with_banker`): every seat 1–12 is taken to be
+occupied, and a `banker_seat` decision names the seat that really takes the bank when one is
+empty or declines it. The bank is settled with 5 %
 commission through the paytable (`banker = 0.95`). The cut card lies before the last 7 cards
 and no coup starts after it appears (profile: `cut_card.after = "no_more_coup"`).
 """
@@ -292,6 +295,21 @@ class BankRotation:
             raise ValueError(f"winner must be banker, player or tie, not {winner!r}")
         return self.passed() if winner == "player" or retired or misdraw else self
 
+    def to_dict(self) -> dict:
+        """Plain data for the table's state and snapshots."""
+        return {"seats": list(self.seats), "banker": self.banker}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "BankRotation":
+        return cls(tuple(d["seats"]), d["banker"])
+
+    def with_banker(self, seat: int) -> "BankRotation":
+        """The bank taken by `seat` (the seats in turn declined it, or the table named it)."""
+        if seat not in self.seats:
+            raise InputError(f"seat {seat} is not at the table (seats: "
+                             f"{', '.join(map(str, self.seats))})")
+        return replace(self, banker=seat)
+
     def active_player(self, stakes: Mapping[int, Fraction | int], banco: Iterable[int] = ()) -> int:
         """The punter who plays the hand for all: the first "Banco" caller counter-clockwise from
         the banker; otherwise the highest stake, ties going to the first counter-clockwise."""
@@ -311,6 +329,7 @@ class CheminDeFerRules:
     phases = PHASES
     bets = BETS
     decisions = DRAW_DECISIONS + SEAT_DECISIONS
+    draw_decisions = DRAW_DECISIONS
 
     def new_hands(self) -> dict:
         return {"player": [], "banker": [], "decisions": {}}
@@ -340,6 +359,10 @@ class CheminDeFerRules:
             raise InputError(f"{GAME}: decision {name} is not due now")
         hands["decisions"][name] = decision_value(name, value)
 
+    def draw_value(self, name: str, value) -> bool:
+        """A draw decision's value as a bool (True/False or "draw"/"stand"); InputError else."""
+        return decision_value(name, value)
+
     def default_decision(self, hands, name: str) -> bool:
         """Draw in every optional cell (player on 5, banker 3 vs 9 and 5 vs 4): the Punto Banco
         tableau, so a simulated coup without a decisions file matches Punto Banco."""
@@ -349,6 +372,23 @@ class CheminDeFerRules:
 
     def check_draw(self, hands, move: str, options: Mapping | None = None) -> FalseCoup | None:
         return check_draw(hands, move, options)
+
+    def new_bank(self) -> dict:
+        """The first banker: the first player to the dealer's right (seat 1)."""
+        return BankRotation.start(range(1, MAX_SEATS + 1)).to_dict()
+
+    def bank_after_coup(self, bank: Mapping, hands, *, void: bool = False,
+                        misdraw: bool = False) -> dict:
+        """The banker keeps the bank on a win or a tie and passes it counter-clockwise on a
+        loss or a misdraw; a void coup leaves it where it is unless the banker misdrew."""
+        rot = BankRotation.from_dict(bank)
+        if void:
+            return (rot.passed() if misdraw else rot).to_dict()
+        return rot.after_coup(winner(hands["player"], hands["banker"]),
+                              misdraw=misdraw).to_dict()
+
+    def bank_with_banker(self, bank: Mapping, seat: int) -> dict:
+        return BankRotation.from_dict(bank).with_banker(seat).to_dict()
 
     def outcome(self, hands) -> dict:
         p, b = hands["player"], hands["banker"]

@@ -1,0 +1,39 @@
+"""A continuous shuffler-dealer (RULES.md §2, seed 000 art. 2.3 and 7.2) as a shoe model.
+
+It deals like the card-recognition shoe (same wire protocols, same faults, reached by the same
+shoesim:// URL), has no cut card, and takes cards back: after every round the dealer returns
+that round's cards (`return_cards`) and the machine puts each one back at a random place among
+the cards it still holds, so it never runs out. Draw indices (`position`, `card_at`, fault
+indices) keep counting every card dealt since the machine was loaded.
+"""
+from __future__ import annotations
+
+import random
+from typing import Iterable, Sequence
+
+from drivers.shoe.codec import check_code
+from simulators.shoe import ShoeModel
+
+
+class ContinuousShufflerModel(ShoeModel):
+    """The ShoeModel contract (CONTRACTS.md) plus `return_cards`; `seed` makes it repeatable."""
+
+    def __init__(self, cards: Sequence[str], *, seed: int | None = None, **kw):
+        if kw.get("cut_position") is not None:
+            raise ValueError("a continuous shuffler has no cut card")
+        super().__init__(cards, **kw)
+        self._rng = random.Random(seed) if seed is not None else random.SystemRandom()
+        self.returned = 0
+
+    def return_cards(self, codes: Iterable[str]) -> None:
+        """The round's cards go back in, each at a uniformly random place among those held."""
+        with self._cond:
+            for code in codes:
+                at = self._rng.randint(self._pos, len(self._cards))
+                self._cards.insert(at, check_code(code))
+                self.returned += 1
+
+    @property
+    def held(self) -> int:
+        """Cards in the machine now."""
+        return self.remaining

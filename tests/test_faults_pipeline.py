@@ -1,0 +1,176 @@
+"""Every fault kind through the real pipeline (simulator behind its URL, drivers, table,
+journal): the round results and the journal record, as RULES.md §3 and issue 4 require."""
+from dataclasses import replace
+from functools import lru_cache
+
+import pytest
+
+from controller.journal import Journal
+from controller.profile import load_profile
+from controller.simulate import run_simulation
+from simulators.shoe import parse_fault
+
+PROFILE = "live-commission"
+
+
+def simulate(tmp_path, *faults, protocol="beetek", profile=None, name="j"):
+    path = tmp_path / f"{name}.db"
+    events = list(run_simulation(profile or load_profile(PROFILE), seed=3,
+                                 faults=[parse_fault(f) for f in faults], journal_path=str(path),
+                                 protocol=protocol))
+    j = Journal.open_readonly(path)
+    records = list(j.records())
+    assert j.verify().ok
+    j.close()
+    return events, records
+
+
+@lru_cache(maxsize=None)
+def baseline_results():
+    events = run_simulation(load_profile(PROFILE), seed=3)
+    return tuple(_result(e) for e in events if e["event"] == "round_result")
+
+
+def _result(e):
+    return tuple((k, repr(v)) for k, v in sorted(e.items()) if k != "irregularities")
+
+
+def results(events):
+    return tuple(_result(e) for e in events if e["event"] == "round_result")
+
+
+def kinds(events, event="irregularity"):
+    return [e["kind"] for e in events if e["event"] == event]
+
+
+def journaled(records, record_kind, **match):
+    return [r.data for r in records if r.kind == record_kind
+            and all(r.data.get(k) == v for k, v in match.items())]
+
+
+def test_double_draw_gives_the_same_results_plus_the_irregularity(tmp_path):
+    events, records = simulate(tmp_path, "double_draw@40")
+    assert results(events) == baseline_results()
+    assert kinds(events) == ["multiple_cards"]
+    assert journaled(records, "irregularity", kind="multiple_cards")
+    flagged = [e for e in events if e["event"] == "round_result" and e.get("irregularities")]
+    assert [e["irregularities"] for e in flagged] == [["multiple_cards"]]
+
+
+@pytest.mark.parametrize("protocol", ["beetek", "framed"])
+def test_triple_draw_is_kept_in_read_order(tmp_path, protocol):
+    events, records = simulate(tmp_path, "triple_draw@60", protocol=protocol)
+    assert results(events) == baseline_results()
+    assert set(kinds(events)) == {"multiple_cards"} and len(kinds(events)) >= 2
+
+
+@pytest.mark.parametrize("protocol", ["beetek", "barcode", "framed"])
+def test_misread_is_entered_by_the_supervisor(tmp_path, protocol):
+    events, records = simulate(tmp_path, "misread@40", protocol=protocol)
+    assert results(events) == baseline_results()
+    assert kinds(events) == ["unreadable_card"]
+    overrides = journaled(records, "override", action="enter_card")
+    assert len(overrides) == 1 and overrides[0]["reason"] and overrides[0]["user"]
+    assert overrides[0]["before"]["state"] == "hold"
+    entered = [r.data for r in records if r.kind == "card" and "entered" in r.data["flags"]]
+    assert len(entered) == 1 and entered[0]["n"] == 41
+
+
+@pytest.mark.parametrize("fault", ["noise@30", "split@30", "silence@40"])
+@pytest.mark.parametrize("protocol", ["beetek", "framed"])
+def test_line_faults_change_nothing(tmp_path, fault, protocol):
+    events, _ = simulate(tmp_path, fault, protocol=protocol)
+    assert results(events) == baseline_results()
+    assert kinds(events) == []
+
+
+@pytest.mark.parametrize("protocol,remedy", [("beetek", "enter_card"), ("framed", "resume")])
+def test_dropped_link_loses_no_card(tmp_path, protocol, remedy):
+    events, records = simulate(tmp_path, "drop@40", protocol=protocol)
+    assert results(events) == baseline_results()
+    assert "link_lost" in kinds(events)
+    assert journaled(records, "override", action=remedy)
+    assert [e["code"] for e in events if e["event"] == "alarm"].count("link_lost") == 1
+
+
+def test_foreign_card_is_removed_and_the_shoe_does_not_reconcile(tmp_path):
+    events, records = simulate(tmp_path, "foreign_card@50")
+    assert kinds(events) == ["foreign_card"]
+    assert journaled(records, "override", action="remove_card")
+    rec = [e for e in events if e["event"] == "reconciliation"]
+    assert rec and rec[0]["ok"] is False and rec[0]["removed"] == 1
+    assert journaled(records, "alarm", code="reconciliation")
+
+
+def test_clean_shoe_reconciles(tmp_path):
+    events, _ = simulate(tmp_path)
+    rec = [e for e in events if e["event"] == "reconciliation"]
+    assert rec == [dict(rec[0], ok=True, differences=0)]
+    assert rec[0]["burned"] + rec[0]["dealt"] + rec[0]["remainder"] == 416
+
+
+def test_face_up_card_is_valid_on_macau_rules(tmp_path):
+    events, records = simulate(tmp_path, "face_up@45", protocol="framed")
+    assert results(events) == baseline_results()
+    assert kinds(events) == ["face_up_card"] and not journaled(records, "override")
+
+
+def test_face_up_card_burned_and_replaced(tmp_path):
+    profile = load_profile(PROFILE)
+    profile = replace(profile, face_up_card="burn")
+    events, records = simulate(tmp_path, "face_up@45", protocol="framed", profile=profile)
+    assert kinds(events) == ["face_up_card"]
+    assert journaled(records, "override", action="burn_card")
+    burned = [e for e in events if e["event"] == "burned"]
+    assert burned and burned[0]["cause"] == "face_up_card"
+    # the face-up card never reached a hand
+    code = burned[0]["code"]
+    rnd = [e for e in events if e["event"] == "round_result" and e.get("irregularities")][0]
+    assert code not in rnd["player"] + rnd["banker"] or rnd["player"].count(code) + \
+        rnd["banker"].count(code) < 2
+
+
+def test_face_up_card_voids_the_round(tmp_path):
+    profile = replace(load_profile(PROFILE), face_up_card="void")
+    events, records = simulate(tmp_path, "face_up@45", protocol="framed", profile=profile)
+    void = [e for e in events if e["event"] == "round_result" and e.get("void")]
+    assert len(void) == 1 and set(void[0]["bets"].values()) == {0}
+    assert journaled(records, "override", action="void_round")
+
+
+def test_skip_burn_is_corrected_by_read_order(tmp_path):
+    events, records = simulate(tmp_path, "skip_burn@20")
+    assert results(events) == baseline_results()
+    assert kinds(events) == ["misplaced_cards"]
+    assert journaled(records, "input", type="command", action="report_misplaced")
+
+
+@pytest.mark.parametrize("fault,n_alarms", [("jam@0", 1), ("door_open@0", None)])
+def test_shuffler_faults_hold_until_cleared(tmp_path, fault, n_alarms):
+    events, records = simulate(tmp_path, fault)
+    assert results(events) == baseline_results()
+    alarms = [e for e in events if e["event"] == "alarm" and e["source"] == "shuffler"]
+    assert alarms and (n_alarms is None or len(alarms) == n_alarms)
+    assert "device_alarm" in kinds(events)
+    assert journaled(records, "override", action="resume")
+    # no card was read before the shuffle completed and the count was accepted
+    first_card = next(i for i, e in enumerate(events) if e["event"] == "card")
+    last_resume = max(i for i, e in enumerate(events) if e["event"] == "resume")
+    assert last_resume < first_card
+
+
+def test_count_mismatch_blocks_the_shoe_until_reshuffled(tmp_path):
+    events, records = simulate(tmp_path, "count_mismatch@0")
+    assert kinds(events) == ["count_mismatch"]
+    assert journaled(records, "override", action="reject_count")
+    inputs = [r.data for r in records if r.kind == "input" and r.data["type"] == "shuffled"]
+    assert [i["count"] for i in inputs] == [415, 416]
+    first_card = next(i for i, e in enumerate(events) if e["event"] == "card")
+    assert all(e["event"] != "card" for e in events[:first_card])
+    assert len(results(events)) > 60
+
+
+def test_bad_fault_text_is_refused():
+    from simulators.shoe import FaultError
+    with pytest.raises(FaultError):
+        parse_fault("explode@3")
