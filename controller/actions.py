@@ -22,6 +22,8 @@ def apply_input(table: Table, inp: dict) -> None:
     elif kind == "cut_card":
         table.on_cut_card()
     elif kind == "read_failed":
+        if table.shoe is not None:
+            table.shoe.inventory.unidentified += 1
         table.irregular(kind="unreadable_card", detail=f"the shoe could not read a card "
                         f"({inp.get('reason', 'no reason given')}); enter its code or void the round")
     elif kind == "multiple":
@@ -41,10 +43,30 @@ def apply_input(table: Table, inp: dict) -> None:
         table.emit("alarm", source=inp.get("device", ""), code="link_back", text="", severity="info")
     elif kind == "shuffled":
         table.shuffled(count=inp["count"])
+    elif kind == "remainder":
+        _reconcile(table, inp)
     elif kind == "command":
         run_command(table, inp)
     else:
         raise CommandRefused(f"unknown input type {kind!r}")
+
+
+def _reconcile(table: Table, inp: dict) -> None:
+    """The undealt rest of an ended shoe, counted card by card (by the shuffler as the cards go
+    back): burns + dealt + removed + rest must be the shoe exactly (standards §6 item 37)."""
+    if table.shoe is None or table.state != TableState.SHOE_ENDED:
+        raise CommandRefused("a shoe's remainder is counted only after the shoe has ended")
+    rest = [code for code, n in inp.get("composition", {}).items() for _ in range(int(n))]
+    problems = table.shoe.inventory.reconcile(rest)
+    inv = table.shoe.inventory
+    # counts only: the identities of cards that were never dealt are not published
+    table.emit("reconciliation", ok=not problems, burned=len(inv.by_place["burn"]),
+               dealt=len(inv.by_place["hand"]), removed=len(inv.by_place["removed"]),
+               remainder=len(rest), differences=len(problems))
+    if problems:
+        table.emit("alarm", source="inventory", code="reconciliation",
+                   text=f"{len(problems)} card(s) do not reconcile: " + "; ".join(problems[:5]),
+                   severity="error")
 
 
 def _alarm(table: Table, inp: dict) -> None:
@@ -66,7 +88,10 @@ def run_command(table: Table, inp: dict) -> None:
     if action in OVERRIDES and not str(inp.get("reason", "")).strip():
         raise CommandRefused(f"{action} needs a reason")
     before = _summary(table)
-    handler(table, **inp.get("args", {}))
+    args = dict(inp.get("args", {}))
+    if action == "decide":
+        args.setdefault("user", inp.get("user", ""))
+    handler(table, **args)
     if action in OVERRIDES:
         table.emit("override", user=inp.get("user", ""), role=inp.get("role", ""), action=action,
                    args=inp.get("args", {}), reason=inp.get("reason", ""), before=before,
@@ -103,6 +128,13 @@ def _new_shoe(table: Table, cut_position: int | None = None, demo_rounds: int = 
 
 
 def _open_bets(table: Table) -> None:
+    if table.state in (TableState.LOADED, TableState.BURNING):
+        # RULES.md §3.1: a round started before the new-shoe burn makes the shoe invalid
+        table.shoe.invalid = True
+        table.irregular(kind="missed_shoe_burn", detail="a round was started before the "
+                        "shoe-start burn was done: the shoe is invalid and must be replaced; "
+                        "everything read so far stays in the record")
+        return
     table.open_bets()
 
 
@@ -139,6 +171,8 @@ def _change_profile(table: Table, profile: str) -> None:
 
 def _report_unread(table: Table, detail: str = "") -> None:
     """The dealer saw a card leave the shoe that was never read (e.g. during a link outage)."""
+    if table.shoe is not None:
+        table.shoe.inventory.unidentified += 1
     table.irregular(kind="unreadable_card", detail="a card left the shoe without a read"
                     + (f" ({detail})" if detail else "") + "; enter its code or void the round")
 
@@ -200,6 +234,7 @@ def _enter_card(table: Table, code: str) -> None:
         raise CommandRefused(str(err)) from err
     if table.shoe.inventory.problem(card):
         raise CommandRefused(table.shoe.inventory.problem(card))
+    table.shoe.inventory.unidentified = max(0, table.shoe.inventory.unidentified - 1)
     table.resume_table()
     table.on_card(card.code, entered=True)
 
@@ -228,11 +263,16 @@ def _confirm_layout(table: Table) -> None:
 
 
 def _end_shoe(table: Table) -> None:
+    rnd = table.round
     if table.round_open():
-        raise CommandRefused("a round is in progress: finish or void it first")
+        if any(rnd.hands.values()) or rnd.burned_before:
+            raise CommandRefused("a round is in progress: finish or void it first")
+        table.shoe.rounds -= 1     # opened but not a card dealt: the round never happened
+        table.emit("round_cancelled", reason="shoe ended before its first card")
     if table.state == TableState.HOLD:
         table.hold_info = None
-    table.end_shoe(reason="supervisor")
+    table.end_shoe(reason="invalid" if table.shoe is not None and table.shoe.invalid
+                   else "supervisor")
 
 
 def _accept_count(table: Table) -> None:
@@ -267,6 +307,11 @@ def _switch_mode(table: Table, mode: str) -> None:
     table.emit("mode_changed", mode=mode)
 
 
+def _decide(table: Table, name: str, value: Any, user: str = "") -> None:
+    """A hand's draw/stand decision or a seat input (chemin de fer, baccarat en banque)."""
+    table.take_decision(str(name), value, user=user)
+
+
 HANDLERS: dict[str, Callable[..., None]] = {
     "new_shoe": _new_shoe, "open_bets": _open_bets, "close_bets": _close_bets,
     "start_round": _open_bets, "shoe_empty": _shoe_empty, "cut_card": _cut_card,
@@ -277,4 +322,5 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "burn_card": _burn_card, "remove_card": _remove_card, "confirm_layout": _confirm_layout,
     "end_shoe": _end_shoe, "change_shoe": _end_shoe, "accept_count": _accept_count,
     "reject_count": _reject_count, "demo_round": _demo_round, "switch_mode": _switch_mode,
+    "decide": _decide,
 }

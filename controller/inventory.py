@@ -17,6 +17,7 @@ class Inventory:
     decks: int
     seen: Counter = field(default_factory=Counter)          # code -> copies seen
     by_place: dict = field(default_factory=lambda: {p: [] for p in PLACES})
+    unidentified: int = 0      # cards known to have left the shoe whose code was never read
 
     @property
     def expected(self) -> Counter:
@@ -24,7 +25,7 @@ class Inventory:
 
     @property
     def cards_out(self) -> int:
-        return sum(self.seen.values())
+        return sum(self.seen.values()) + self.unidentified
 
     def problem(self, card: Card) -> str | None:
         """Why this card cannot come out of this shoe next, or None if it can."""
@@ -43,21 +44,32 @@ class Inventory:
         self.by_place[dst].append(code)
 
     def reconcile(self, undealt: list[str]) -> list[str]:
-        """Differences between the shoe and burns + hands + removed + undealt; [] when exact."""
+        """Differences between the shoe and burns + hands + removed + undealt; [] when exact.
+
+        Cards that left the shoe unread (and were never identified) explain as many missing
+        cards, no more: a surplus of any card is always a difference.
+        """
         total = Counter(self.seen) + Counter(undealt)
-        problems = []
         exp = self.expected
-        for code in sorted(set(exp) | set(total)):
-            if total[code] != exp[code]:
-                problems.append(f"{code}: expected {exp[code]}, accounted {total[code]}")
-        return problems
+        short = {c: exp[c] - total[c] for c in exp if total[c] < exp[c]}
+        over = {c: total[c] - exp[c] for c in total if total[c] > exp[c]}
+        if not over and sum(short.values()) == self.unidentified:
+            return []
+        problems = [f"{code}: expected {exp[code]}, accounted {exp[code] - n}"
+                    for code, n in sorted(short.items())]
+        problems += [f"{code}: expected {exp[code]}, accounted {exp[code] + n}"
+                     for code, n in sorted(over.items())]
+        if self.unidentified:
+            problems.append(f"{self.unidentified} card(s) left the shoe unread")
+        return sorted(problems)
 
     def to_dict(self) -> dict:
-        return {"decks": self.decks, "by_place": {k: list(v) for k, v in self.by_place.items()}}
+        return {"decks": self.decks, "unidentified": self.unidentified,
+                "by_place": {k: list(v) for k, v in self.by_place.items()}}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Inventory":
-        inv = cls(d["decks"])
+        inv = cls(d["decks"], unidentified=d.get("unidentified", 0))
         for place, codes in d["by_place"].items():
             for code in codes:
                 inv.record(parse_card(code), place)

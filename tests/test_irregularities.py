@@ -120,3 +120,29 @@ def test_profile_changes_only_between_shoes():
                             profile="live-commission"))
     assert t2.profile.name == "live-commission"
     assert [e["event"] for e in t2.drain()][-2:] == ["profile_changed", "override"]
+
+
+def test_an_unread_card_voided_still_reconciles_at_shoe_end():
+    from controller.cards import ordered_shoe
+    t = Table(load_profile("macau"))
+    apply_input(t, command("new_shoe", cut_position=402))
+    burn_shoe_start(t)
+    apply_input(t, {"type": "card", "code": "4H"})
+    apply_input(t, {"type": "read_failed", "reason": "E3"})       # the 5D left unread
+    apply_input(t, sup("void_round"))
+    apply_input(t, sup("end_shoe"))
+    shoe = [c.code for c in ordered_shoe(8)]
+    for code in ("2S", "AH", "3C", "4H", "5D"):
+        shoe.remove(code)
+    apply_input(t, {"type": "remainder", "composition": {c: shoe.count(c) for c in set(shoe)}})
+    rec = [e for e in t.drain() if e["event"] == "reconciliation"][0]
+    assert rec["ok"] and rec["remainder"] == 411
+    # one card more missing than the unread one explains is a difference
+    t2 = Table(load_profile("macau"))
+    apply_input(t2, command("new_shoe", cut_position=402))
+    burn_shoe_start(t2)
+    apply_input(t2, sup("end_shoe"))
+    apply_input(t2, {"type": "remainder", "composition": {c: shoe.count(c) for c in set(shoe)}})
+    events = t2.drain()
+    assert [e for e in events if e["event"] == "reconciliation"][0]["ok"] is False
+    assert any(e["event"] == "alarm" and e["code"] == "reconciliation" for e in events)

@@ -137,3 +137,31 @@ def test_kill_9_with_devices_in_a_separate_process(tmp_path):
     finally:
         dev.send_signal(signal.SIGTERM)
         dev.wait(timeout=10)
+
+
+def test_a_hold_present_at_the_crash_is_still_there_after_restart(tmp_path, monkeypatch):
+    from controller.app import Controller
+    from simulators.shoe import parse_fault
+    profile = load_profile("macau")
+    faults = [parse_fault("misread@30")]
+    ref = tmp_path / "ref.db"
+    list(run_simulation(profile, seed=9, faults=faults, journal_path=str(ref)))
+    j = Journal.open_readonly(ref)
+    inputs = [r.data for r in j.records(kinds=["input"])]
+    j.close()
+    at = next(i for i, inp in enumerate(inputs, 1) if inp["type"] == "read_failed")
+
+    def die():
+        raise Crash()
+    monkeypatch.setattr(app, "_die", die)
+    path = tmp_path / "hold.db"
+    with pytest.raises(Crash):
+        list(run_simulation(profile, seed=9, faults=faults, journal_path=str(path),
+                            crash_after=at))
+    journal = Journal(str(path))
+    ctl, rec = Controller.open(profile, journal)
+    assert rec.resumed and ctl.table.state == "hold"
+    assert ctl.table.hold_info["problems"][-1]["kind"] == "unreadable_card"
+    journal.close()
+    list(run_simulation(profile, seed=9, faults=faults, journal_path=str(path)))
+    assert journal_story(path)[0] == journal_story(ref)[0]
