@@ -20,6 +20,9 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/latency.py --protocol beetek
+	$(BIN)/python bench/odds.py
+	$(BIN)/python bench/recovery.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
