@@ -4,7 +4,7 @@ from __future__ import annotations
 from transitions.extensions import HierarchicalGraphMachine
 
 from controller.games import get_rules
-from controller.table import TableState, _DotState, transitions_for
+from controller.table_machine import TableState, _DotState, transitions_for
 
 
 class _GraphMachine(HierarchicalGraphMachine):

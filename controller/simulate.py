@@ -7,7 +7,6 @@ and the drivers reach them only by URL.
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 

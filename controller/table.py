@@ -8,56 +8,24 @@ into `outbox`; the application journals them before publishing.
     closed → shuffling → loaded → burning → idle ⇄ betting → dealing.<phase>… → idle … → shoe_ended
                                         any state → hold → (resume) → the state it left
 
-Games with decisions (chemin de fer, baccarat en banque): when the rules answer
-"decide:<name>" the table waits in `dealing.decide` with the name in `round.pending`; the
-`decide` command records the choice through the rules (`take_decision`), and a card read while a
-draw decision is pending means the hand drew. A decision against a mandatory cell is a false
-coup, handled by the profile's remedy. A continuous shuffler's table returns each round's cards
-to the machine after its result (`MachineInventory`).
+The machine as data is in `table_machine`; holds and irregularities in `table_holds`; the
+banking games' draw decisions in `table_decisions`. A continuous shuffler's table returns each
+round's cards to the machine after its result (`MachineInventory`).
 """
 from __future__ import annotations
 
-from enum import Enum
 from fractions import Fraction
 from typing import Any, Callable
 
-import sys
-
-from transitions import MachineError
-from transitions.extensions import HierarchicalMachine
-from transitions.extensions.nesting import NestedState
-
 from controller import procedures
 from controller.cards import Card, CardCodeError, parse_card
-from controller.errors import CommandRefused, InputError
+from controller.errors import CommandRefused
 from controller.games import get_rules
 from controller.profile import Profile
+from controller.table_decisions import DecisionsMixin
+from controller.table_holds import HoldsMixin
+from controller.table_machine import DECIDE, TableState, build_machine, dealing
 from controller.table_state import RoundState, ShoeState, cards_drawn
-
-DECIDE = "decide"       # the dealing sub-state of a table waiting for a decision
-
-
-class TableState(str, Enum):
-    CLOSED = "closed"
-    SHUFFLING = "shuffling"
-    LOADED = "loaded"
-    BURNING = "burning"
-    IDLE = "idle"
-    BETTING = "betting"
-    DEALING = "dealing"
-    HOLD = "hold"
-    SHOE_ENDED = "shoe_ended"
-
-
-SEP = "."   # nested state separator: phase names such as player_third hold underscores
-
-
-def dealing(phase: str) -> str:
-    return f"{TableState.DEALING.value}{SEP}{phase}"
-
-
-NOT_DUE = (TableState.IDLE, TableState.BETTING, TableState.SHOE_ENDED, TableState.CLOSED,
-           TableState.SHUFFLING)
 
 
 def bet_number(x: Fraction) -> int | float:
@@ -65,77 +33,7 @@ def bet_number(x: Fraction) -> int | float:
     return int(x) if x.denominator == 1 else float(x)
 
 
-def dealing_children(phases: tuple[str, ...], decisions: bool = False) -> list[str]:
-    """Dealing sub-states: `burn`, `decide` for games with decisions, then the game's phases."""
-    return ["burn", *([DECIDE] if decisions else []), *phases]
-
-
-def transitions_for(phases: tuple[str, ...], first: str, decisions: bool = False) -> list[dict]:
-    """The machine's transitions as data. Dealing sub-states: `dealing_children`."""
-    S = TableState
-    children = dealing_children(phases, decisions)
-    dealing_states = [dealing(p) for p in children]
-    every = [s.value for s in S if s not in (S.DEALING, S.HOLD)] + dealing_states
-    t: list[dict] = [
-        dict(trigger="shuffle", source=[S.CLOSED, S.SHOE_ENDED], dest=S.SHUFFLING),
-        dict(trigger="shuffled", source=S.SHUFFLING, dest=S.LOADED, conditions="count_ok"),
-        dict(trigger="shuffled", source=S.SHUFFLING, dest=S.HOLD, before="save_resume",
-             after="count_mismatch"),
-        dict(trigger="load", source=[S.CLOSED, S.SHOE_ENDED], dest=S.LOADED),
-        dict(trigger="no_burn", source=S.LOADED, dest=S.IDLE),
-        # the shoe-start burn: the turned card decides how many follow it
-        dict(trigger="card", source=[S.LOADED, S.BURNING], dest=S.IDLE,
-             conditions="burn_completes", before="take_start_burn"),
-        dict(trigger="card", source=[S.LOADED, S.BURNING], dest=S.BURNING,
-             before="take_start_burn"),
-        dict(trigger="open_bets", source=S.IDLE, dest=S.BETTING, before="open_round"),
-        dict(trigger="close_bets", source=S.BETTING, dest=dealing("burn"), conditions="burn_due"),
-        dict(trigger="close_bets", source=S.BETTING, dest=dealing(first)),
-    ]
-    # a dealing card: the model placed it (prepare_event); the rules named the next phase
-    for nxt in children:
-        t.append(dict(trigger="card", source=dealing_states, dest=dealing(nxt),
-                      conditions=f"next_is_{nxt}"))
-    t.append(dict(trigger="card", source=dealing_states, dest=S.IDLE, before="complete_round"))
-    if decisions:
-        # a decision recorded (take_decision named what follows): a card, another decision, done
-        for nxt in (DECIDE,) + phases:
-            t.append(dict(trigger="decided", source=dealing(DECIDE), dest=dealing(nxt),
-                          conditions=f"next_is_{nxt}"))
-        t.append(dict(trigger="decided", source=dealing(DECIDE), dest=S.IDLE,
-                      before="complete_round"))
-    t += [
-        # a card when none is due, or a failed read while dealing: hold with a named irregularity
-        dict(trigger="card", source=[s.value for s in NOT_DUE], dest=S.HOLD,
-             before="save_resume", after="card_not_due"),
-        dict(trigger="card", source=S.HOLD, dest=None, after="card_while_held"),
-        dict(trigger="irregular", source=every, dest=S.HOLD, before="save_resume",
-             after="record_irregularity"),
-        dict(trigger="irregular", source=S.HOLD, dest=None, after="record_irregularity"),
-        dict(trigger="hold", source=every, dest=S.HOLD, before="save_resume", after="held"),
-        dict(trigger="void_round", source=[S.HOLD, S.BETTING] + dealing_states, dest=S.IDLE,
-             conditions="round_open", before="void_current_round"),
-        dict(trigger="end_shoe", source=[S.IDLE, S.BETTING, S.HOLD, S.LOADED, S.BURNING]
-             + dealing_states, dest=S.SHOE_ENDED, after="finish_shoe"),
-    ]
-    for dest in every:
-        t.append(dict(trigger="resume", source=S.HOLD, dest=dest,
-                      conditions=f"resume_to_{dest.replace(SEP, '_')}", after="resumed"))
-    return [_plain(x) for x in t]
-
-
-def _plain(tr: dict) -> dict:
-    """State names as plain strings (the nested machine resolves names, not Enum members)."""
-    def name(s: Any) -> Any:
-        return s.value if isinstance(s, TableState) else s
-    out = dict(tr)
-    src = tr["source"]
-    out["source"] = [name(x) for x in src] if isinstance(src, list) else name(src)
-    out["dest"] = name(tr["dest"])
-    return out
-
-
-class Table:
+class Table(DecisionsMixin, HoldsMixin):
     """The model: plain state plus the callbacks the machine calls. One thread drives it."""
 
     def __init__(self, profile: Profile, *, auto_open: bool = True, betting_seconds: float = 0.0,
@@ -232,14 +130,6 @@ class Table:
             return
         self.card(card=card, flags=flags)
 
-    def _note(self, kind: str, detail: str, **extra: Any) -> None:
-        """An irregularity that the read order corrects by itself: recorded, no hold."""
-        info = {"kind": kind, "detail": detail, **extra}
-        rnd = self.round
-        if rnd is not None and self.round_open():
-            rnd.flags.append(info)
-        self.emit("irregularity", kind=kind, detail=detail, **extra)
-
     def on_cut_card(self) -> None:
         if self.shoe is not None and not self.shoe.cut_seen:
             self.shoe.cut_seen = True
@@ -301,108 +191,7 @@ class Table:
                   flags=_flag_list(kw.get("flags")))
         self._set_next()
 
-    def hands_for_rules(self) -> dict:
-        """The round's hands as the rules see them: the cards, plus the decisions if the game
-        has any (the same lists and dict, so the rules' updates land in the round state)."""
-        rnd = self.round
-        if "decisions" in self._new_hands_keys:
-            return {**rnd.hands, "decisions": rnd.decisions}
-        return rnd.hands
-
-    def _set_next(self) -> None:
-        """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
-        nxt = self.rules.next_phase(self.hands_for_rules())
-        if nxt is not None and nxt.startswith(f"{DECIDE}:"):
-            self.round.pending = nxt[len(DECIDE) + 1:]
-            self._next = DECIDE
-        else:
-            self.round.pending = None
-            self._next = nxt
-
     # ------------------------------------------------------------------ decisions
-    def decision_due(self) -> str | None:
-        """The decision the deal is waiting for, or None."""
-        if self.state == dealing(DECIDE) and self.round is not None:
-            return self.round.pending
-        return None
-
-    def default_decision(self) -> Any:
-        """The rules' documented default for the pending decision (simulation policy)."""
-        name = self.decision_due()
-        if name is None:
-            raise CommandRefused(f"no decision is due (the table is {self.state})")
-        return self.rules.default_decision(self.hands_for_rules(), name)
-
-    def take_decision(self, name: str, value: Any, user: str = "") -> None:
-        """A decision by a hand (draw or stand) or a seat input (who banks, who plays).
-
-        The decision the deal waits for is recorded and dealing goes on. A draw decision that is
-        not due is checked against the tableau: against a mandatory cell it is a false coup
-        (profile remedy "void": hold for the supervisor to void the coup; "correct": refused,
-        with the correction, and recorded); otherwise it is refused as not due.
-        """
-        known = tuple(getattr(self.rules, "decisions", ()))
-        if name not in known:
-            raise CommandRefused(f"{self.profile.game} has no decision {name!r}"
-                                 + (f" (decisions: {', '.join(known)})" if known
-                                    else "; this game takes no decisions"))
-        if self.round is None or not self.state.startswith(("betting", dealing(""))):
-            raise CommandRefused(f"no decision is due: the table is {self.state}")
-        if name not in self.rules.draw_decisions:
-            self._record_decision(name, value, user=user)
-            return
-        if self.state == dealing(DECIDE):
-            if name != self.round.pending:
-                raise CommandRefused(f"{name} is not due: the table waits for "
-                                     f"{self.round.pending} (draw/stand)")
-            self._record_decision(name, value, user=user)
-            self._set_next()
-            self.decided()
-            return
-        self._check_out_of_turn(name, value, user)
-
-    def _record_decision(self, name: str, value: Any, *, user: str, by: str = "") -> None:
-        rnd = self.round
-        try:
-            self.rules.decide(self.hands_for_rules(), name, value)
-        except InputError as err:
-            raise CommandRefused(str(err)) from err
-        stored = rnd.decisions[name]
-        if name == "banker_seat" and self.bank is not None:
-            self.bank = self.rules.bank_with_banker(self.bank, stored)
-            rnd.bank_seat = stored
-        shown = ("draw" if stored else "stand") if isinstance(stored, bool) else stored
-        extra = {"by": by} if by else {}
-        self.emit("decision", name=name, value=shown, user=user, **extra)
-
-    def _check_out_of_turn(self, name: str, value: Any, user: str) -> None:
-        """A draw decision while no decision is pending: a false coup, or refused as not due."""
-        try:
-            draws = self.rules.draw_value(name, value)
-        except InputError as err:
-            raise CommandRefused(str(err)) from err
-        phase = self.state[len(dealing("")):]
-        hand = name.removesuffix("_draw")
-        hands = self.hands_for_rules()
-        if not phase.endswith("_third"):
-            raise CommandRefused(f"{name} is not due: the first cards are not dealt yet "
-                                 f"({self.prompt()})")
-        move = f"{hand}_third" if draws else f"stand:{hand}"
-        coup = self.rules.check_draw(hands, move, self.profile.game_options)
-        if coup is None:
-            raise CommandRefused(f"{name} is not due: {self.prompt()}")
-        fields = coup.as_fields()
-        fields.update(decision=name, value="draw" if draws else "stand", user=user)
-        kind, detail = fields.pop("kind"), fields.pop("detail")
-        if coup.remedy == "void":
-            self.irregular(kind=kind, detail=f"false coup: {detail}; the coup is void unless "
-                           f"the supervisor decides otherwise", **fields)
-            return
-        self._note(kind, f"false coup: {detail}; corrected at once", **fields)
-        verb = "stands" if coup.drawn_in_error else "draws"
-        raise CommandRefused(f"false coup: {detail}; corrected: the {coup.hand} {verb} "
-                             f"— {self.prompt()}")
-
     def take_start_burn(self, card: Card, **kw: Any) -> None:
         shoe = self.shoe
         if not shoe.start_burn:
@@ -543,79 +332,6 @@ class Table:
                 self.shoe.invalid = True
             self.end_shoe(reason="exhausted")
 
-    def on_machine_error(self, *a: Any, **k: Any) -> None:
-        """A trigger that does not apply is refused; anything unknown holds the table, then raises."""
-        err = sys.exc_info()[1]
-        if isinstance(err, MachineError):
-            raise CommandRefused(f"not possible while the table is {self.state}: {err.value}") from err
-        if isinstance(err, CommandRefused):
-            raise err
-        if self.state != TableState.HOLD:
-            self.resume_state = self.state
-        self.machine.set_state(TableState.HOLD.value, self)
-        self.hold_info = {"resume_to": self.resume_state,
-                          "problems": [{"kind": "internal_error", "detail": repr(err)}]}
-        self.emit("irregularity", kind="internal_error", detail=repr(err))
-        raise err
-
-    def save_resume(self, *a: Any, **k: Any) -> None:
-        self.resume_state = self.state
-
-    def card_not_due(self, card: Card, **kw: Any) -> None:
-        self.shoe.inventory.record(card, "removed")
-        was = self.resume_state
-        if was == TableState.BETTING:
-            self._hold("card_while_betting", f"{card.code} drawn while bets were open",
-                       code=card.code)
-        else:
-            self._hold("card_not_due", f"{card.code} drawn while the table was {was}; "
-                       f"no card was due", code=card.code)
-
-    def card_while_held(self, card: Card, **kw: Any) -> None:
-        """On a link hold, reads are kept in order and dealt on resume (a link outage delays
-        reads, it does not make them wrong); on any other hold a card is not due."""
-        problems = self.hold_info["problems"] if self.hold_info else []
-        if problems and all(p["kind"] == "link_lost" for p in problems):
-            self.hold_info.setdefault("queued", []).append(
-                {"code": card.code, "flags": dict(kw.get("flags") or {})})
-            self.emit("card_queued", code=card.code, reason="table on hold for a lost link")
-            return
-        self.card_not_due(card, **kw)
-
-    def record_irregularity(self, kind: str, detail: str, **extra: Any) -> None:
-        self._hold(kind, detail, **extra)
-
-    def held(self, reason: str = "supervisor", **extra: Any) -> None:
-        self._hold("hold", reason, **extra)
-
-    def _hold(self, kind: str, detail: str, **extra: Any) -> None:
-        info = {"kind": kind, "detail": detail, **extra}
-        if self.round is not None and self.resume_state and \
-                self.resume_state.startswith(("dealing", "betting")):
-            self.round.flags.append(info)
-        if self.hold_info is None:
-            self.hold_info = {"resume_to": self.resume_state, "problems": [info]}
-        else:
-            self.hold_info["problems"].append(info)
-        self.emit("irregularity", kind=kind, detail=detail, **extra)
-        self.emit("hold", reason=kind, resume_to=self.resume_state)
-
-    def count_mismatch(self, count: int, **_: Any) -> None:
-        self._hold("count_mismatch", f"the shuffler counted {count} cards; the shoe must hold "
-                   f"{self.profile.cards}")
-
-    def resume_table(self) -> None:
-        if self.state != TableState.HOLD:
-            raise CommandRefused(f"the table is not on hold (it is {self.state})")
-        self.resume()
-
-    def resumed(self, *a: Any, **k: Any) -> None:
-        queued = (self.hold_info or {}).get("queued", [])
-        self.hold_info = None
-        self.emit("resume", state=self.state)
-        for item in queued:
-            self.on_card(item["code"], **item["flags"])
-
     # ------------------------------------------------------------------ views
     def prompt(self) -> str:
         """What the dealer should do now, in words."""
@@ -668,30 +384,3 @@ class Table:
 
 def _flag_list(flags: dict | None) -> list[str]:
     return sorted(k for k, v in (flags or {}).items() if v)
-
-
-class _DotState(NestedState):
-    separator = SEP
-
-
-class TableMachine(HierarchicalMachine):
-    state_cls = _DotState
-
-
-def build_machine(model: Table, initial: str) -> HierarchicalMachine:
-    phases = model.rules.phases
-    decisions = bool(getattr(model.rules, "draw_decisions", ()))
-    states: list[Any] = []
-    for st in TableState:
-        if st != TableState.DEALING:
-            enter = f"on_enter_{st.value}"
-            states.append({"name": st.value, "on_enter": enter} if hasattr(model, enter)
-                          else st.value)
-    states.append({"name": TableState.DEALING.value,
-                   "children": dealing_children(phases, decisions)})
-    return TableMachine(
-        model=model, states=states, initial=initial,
-        transitions=transitions_for(phases, phases[0], decisions),
-        auto_transitions=False, queued=True, ignore_invalid_triggers=False,
-        prepare_event="prepare_card", on_exception="on_machine_error",
-        model_attribute="state")

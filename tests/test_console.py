@@ -327,7 +327,8 @@ async def test_polls_on_its_own_and_recovers(short_dir, template_db, table):
     srv = ControlServer(short_dir / "ctl.sock", store, table.submit)
     app = make_app(srv, refresh_s=0.1)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.connected is False)
+        # the first poll can fail before the main screen is mounted: wait for both
+        await until(pilot, lambda: app.connected is False and bool(app.query("#banner")))
         assert app.query_one("#banner").message.startswith("DISCONNECTED")
         with srv:
             await until(pilot, lambda: app.connected)
