@@ -262,11 +262,21 @@ def _confirm_layout(table: Table) -> None:
                                           for k, v in table.round.hands.items()})
 
 
-def _end_shoe(table: Table) -> None:
+def _end_shoe(table: Table, void: bool = False) -> None:
+    """End the shoe between rounds; with `void`, a round in progress is voided first."""
     rnd = table.round
+    held_for = table.hold_info["problems"][-1]["kind"] if table.hold_info else None
+    if held_for == "integrity_alarm" and table.shoe is not None:
+        table.shoe.invalid = True      # dealt unshuffled or replayed: not an authorised game
+    if table.round_open() and (any(rnd.hands.values()) or rnd.burned_before):
+        if not void:
+            raise CommandRefused("a round is in progress: finish or void it first "
+                                 "(or end the shoe with void=true)")
+        table.hold_info = None
+        reason = "invalid" if table.shoe is not None and table.shoe.invalid else "supervisor"
+        table.void_round(reason="shoe ended by the supervisor", end_shoe=reason)
+        return
     if table.round_open():
-        if any(rnd.hands.values()) or rnd.burned_before:
-            raise CommandRefused("a round is in progress: finish or void it first")
         table.shoe.rounds -= 1     # opened but not a card dealt: the round never happened
         table.emit("round_cancelled", reason="shoe ended before its first card")
     if table.state == TableState.HOLD:

@@ -146,3 +146,34 @@ class RepeatDetector:
         return Alarm(self.kind, f"cards {self.index - self.k + 1}-{self.index} "
                      f"({' '.join(self._window)}) repeat cards {start}-{start + self.k - 1} of "
                      "the previous shoe", self.index)
+
+
+class IntegrityWatch:
+    """Both detectors over a table's card reads, kept as plain state so a restart rebuilds them."""
+
+    def __init__(self, factory_length: int = 5, repeat_k: int = 8):
+        self.factory = FactoryOrderDetector(factory_length)
+        self.repeat = RepeatDetector(repeat_k)
+        self.current: list[str] = []
+        self.previous: list[str] = []
+
+    def new_shoe(self) -> None:
+        self.previous, self.current = self.current, []
+        self.factory.new_shoe()
+        self.repeat.new_shoe()
+
+    def feed(self, code: str) -> list[Alarm]:
+        self.current.append(code)
+        return [a for a in (self.factory.feed(code), self.repeat.feed(code)) if a is not None]
+
+    def to_dict(self) -> dict:
+        return {"current": list(self.current), "previous": list(self.previous)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "IntegrityWatch":
+        watch = cls()
+        watch.previous = list(d.get("previous", []))
+        watch.repeat.set_previous(watch.previous)
+        for code in d.get("current", []):     # alarms raised before the restart are journaled
+            watch.feed(code)
+        return watch

@@ -59,6 +59,7 @@ ACTION_ARGS: Mapping[str, tuple[Arg, ...]] = {
     "enter_card": (Arg("code", "card"),),
     "remove_card": (Arg("code", "card", required=False),),   # default: the card held
     "switch_mode": (Arg("mode", "str"),),
+    "end_shoe": (Arg("void", "scalar", required=False),),
     "decide": (Arg("name", "str"), Arg("value", "scalar")),
     "change_profile": (Arg("profile", "str"),),
     "users": (Arg("op", "str"), Arg("name", "str", required=False)),

@@ -21,7 +21,7 @@ REMEDIES: dict[str, tuple[str, ...]] = {
     "device_alarm": ("resume", "void_round"),
     "link_lost": ("resume", "void_round"),
     "hold": ("resume", "void_round", "end_shoe"),
-    "integrity_alarm": ("resume", "end_shoe"),
+    "integrity_alarm": ("end_shoe", "resume"),
     "missed_shoe_burn": ("end_shoe",),
     "false_coup": ("void_round", "resume"),
     "internal_error": ("void_round", "end_shoe"),

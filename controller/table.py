@@ -21,6 +21,7 @@ from controller import procedures
 from controller.cards import Card, CardCodeError, parse_card
 from controller.errors import CommandRefused
 from controller.games import get_rules
+from controller.integrity import IntegrityWatch
 from controller.profile import Profile
 from controller.table_decisions import DecisionsMixin
 from controller.table_holds import HoldsMixin
@@ -54,6 +55,7 @@ class Table(DecisionsMixin, HoldsMixin):
         self._first_phase = self.rules.phases[0]
         #: rounds opened at this table, every shoe together (numbers rounds of one-round shoes)
         self.round_count = 0
+        self.integrity = IntegrityWatch()
         self._new_hands_keys = frozenset(self.rules.new_hands())
         #: who holds the bank (banking games): plain data kept by the game's rules
         new_bank = getattr(self.rules, "new_bank", None)
@@ -87,6 +89,7 @@ class Table(DecisionsMixin, HoldsMixin):
         if self.profile.continuous_shuffler and cut_position is not None:
             raise CommandRefused("a continuous shuffler deals without a cut card")
         self.shoe_no += 1
+        self.integrity.new_shoe()
         self.round = None
         self.shoe = ShoeState(self.shoe_no, self.profile.decks, cut_position=cut_position,
                               demo_left=demo_rounds, continuous=self.profile.continuous_shuffler)
@@ -129,6 +132,10 @@ class Table(DecisionsMixin, HoldsMixin):
                                   f"{self.profile.face_up_card}")
             return
         self.card(card=card, flags=flags)
+        for alarm in self.integrity.feed(card.code):
+            # an unshuffled or replayed shoe: dealing stops until a supervisor decides
+            self.irregular(kind="integrity_alarm", detail=alarm.detail, detector=alarm.kind,
+                           card_index=alarm.card_index)
 
     def on_cut_card(self) -> None:
         if self.shoe is not None and not self.shoe.cut_seen:
@@ -365,7 +372,7 @@ class Table(DecisionsMixin, HoldsMixin):
                 "shoe": self.shoe.to_dict() if self.shoe else None,
                 "round": self.round.to_dict() if self.round else None,
                 "hold_info": self.hold_info, "resume_state": self.resume_state,
-                "round_count": self.round_count,
+                "round_count": self.round_count, "integrity": self.integrity.to_dict(),
                 "bank": dict(self.bank) if self.bank is not None else None}
 
     @classmethod
@@ -379,6 +386,8 @@ class Table(DecisionsMixin, HoldsMixin):
         t.round_count = snap.get("round_count", t.shoe.rounds if t.shoe else 0)
         if snap.get("bank") is not None:
             t.bank = dict(snap["bank"])
+        if snap.get("integrity"):
+            t.integrity = IntegrityWatch.from_dict(snap["integrity"])
         return t
 
 

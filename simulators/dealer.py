@@ -7,7 +7,8 @@ Virtual supervisor defaults (documented in the README, "Simulation"): an unreada
 its true code (read off the card); a card drawn when none was due → the profile's remedy
 (`card_when_none_due`: burn, or void the round); a foreign card or one copy too many → remove
 it (burn) and carry on; a card out face up → the profile's `face_up_card` remedy (burn and
-replace, or void); a shuffler count mismatch → reject the shoe and have it reshuffled; a lost
+replace, or void); an integrity alarm (factory order, a repeated shoe) → void the round and
+withdraw the shoe; a shuffler count mismatch → reject the shoe and have it reshuffled; a lost
 device link or a device alarm → resume once the device is back; anything else → void the round.
 
 Virtual players and banker (chemin de fer, baccarat en banque): when the table waits for a
@@ -105,7 +106,10 @@ class VirtualSupervisor:
             return _act("remove_card", "card removed from play; shoe flagged", code=last.get("code"))
         if kind == "count_mismatch":
             return _act("reject_count", "count does not match the shoe: reshuffle and recount")
-        if kind in ("hold", "device_alarm", "link_lost", "integrity_alarm"):
+        if kind == "integrity_alarm":
+            return _act("end_shoe", f"shoe integrity in doubt ({last.get('detector')}): "
+                        "the shoe is withdrawn", void=True)
+        if kind in ("hold", "device_alarm", "link_lost"):
             return _act("resume", "device checked and back in order")
         if round_open:
             return _act("void_round", f"could not be resolved at the table ({kind})")

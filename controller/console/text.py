@@ -56,6 +56,7 @@ ARG_HINTS: Mapping[str, str] = {
     "mode": "mode name from the profile, e.g. default",
     "name": "decision name, e.g. player_draw",
     "value": "true, false, a number or text",
+    "void": "true to void a round in progress and end the shoe (optional)",
 }
 
 #: problem kind → what happened, in plain words (the controller's detail follows)
@@ -73,6 +74,11 @@ PROBLEMS: Mapping[str, str] = {
     "card_without_shoe": "A card was read while no shoe was loaded.",
     "internal_error": "The controller met an error it did not expect (tell the technician).",
     "hold": "The table was put on hold.",
+    "link_lost": "The link to a device was lost; reads that arrive are kept for you.",
+    "integrity_alarm": "The cards come out in an order a shuffled shoe does not give "
+                       "(factory order, or a repeat of the last shoe).",
+    "missed_shoe_burn": "A round was started before the new shoe was burned: the shoe is invalid.",
+    "false_coup": "A hand drew or stood against the drawing rules (false coup).",
 }
 
 #: the hands of the baccarat family, in the order the results list them
