@@ -60,7 +60,7 @@ class LinkLost(DeviceEvent):
 
 @dataclass(frozen=True)
 class LinkBack(DeviceEvent):
-    pass
+    """The link is back after a LinkLost (reported once)."""
 
 
 @dataclass(frozen=True)

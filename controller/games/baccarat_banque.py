@@ -35,8 +35,8 @@ from typing import Mapping
 from controller.cards import Card, codes, hand_total
 from controller.errors import InputError
 from controller.games.chemin_de_fer import (
-    DRAW, MAX_SEATS, OPTION, STAND, BankRotation, FalseCoup, decision_value, parse_move,
-    player_false_coup, player_rule, remedy_of, seat_value, validate_false_coup_options)
+    DRAW, OPTION, STAND, BankingRules, BankRotation, FalseCoup, parse_move, player_false_coup,
+    player_rule, remedy_of)
 
 GAME = "baccarat_banque"
 SIDES = ("right", "left")
@@ -154,44 +154,19 @@ def settle(hands, paytable: Mapping) -> dict[str, Fraction]:
     return out
 
 
-class BaccaratBanqueRules:
+class BaccaratBanqueRules(BankingRules):
     game = GAME
     phases = PHASES
     bets = BETS
-    decisions = DRAW_DECISIONS + SEAT_DECISIONS
+    hand_of = _HAND_OF
     draw_decisions = DRAW_DECISIONS
+    seat_decisions = SEAT_DECISIONS
 
     def new_hands(self) -> dict:
         return {"right": [], "left": [], "bank": [], "decisions": {}}
 
-    def next_phase(self, hands) -> str | None:
+    def _next_phase(self, hands) -> str | None:
         return next_phase(hands)
-
-    def place(self, hands, phase: str, card: Card) -> None:
-        if phase not in _HAND_OF:
-            raise ValueError(f"{GAME} has no phase {phase!r} (phases: {', '.join(PHASES)})")
-        hands[_HAND_OF[phase]].append(card)
-
-    def decision_options(self, hands, name: str) -> tuple:
-        """The values allowed for decision `name` now; () when that decision is not due."""
-        if name in DRAW_DECISIONS:
-            return (True, False) if next_phase(hands) == f"decide:{name}" else ()
-        if name in SEAT_DECISIONS:
-            return tuple(range(1, MAX_SEATS + 1))
-        raise InputError(f"{GAME} has no decision {name!r} "
-                         f"(decisions: {', '.join(self.decisions)})")
-
-    def decide(self, hands, name: str, value) -> None:
-        if name in SEAT_DECISIONS:
-            hands["decisions"][name] = seat_value(GAME, name, value)
-            return
-        if not self.decision_options(hands, name):
-            raise InputError(f"{GAME}: decision {name} is not due now")
-        hands["decisions"][name] = decision_value(name, value)
-
-    def draw_value(self, name: str, value) -> bool:
-        """A draw decision's value as a bool (True/False or "draw"/"stand"); InputError else."""
-        return decision_value(name, value)
 
     def default_decision(self, hands, name: str) -> bool:
         """A hand on 5 draws; the bank draws on 0–5 and stands on 6–7."""
@@ -204,17 +179,11 @@ class BaccaratBanqueRules:
     def check_draw(self, hands, move: str, options: Mapping | None = None) -> FalseCoup | None:
         return check_draw(hands, move, options)
 
-    def new_bank(self) -> dict:
-        return BankRotation.start(range(1, MAX_SEATS + 1)).to_dict()
-
     def bank_after_coup(self, bank: Mapping, hands, *, void: bool = False,
                         misdraw: bool = False) -> dict:
         """The banker keeps the bank after every coup (a misdraw is the bank's free choice
         here, never a false coup)."""
         return BankRotation.from_dict(bank).to_dict()
-
-    def bank_with_banker(self, bank: Mapping, seat: int) -> dict:
-        return BankRotation.from_dict(bank).with_banker(seat).to_dict()
 
     def outcome(self, hands) -> dict:
         out: dict = {h: codes(hands[h]) for h in ("right", "left", "bank")}
@@ -226,9 +195,6 @@ class BaccaratBanqueRules:
 
     def settle(self, hands, paytable: Mapping) -> dict[str, Fraction]:
         return settle(hands, paytable)
-
-    def validate_options(self, options: Mapping, where: str) -> None:
-        validate_false_coup_options(GAME, options, where)
 
 
 RULES = BaccaratBanqueRules()

@@ -26,6 +26,7 @@ and no coup starts after it appears (profile: `cut_card.after = "no_more_coup"`)
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Iterable, Mapping
@@ -324,44 +325,79 @@ class BankRotation:
         return max(staked, key=lambda s: (stakes[s], -order.index(s)))
 
 
-class CheminDeFerRules:
-    game = GAME
-    phases = PHASES
-    bets = BETS
-    decisions = DRAW_DECISIONS + SEAT_DECISIONS
-    draw_decisions = DRAW_DECISIONS
+class BankingRules(ABC):
+    """What Chemin de Fer and Baccarat en Banque share: phases, decisions, the bank's seat.
 
-    def new_hands(self) -> dict:
-        return {"player": [], "banker": [], "decisions": {}}
+    A subclass names its game's constants and module functions; the methods read them."""
+    game: str
+    phases: tuple[str, ...]
+    bets: tuple[str, ...]
+    hand_of: Mapping[str, str]
+    draw_decisions: tuple[str, ...]
+    seat_decisions: tuple[str, ...]
+
+    @property
+    def decisions(self) -> tuple[str, ...]:
+        return self.draw_decisions + self.seat_decisions
+
+    @abstractmethod
+    def _next_phase(self, hands) -> str | None:
+        """The game's own next_phase."""
 
     def next_phase(self, hands) -> str | None:
-        return next_phase(hands)
+        return self._next_phase(hands)
 
     def place(self, hands, phase: str, card: Card) -> None:
-        if phase not in _HAND_OF:
-            raise ValueError(f"{GAME} has no phase {phase!r} (phases: {', '.join(PHASES)})")
-        hands[_HAND_OF[phase]].append(card)
+        if phase not in self.hand_of:
+            raise ValueError(f"{self.game} has no phase {phase!r} "
+                             f"(phases: {', '.join(self.phases)})")
+        hands[self.hand_of[phase]].append(card)
 
     def decision_options(self, hands, name: str) -> tuple:
         """The values allowed for decision `name` now; () when that decision is not due."""
-        if name in DRAW_DECISIONS:
-            return (True, False) if next_phase(hands) == f"decide:{name}" else ()
-        if name in SEAT_DECISIONS:
+        if name in self.draw_decisions:
+            return (True, False) if self._next_phase(hands) == f"decide:{name}" else ()
+        if name in self.seat_decisions:
             return tuple(range(1, MAX_SEATS + 1))
-        raise InputError(f"{GAME} has no decision {name!r} "
+        raise InputError(f"{self.game} has no decision {name!r} "
                          f"(decisions: {', '.join(self.decisions)})")
 
     def decide(self, hands, name: str, value) -> None:
-        if name in SEAT_DECISIONS:
-            hands["decisions"][name] = seat_value(GAME, name, value)
+        if name in self.seat_decisions:
+            hands["decisions"][name] = seat_value(self.game, name, value)
             return
         if not self.decision_options(hands, name):
-            raise InputError(f"{GAME}: decision {name} is not due now")
+            raise InputError(f"{self.game}: decision {name} is not due now")
         hands["decisions"][name] = decision_value(name, value)
 
     def draw_value(self, name: str, value) -> bool:
         """A draw decision's value as a bool (True/False or "draw"/"stand"); InputError else."""
         return decision_value(name, value)
+
+    def new_bank(self) -> dict:
+        """The first banker: the first player to the dealer's right (seat 1)."""
+        return BankRotation.start(range(1, MAX_SEATS + 1)).to_dict()
+
+    def bank_with_banker(self, bank: Mapping, seat: int) -> dict:
+        return BankRotation.from_dict(bank).with_banker(seat).to_dict()
+
+    def validate_options(self, options: Mapping, where: str) -> None:
+        validate_false_coup_options(self.game, options, where)
+
+
+class CheminDeFerRules(BankingRules):
+    game = GAME
+    phases = PHASES
+    bets = BETS
+    hand_of = _HAND_OF
+    draw_decisions = DRAW_DECISIONS
+    seat_decisions = SEAT_DECISIONS
+
+    def new_hands(self) -> dict:
+        return {"player": [], "banker": [], "decisions": {}}
+
+    def _next_phase(self, hands) -> str | None:
+        return next_phase(hands)
 
     def default_decision(self, hands, name: str) -> bool:
         """Draw in every optional cell (player on 5, banker 3 vs 9 and 5 vs 4): the Punto Banco
@@ -373,10 +409,6 @@ class CheminDeFerRules:
     def check_draw(self, hands, move: str, options: Mapping | None = None) -> FalseCoup | None:
         return check_draw(hands, move, options)
 
-    def new_bank(self) -> dict:
-        """The first banker: the first player to the dealer's right (seat 1)."""
-        return BankRotation.start(range(1, MAX_SEATS + 1)).to_dict()
-
     def bank_after_coup(self, bank: Mapping, hands, *, void: bool = False,
                         misdraw: bool = False) -> dict:
         """The banker keeps the bank on a win or a tie and passes it counter-clockwise on a
@@ -387,9 +419,6 @@ class CheminDeFerRules:
         return rot.after_coup(winner(hands["player"], hands["banker"]),
                               misdraw=misdraw).to_dict()
 
-    def bank_with_banker(self, bank: Mapping, seat: int) -> dict:
-        return BankRotation.from_dict(bank).with_banker(seat).to_dict()
-
     def outcome(self, hands) -> dict:
         p, b = hands["player"], hands["banker"]
         return {"player": codes(p), "banker": codes(b),
@@ -399,9 +428,6 @@ class CheminDeFerRules:
 
     def settle(self, hands, paytable: Mapping) -> dict[str, Fraction]:
         return settle(hands, paytable)
-
-    def validate_options(self, options: Mapping, where: str) -> None:
-        validate_false_coup_options(GAME, options, where)
 
 
 RULES = CheminDeFerRules()

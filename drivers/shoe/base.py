@@ -12,6 +12,7 @@ caller's timeout. Nothing of it runs while the link is up, so the hot path is re
 from __future__ import annotations
 
 import dataclasses
+from abc import ABC, abstractmethod
 
 import time
 from typing import Callable
@@ -37,7 +38,7 @@ _ERROR_STATS: tuple[tuple[type, str, bool], ...] = (
 )
 
 
-class ShoeDriver:
+class ShoeDriver(ABC):
     """Bytes from one shoe → typed device events, with timeouts, resync and reconnect."""
 
     protocol = ""
@@ -84,12 +85,13 @@ class ShoeDriver:
 
     # -- protocol hooks -------------------------------------------------------------------
 
+    @abstractmethod
     def _make_decoder(self) -> Decoder:
-        raise NotImplementedError
+        """The protocol's incremental decoder."""
 
+    @abstractmethod
     def _decode(self) -> DeviceEvent | None:
         """Next event from the buffered bytes, None when no complete frame is left."""
-        raise NotImplementedError
 
     def _on_open(self) -> None:
         """Called after every successful (re)open, e.g. to ask the shoe to resync."""
