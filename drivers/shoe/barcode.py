@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from drivers.events import CardRead, CutCardSeen, DeviceEvent, ReadFailed
 from drivers.shoe.base import ShoeDriver
-from drivers.shoe.codec import RANKS, BadCardCode, Decoder, GarbageBytes, MalformedFrame
+from drivers.shoe.codec import RANKS, BadCardCode, BufferedDecoder, GarbageBytes, MalformedFrame
 
 SUIT_DIGITS = {"1": "S", "2": "H", "3": "C", "4": "D"}
 DIGIT_OF_SUIT = {s: d for d, s in SUIT_DIGITS.items()}
@@ -34,21 +34,9 @@ def code_to_line(code: str) -> str:
     return f"{DIGIT_OF_SUIT[code[1]]}{(RANKS.index(code[0]) + 1) * 10:03d}"
 
 
-class BarcodeDecoder(Decoder):
+class BarcodeDecoder(BufferedDecoder):
     """Incremental line splitter + parser of the barcode stream."""
 
-    def __init__(self) -> None:
-        self._buf = bytearray()
-
-    @property
-    def pending(self) -> int:
-        return len(self._buf)
-
-    def feed(self, data: bytes) -> None:
-        self._buf += data
-
-    def reset(self) -> None:
-        self._buf.clear()
 
     def next(self) -> DeviceEvent | None:
         buf = self._buf
@@ -118,5 +106,3 @@ class BarcodeDriver(ShoeDriver):
     def _make_decoder(self) -> BarcodeDecoder:
         return BarcodeDecoder()
 
-    def _decode(self) -> DeviceEvent | None:
-        return self._decoder.next()

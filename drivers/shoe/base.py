@@ -89,9 +89,9 @@ class ShoeDriver(ABC):
     def _make_decoder(self) -> Decoder:
         """The protocol's incremental decoder."""
 
-    @abstractmethod
     def _decode(self) -> DeviceEvent | None:
         """Next event from the buffered bytes, None when no complete frame is left."""
+        return self._decoder.next()
 
     def _on_open(self) -> None:
         """Called after every successful (re)open, e.g. to ask the shoe to resync."""

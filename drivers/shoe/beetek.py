@@ -13,7 +13,8 @@ import re
 from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceEvent, DeviceWarning,
                             ReadFailed)
 from drivers.shoe.base import ShoeDriver
-from drivers.shoe.codec import (BadCardCode, Decoder, GarbageBytes, MalformedFrame, UnknownToken,
+from drivers.shoe.codec import (BadCardCode, BufferedDecoder, GarbageBytes, MalformedFrame,
+                                UnknownToken,
                                 canonical_code)
 
 MAX_TOKEN = 64           # longer than any real token: a lost closer must not swallow the stream
@@ -25,22 +26,15 @@ _WARNING = re.compile(r"W0x([0-9A-F]{1,4})", re.IGNORECASE)
 _ALARM_CODE = re.compile(r"[A-Z]{1,2}\d{1,3}", re.IGNORECASE)
 
 
-class BeetekDecoder(Decoder):
+class BeetekDecoder(BufferedDecoder):
     """Incremental tokenizer + parser of the Bee-Tek stream."""
 
     def __init__(self) -> None:
-        self._buf = bytearray()
+        super().__init__()
         self._burn: bool | None = None     # the prefix waiting for its record, if any
 
-    @property
-    def pending(self) -> int:
-        return len(self._buf)
-
-    def feed(self, data: bytes) -> None:
-        self._buf += data
-
     def reset(self) -> None:
-        self._buf.clear()
+        super().reset()
         self._burn = None
 
     def next(self) -> DeviceEvent | None:
@@ -165,5 +159,3 @@ class BeetekDriver(ShoeDriver):
     def _make_decoder(self) -> BeetekDecoder:
         return BeetekDecoder()
 
-    def _decode(self) -> DeviceEvent | None:
-        return self._decoder.next()

@@ -74,6 +74,23 @@ class Decoder(Protocol):
         ...
 
 
+class BufferedDecoder:
+    """The byte buffer every protocol's decoder keeps; subclasses parse it in `next()`."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+
+    @property
+    def pending(self) -> int:
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> None:
+        self._buf += data
+
+    def reset(self) -> None:
+        self._buf.clear()
+
+
 class Encoder(Protocol):
     """Shoe actions → protocol bytes (the simulator's side of a codec)."""
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceEvent, DeviceWarning,
                             ReadFailed)
 from drivers.shoe.base import ShoeDriver
-from drivers.shoe.codec import (BadCardCode, ChecksumMismatch, Decoder, GarbageBytes,
+from drivers.shoe.codec import (BadCardCode, BufferedDecoder, ChecksumMismatch, GarbageBytes,
                                 MalformedFrame, UnknownToken, check_code)
 
 SOF = 0xA5
@@ -73,21 +73,9 @@ class AckFrame(DeviceEvent):
     seq: int = 0
 
 
-class FramedDecoder(Decoder):
+class FramedDecoder(BufferedDecoder):
     """Incremental frame finder: resyncs on SOF, checks LEN and CRC, parses payloads."""
 
-    def __init__(self) -> None:
-        self._buf = bytearray()
-
-    @property
-    def pending(self) -> int:
-        return len(self._buf)
-
-    def feed(self, data: bytes) -> None:
-        self._buf += data
-
-    def reset(self) -> None:
-        self._buf.clear()
 
     def expire(self) -> None:
         """The line went quiet inside a frame: drop its SOF as garbage and rescan behind it."""
