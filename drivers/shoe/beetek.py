@@ -14,8 +14,7 @@ from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceEvent, Dev
                             ReadFailed)
 from drivers.shoe.base import ShoeDriver
 from drivers.shoe.codec import (BadCardCode, BufferedDecoder, GarbageBytes, MalformedFrame,
-                                UnknownToken,
-                                canonical_code)
+                                UnknownToken, canonical_code)
 
 MAX_TOKEN = 64           # longer than any real token: a lost closer must not swallow the stream
 _OPEN = {ord("["): ord("]"), ord("<"): ord(">")}
