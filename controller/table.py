@@ -29,6 +29,19 @@ from controller.table_machine import DECIDE, TableState, build_machine, dealing
 from controller.table_state import RoundState, ShoeState, cards_drawn
 
 
+#: the dealer's words for the card due in each dealing phase
+PHASE_WORDS = {
+    "P1": "Player's first card", "B1": "Banker's first card", "P2": "Player's second card",
+    "B2": "Banker's second card", "player_third": "Player's third card",
+    "banker_third": "Banker's third card", "game_card": "the game card",
+    "andar": "the next card to Andar", "bahar": "the next card to Bahar",
+    "R1": "Right hand's first card", "L1": "Left hand's first card",
+    "R2": "Right hand's second card", "L2": "Left hand's second card",
+    "right_third": "Right hand's third card", "left_third": "Left hand's third card",
+    "bank_third": "the bank's third card",
+}
+
+
 def bet_number(x: Fraction) -> int | float:
     """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20."""
     return int(x) if x.denominator == 1 else float(x)
@@ -365,7 +378,9 @@ class Table(DecisionsMixin, HoldsMixin):
             words = "/".join(("draw" if v else "stand") if isinstance(v, bool) else str(v)
                              for v in values)
             return f"Decide: {name} ({words})"
-        return "Burn one card" if phase == "burn" else f"Deal {phase}"
+        if phase == "burn":
+            return "Burn one card"
+        return f"Deal {PHASE_WORDS.get(phase, phase)} ({phase})"
 
     def snapshot(self) -> dict:
         return {"state": self.state, "shoe_no": self.shoe_no,

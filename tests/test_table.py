@@ -141,3 +141,17 @@ def test_a_fourth_card_cannot_reach_a_hand():
     rounds = [e for e in t.drain() if e["event"] == "round_result"]
     assert rounds[0]["player"] == ["9H", "KD"] and rounds[0]["banker"] == ["9C", "3S"]
     assert t.state == "dealing.P1"     # the next card belongs to the next round
+
+
+def test_the_dealer_is_told_where_each_card_goes():
+    t = Table(load_profile("live-commission"))
+    apply_input(t, command("new_shoe", cut_position=402))
+    assert t.prompt() == "Turn the first card for the burn"
+    t.on_card("3D")
+    assert t.prompt() == "Burn 3 more card(s)"
+    for code in "AS KD 2C".split():
+        t.on_card(code)
+    assert t.prompt() == "Deal Player's first card (P1)"
+    for code in "2S 3H 4D 5C".split():     # P 2+4=6, B 3+5=8: a natural, four cards
+        t.on_card(code)
+    assert t.prompt() == "Burn one card"         # between-round burn before round 2
