@@ -310,12 +310,13 @@ def split_faults(texts: list[str]) -> tuple[list[Any], list[Any]]:
 def build_server(*, cards: list[str] | None, cut_position: int | None, decks: int,
                  cut_from_end: int | None, shoe_protocol: str, tcp: bool, faults: list[str],
                  pace_ms: int, seed: int | None, shuffle_time_s: float,
-                 human_input: TextIO | None = None, log: TextIO | None = None) -> DeviceServer:
+                 human_input: TextIO | None = None, log: TextIO | None = None,
+                 weak_shuffler: bool = False) -> DeviceServer:
     """The rig behind `tablectl devices` and `python -m simulators.server`."""
     from simulators.shoe import ShoeModel
     shoe_faults, shuffler_faults = split_faults(faults)
     shuffler = ShufflerModel(seed=seed, decks=decks, faults=shuffler_faults,
-                             shuffle_time_s=shuffle_time_s)
+                             shuffle_time_s=shuffle_time_s, weak=weak_shuffler)
     if cards is None:
         cards = shuffler.shuffled([c for _ in range(decks) for c in CARD_CODES])
         cut_position = len(cards) - cut_from_end if cut_from_end else None

@@ -41,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="inject a fault (repeatable), e.g. misread@12, double_draw@40, jam@0")
     p.add_argument("--pace-ms", type=int, default=250, metavar="MS",
                    help="ms between the virtual dealer's pulls (default 250); 0 = press Enter")
+    p.add_argument("--weak-shuffler", action="store_true",
+                   help="the shuffler does one riffle instead of a full shuffle (to show "
+                   "that `tablectl shuffle-test` catches a bad shuffler; never for play)")
     p.add_argument("--shuffle-seconds", type=float, default=2.0, metavar="S",
                    help="how long one shuffle takes on the simulated shuffler (default 2)")
     p.set_defaults(func=run)
@@ -73,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
                               cut_from_end=cut_from_end, shoe_protocol=args.shoe_protocol,
                               tcp=args.tcp, faults=args.fault, pace_ms=args.pace_ms,
                               seed=args.seed, shuffle_time_s=args.shuffle_seconds,
-                              human_input=sys.stdin, log=sys.stderr)
+                              human_input=sys.stdin, log=sys.stderr,
+                              weak_shuffler=args.weak_shuffler)
     except ValueError as err:               # a bad --fault, or cards the shoe cannot hold
         raise InputError(str(err)) from err
     how = ("press Enter to pull a card" if args.pace_ms == 0
