@@ -1,0 +1,98 @@
+"""The command line: the simulate contract, golden shoes end to end, and bad input → exit 2."""
+import json
+
+import pytest
+
+from controller.cli import main
+from tests.golden import GOLDEN, compare, expected, golden_names, needs_golden, profile_of
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def events(text):
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+@needs_golden
+@pytest.mark.parametrize("name", [n for n in golden_names() if not n.startswith("andar")])
+def test_golden_shoes_through_simulate(capsys, name):
+    code, out, err = run(capsys, "simulate", "--profile", profile_of(name), "--shoe-file",
+                         str(GOLDEN / f"{name}.shoe"), "--json")
+    assert code == 0, err
+    compare(expected(name), events(out))
+
+
+def test_contract_fields_and_determinism(capsys):
+    code, first, _ = run(capsys, "simulate", "--profile", "live-commission", "--seed", "7", "--json")
+    code2, second, _ = run(capsys, "simulate", "--profile", "live-commission", "--seed", "7",
+                           "--json")
+    assert code == code2 == 0
+    a, b = events(first), events(second)
+    strip = lambda evs: [{k: v for k, v in e.items() if k != "profile_sha256"} for e in evs]
+    assert strip(a) == strip(b)
+    start = next(e for e in a if e["event"] == "shoe_started")
+    assert (start["shoe"], start["decks"], start["cards"], start["cut_card_position"]) == \
+        (1, 8, 416, 402)
+    burn = next(e for e in a if e["event"] == "burn")
+    assert len(burn["cards"]) >= 2
+    rnd = next(e for e in a if e["event"] == "round_result")
+    for key in ("shoe", "round", "game", "player", "banker", "player_total", "banker_total",
+                "winner", "natural", "bets"):
+        assert key in rnd
+    assert set(rnd["bets"]) == {"player", "banker", "tie", "player_pair", "banker_pair", "big",
+                                "small"}
+    end = a[-1] if a[-1]["event"] == "shoe_ended" else next(
+        e for e in a if e["event"] == "shoe_ended")
+    assert end["reason"] == "cut_card"
+    assert end["rounds"] == sum(1 for e in a if e["event"] == "round_result")
+
+
+def test_readable_lines(capsys):
+    code, out, _ = run(capsys, "simulate", "--profile", "classic", "--seed", "2")
+    assert code == 0
+    lines = [line for line in out.splitlines() if line.startswith("#")]
+    assert lines and all(" P " in line and " B " in line for line in lines)
+    assert lines[0].split()[-1] in ("PLAYER", "BANKER", "TIE")
+
+
+@pytest.mark.parametrize("content,message", [
+    ("AS\nXZ\n", ":2: 'XZ' is not a card code (rank A23456789TJQK + suit SHDC)"),
+    ("AS\nCUT\nKD\n", "CUT after card 1 leaves 1 cards behind it; the profile allows 12-20"),
+    ("AS\n" * 9, "appears 9 times, more than the 8 deck(s)"),
+    ("# only a comment\n", "no cards in the shoe file"),
+    ("AS\nCUT\nKD\nCUT\n", "a second CUT line"),
+])
+def test_bad_shoe_files_exit_2_with_one_line(tmp_path, capsys, content, message):
+    f = tmp_path / "shoe.txt"
+    f.write_text(content)
+    code, out, err = run(capsys, "simulate", "--profile", "macau", "--shoe-file", str(f), "--json")
+    assert code == 2 and out == ""
+    assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["simulate", "--profile", "macau", "--shoe-file", "/no/such.shoe"], "no such shoe file"),
+    (["simulate", "--profile", "nope", "--seed", "1"], "no profile of that name"),
+    (["simulate", "--profile", "macau", "--seed", "1", "--fault", "boom@1"], "is not a fault"),
+    (["simulate", "--profile", "macau", "--seed", "1", "--demo-rounds", "4"], "at most 3"),
+    (["run", "--shoe-url", "/dev/ttyNOPE0", "--no-control"], "/dev/ttyNOPE0"),
+    (["run", "--shoe-url", "foo://bar", "--no-control"], "unknown scheme foo://"),
+    (["odds", "--profile", "macau", "--decks", "13"], "13"),
+])
+def test_bad_input_exits_2(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.setenv("TABLECTL_STORAGE_JOURNAL", str(tmp_path / "j.db"))
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "j.db").exists()      # nothing half-run
+
+
+def test_bad_config_key(tmp_path, capsys):
+    cfg = tmp_path / "table.toml"
+    cfg.write_text("[shoe]\nurll = \"/dev/ttyUSB0\"\n")
+    code, _, err = run(capsys, "run", "--config", str(cfg), "--no-control")
+    assert code == 2 and "shoe.urll: unknown key" in err
