@@ -43,6 +43,10 @@ def apply_input(table: Table, inp: dict) -> None:
         table.emit("alarm", source=inp.get("device", ""), code="link_back", text="", severity="info")
     elif kind == "shuffled":
         table.shuffled(count=inp["count"])
+    elif kind == "identity":
+        # the device's own word on what it is: kept with the shoe's record (standards §1.6)
+        table.emit("device_identity", device=inp.get("device", ""), model=inp.get("model", ""),
+                   serial=inp.get("serial", ""), firmware=inp.get("firmware", ""))
     elif kind == "remainder":
         _reconcile(table, inp)
     elif kind == "command":
@@ -119,8 +123,8 @@ def _need_hold(table: Table, *kinds: str) -> dict:
 
 # ---------------------------------------------------------------- dealer and system actions
 def _new_shoe(table: Table, cut_position: int | None = None, demo_rounds: int = 0,
-              shuffler: bool = False) -> None:
-    table.new_shoe(cut_position=cut_position, demo_rounds=demo_rounds)
+              shuffler: bool = False, software: str = "") -> None:
+    table.new_shoe(cut_position=cut_position, demo_rounds=demo_rounds, software=software)
     if shuffler:
         table.shuffle()
     else:

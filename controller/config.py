@@ -54,6 +54,7 @@ class ShufflerCfg:
     poll_interval_s: float = 0.1
     retries: int = 2
     shuffle_timeout_s: float = 300.0
+    approved_firmware: tuple[str, ...] = ()   # empty: not checked; else the firmware must be listed
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,9 @@ def from_device(event: ev.DeviceEvent) -> dict | None:
     if isinstance(event, ev.ShuffleDone):
         return {"type": "shuffled", "device": event.device, "count": event.count,
                 "composition": dict(event.composition)}
+    if isinstance(event, ev.ShufflerIdentity):
+        return {"type": "identity", "device": event.device, "model": event.model,
+                "serial": event.serial, "firmware": event.firmware}
     if isinstance(event, ev.ShufflerStatus) and event.state in ("jam", "door_open", "error"):
         return {"type": "alarm", "device": event.device, "code": event.state,
                 "text": f"shuffler {event.state.replace('_', ' ')} (code {event.error_code})"}

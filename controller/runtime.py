@@ -20,6 +20,7 @@ from controller.config import Config
 from controller.errors import CommandRefused, InputError
 from controller.inputs import DrawTimer, command, from_device
 from controller.logsetup import get_logger
+from controller.software import release_digest
 from controller.profile import Profile
 from controller.state_view import StateView
 
@@ -80,7 +81,8 @@ class TableRuntime:
         cut = procedures.default_cut_position(self.profile, self.profile.cards)
         demo = self.cfg.table.demo_rounds
         if self.cfg.shuffler.url == "none":
-            self.ctl.submit(command("new_shoe", cut_position=None, demo_rounds=demo))
+            self.ctl.submit(command("new_shoe", cut_position=None, demo_rounds=demo,
+                                    software=release_digest()))
             if self.rig is not None:
                 import random
                 cards = [c.code for c in _factory(self.profile.decks)]
@@ -88,7 +90,8 @@ class TableRuntime:
                 self.rig.load_shoe(cards, cut)
             self._start_reader()
             return
-        self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo, shuffler=True))
+        self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo, shuffler=True,
+                                    software=release_digest()))
         self._start_shuffle(cut)
 
     def _start_shuffle(self, cut: int | None) -> None:
@@ -114,6 +117,14 @@ class TableRuntime:
                         "text": str(err)})
             return
         try:
+            ident = drv.identify()
+            self.q.put(from_device(ident))
+            approved = s.approved_firmware
+            if approved and ident.firmware not in approved:
+                self.q.put({"type": "alarm", "device": "shuffler", "code": "unapproved_firmware",
+                            "text": f"firmware {ident.firmware!r} is not on the approved list "
+                                    f"({', '.join(approved)})"})
+                return
             state = drv.status().state
             if state in ("jam", "error"):
                 state = drv.clear().state

@@ -16,6 +16,7 @@ from controller.cards import ordered_shoe
 from controller.errors import CommandRefused, InputError
 from controller.inputs import DrawTimer, command, from_device
 from controller.logsetup import get_logger
+from controller.software import release_digest
 from controller.profile import Profile
 from controller.shoefile import ShoeFile, check_against_decks, check_cut, read_shoe_file
 
@@ -208,7 +209,8 @@ class Simulation:
         if cards is None:
             cards = yield from self.shuffle(cut, demo, started=started)
         elif not started:
-            self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo))
+            self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo,
+                                    software=release_digest()))
         self.rig.load_shoe(cards, cut, continuous=self.profile.continuous_shuffler)
         yield from self._flush()
         yield from self.deal_through_driver()
@@ -264,10 +266,12 @@ class Simulation:
         """
         from drivers.shuffler import ShuffleCountError, ShufflerFault, open_shuffler
         if not started:
-            self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo, shuffler=True))
+            self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo, shuffler=True,
+                                    software=release_digest()))
         drv = open_shuffler(self.rig.shuffler_url, response_timeout_s=1.0, poll_interval_s=0.0)
         table = self.ctl.table
         try:
+            self._submit(from_device(drv.identify()))
             for _ in range(MAX_HOLD_ACTIONS):
                 if table.state != "shuffling":
                     break

@@ -93,7 +93,7 @@ class Table(DecisionsMixin, HoldsMixin):
         return out
 
     def new_shoe(self, *, cut_position: int | None = None, demo_rounds: int = 0,
-                 shuffled_by_machine: bool = False) -> None:
+                 software: str = "") -> None:
         if self.state not in (TableState.CLOSED, TableState.SHOE_ENDED):
             raise CommandRefused(f"a new shoe cannot start while the table is {self.state}")
         if demo_rounds > self.profile.demo_rounds_max:
@@ -108,7 +108,8 @@ class Table(DecisionsMixin, HoldsMixin):
                               demo_left=demo_rounds, continuous=self.profile.continuous_shuffler)
         self.emit("shoe_started", decks=self.profile.decks, cards=self.profile.cards,
                   cut_card_position=cut_position, profile=self.profile.name,
-                  profile_sha256=self.profile.sha256, game=self.profile.game)
+                  profile_sha256=self.profile.sha256, game=self.profile.game,
+                  **({"software_sha256": software} if software else {}))
 
     def on_card(self, code: str, **flags: Any) -> None:
         """A card read by the shoe, in read order."""
