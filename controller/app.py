@@ -66,6 +66,8 @@ class Controller:
                     apply_input(table, inp)
                 except CommandRefused:
                     pass        # it was refused the first time too; the journal says so
+                except Exception:   # it failed the first time too: the table went on hold
+                    log.warning("journaled input fails again on replay", seq=r.seq)
                 table.drain()   # these events are already in the journal
                 rec.inputs_replayed += 1
             rec.resumed = True
@@ -83,10 +85,14 @@ class Controller:
     def submit(self, inp: dict) -> list[dict]:
         """Apply one input. Raises CommandRefused (journaled as refused) when it does not apply."""
         refused: CommandRefused | None = None
+        failed: Exception | None = None
         try:
             apply_input(self.table, inp)
         except CommandRefused as err:
             refused = err
+        except Exception as err:    # a defect: the machine is on hold; the input is still kept
+            failed = err
+            log.exception("input could not be applied; table on hold", input=inp.get("type"))
         outputs = self.table.drain()
         prompt = self.table.prompt()
         if prompt != self.last_prompt:
@@ -97,6 +103,8 @@ class Controller:
         if inp.get("seq"):
             self._last_seq = inp["seq"]
         record = dict(inp, refused=str(refused)) if refused else inp
+        if failed is not None:
+            record = dict(inp, error=repr(failed))
         self._journal(record, outputs)
         if self.crash_after is not None:
             self.crash_after -= 1
@@ -110,6 +118,8 @@ class Controller:
         if refused is not None:
             log.warning("input refused", input=inp.get("action", inp["type"]), why=str(refused))
             raise refused
+        if failed is not None:
+            raise failed
         return outputs
 
     def submit_many(self, inputs: Iterable[dict]) -> list[dict]:

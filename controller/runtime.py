@@ -327,6 +327,9 @@ class TableRuntime:
         except CommandRefused as err:
             log.warning("refused", input=inp.get("action", inp["type"]), why=str(err))
             return []
+        except Exception as err:    # journaled and on hold already: the table keeps running
+            log.error("input failed; the table is on hold", error=repr(err))
+            return []
 
     def _command(self, cmd: Any) -> None:
         try:
@@ -346,6 +349,9 @@ class TableRuntime:
             cmd.reply.set_result({"state": self.ctl.table.state,
                                   "events": [o for o in out if o["event"] != "prompt"]})
         except (CommandRefused, InputError) as err:
+            cmd.reply.set_exception(err)
+        except Exception as err:    # a defect: answer the client, keep the table running
+            log.error("command failed; the table is on hold", action=cmd.action, error=repr(err))
             cmd.reply.set_exception(err)
 
     def _read_action(self, action: str, args: dict) -> dict:

@@ -146,3 +146,25 @@ def test_an_unread_card_voided_still_reconciles_at_shoe_end():
     events = t2.drain()
     assert [e for e in events if e["event"] == "reconciliation"][0]["ok"] is False
     assert any(e["event"] == "alarm" and e["code"] == "reconciliation" for e in events)
+
+
+def test_a_defect_holds_the_table_journals_the_input_and_survives_replay(tmp_path, monkeypatch):
+    from controller.app import Controller
+    from controller.journal import Journal
+    profile = load_profile("macau")
+    journal = Journal(str(tmp_path / "j.db"))
+    ctl, _ = Controller.open(profile, journal)
+    ctl.submit(command("new_shoe", cut_position=402))
+    for code in ("2S", "AH", "3C"):
+        ctl.submit({"type": "card", "code": code})
+    import controller.games.punto_banco as pb
+    monkeypatch.setattr(pb.RULES, "place", lambda *a: 1 / 0)     # a bug in the rules
+    with pytest.raises(ZeroDivisionError):
+        ctl.submit({"type": "card", "code": "4H"})
+    assert ctl.table.state == "hold"
+    assert ctl.table.hold_info["problems"][-1]["kind"] == "internal_error"
+    inputs = [r.data for r in journal.records(kinds=["input"])]
+    assert inputs[-1]["code"] == "4H" and "ZeroDivisionError" in inputs[-1]["error"]
+    again, rec = Controller.open(profile, journal)        # replay meets the same defect
+    assert rec.resumed and again.table.state == "hold"
+    journal.close()
