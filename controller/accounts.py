@@ -351,6 +351,12 @@ class AccountStore:
         return [UserInfo(r["name"], r["role"], bool(r["disabled"]), r["failures"],
                          r["locked_until"], r["created"], r["changed"]) for r in rows]
 
+    def is_disabled(self, name: str) -> bool:
+        """True for a disabled or unknown account (a view session ends with its account)."""
+        with self._tx() as db:
+            row = self._row(db, name)
+        return row is None or bool(row["disabled"])
+
     def changes(self, limit: int = 100) -> list[dict[str, Any]]:
         """The latest account changes (grants, revocations, secret changes), newest last."""
         with self._tx() as db:

@@ -26,10 +26,12 @@ import errno
 import grp
 import json
 import os
+import secrets
 import socket
 import socketserver
 import stat
 import threading
+import time
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -44,7 +46,8 @@ log = get_logger("control_api")
 
 ERROR_CODES = ("malformed", "unknown_action", "auth_failed", "locked", "disabled", "forbidden",
                "reason_required", "wrong_state", "invalid_args", "timeout", "internal")
-REQUEST_KEYS = frozenset({"id", "user", "pin", "action", "args", "reason"})
+REQUEST_KEYS = frozenset({"id", "user", "pin", "token", "action", "args", "reason"})
+VIEW_TTL_S = 8 * 3600.0     # a console's read-only view session: one shift
 MAX_LINE = 64 * 1024
 SOCKET_MODE = 0o660
 _AUTH_ERRORS = {"unknown_user": "auth_failed", "wrong_pin": "auth_failed",
@@ -118,9 +121,12 @@ def parse_request(line: bytes) -> dict[str, Any]:
                        rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None)
     if isinstance(rid, bool) or not isinstance(rid, (str, int, type(None))):
         raise _Refusal("malformed", "id must be a string, a whole number or null")
-    for key in ("user", "pin", "action"):
+    for key in ("user", "action"):
         if not isinstance(req.get(key), str) or not req[key]:
             raise _Refusal("malformed", f"{key} must be a non-empty string", rid)
+    secret = "token" if "token" in req and "pin" not in req else "pin"
+    if not isinstance(req.get(secret), str) or not req[secret]:
+        raise _Refusal("malformed", f"{secret} must be a non-empty string", rid)
     if not isinstance(req.setdefault("args", {}), dict):
         raise _Refusal("malformed", "args must be a JSON object", rid)
     if not isinstance(req.setdefault("reason", ""), str):
@@ -148,6 +154,11 @@ class ControlServer:
         self._inode: tuple[int, int] | None = None
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
+        # read-only view sessions: token → (user, role, expiry); kept in memory only, so a
+        # restart of the controller signs every console out
+        self._views: dict[str, tuple[str, str, float]] = {}
+        self._views_lock = threading.Lock()
+        self.view_ttl_s = VIEW_TTL_S
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -285,6 +296,28 @@ class ControlServer:
             with self._conns_lock:
                 self._conns.discard(conn)
 
+    def _open_view(self, user: str, role: str) -> str:
+        """A read-only session after a PIN sign-in, so a console need not keep the PIN."""
+        token = secrets.token_urlsafe(24)
+        now = time.monotonic()
+        with self._views_lock:
+            self._views = {t: v for t, v in self._views.items() if v[2] > now}
+            self._views[token] = (user, role, now + self.view_ttl_s)
+        return token
+
+    def _view_role(self, user: str, token: str, action: str) -> str:
+        if action not in roles.READ_ACTIONS:
+            raise _Refusal("auth_failed", f"a view session only reads; {action} needs "
+                           "your name and PIN")
+        with self._views_lock:
+            view = self._views.get(token)
+        if view is None or view[0] != user or view[2] <= time.monotonic():
+            raise _Refusal("auth_failed", "the view session is unknown or has expired; "
+                           "sign in again")
+        if self.store.is_disabled(user):
+            raise _Refusal("disabled", f"{user!r} has been disabled")
+        return view[1]
+
     @staticmethod
     def _error(rid: Any, code: str, message: str) -> dict[str, Any]:
         return {"id": rid, "ok": False, "error": code, "message": message}
@@ -303,7 +336,10 @@ class ControlServer:
         except Exception as err:  # one bad request must never stop the server
             log.exception("control.internal_error", id=rid)
             return self._error(rid, "internal", f"internal error: {type(err).__name__}: {err}")
-        return {"id": rid, "ok": True, "result": result}
+        answer = {"id": rid, "ok": True, "result": result}
+        if req.get("_view_token"):
+            answer["view_token"] = req["_view_token"]
+        return answer
 
     def _handle(self, req: dict[str, Any]) -> Any:
         user, action, args = req["user"], req["action"], req["args"]
@@ -311,12 +347,17 @@ class ControlServer:
         if action not in roles.ACTIONS:
             raise _Refusal("unknown_action", f"unknown action {action!r}; actions: "
                            f"{', '.join(roles.ACTIONS)}")
-        auth = self.store.authenticate(user, req["pin"], context=action)
-        if self.on_auth is not None:
-            self.on_auth(auth)
-        if not auth.ok:
-            raise _Refusal(_AUTH_ERRORS.get(auth.code, "auth_failed"), auth.message)
-        role = auth.role or ""
+        if "token" in req and "pin" not in req:
+            role = self._view_role(user, req["token"], action)
+        else:
+            auth = self.store.authenticate(user, req["pin"], context=action)
+            if self.on_auth is not None:
+                self.on_auth(auth)
+            if not auth.ok:
+                raise _Refusal(_AUTH_ERRORS.get(auth.code, "auth_failed"), auth.message)
+            role = auth.role or ""
+            if action in roles.READ_ACTIONS:
+                req["_view_token"] = self._open_view(user, role)
         if not roles.allowed(role, action):
             raise _Refusal("forbidden", f"{user!r} is a {role}; {action} needs "
                            f"{' or '.join(roles.roles_for(action))}")

@@ -346,6 +346,11 @@ async def test_sign_in_then_refused_sign_in_asks_again(server):
         await pilot.press(*PINS["aud"], "enter")
         await until(pilot, lambda: app.state is not None)
         assert app.viewer.user == "aud"
+        # the first answer brings a read-only view token; the PIN is not kept for polling
+        assert app.viewer.pin == "" and app.viewer.token
+        await app.refresh_state()
+        await pilot.pause()
+        assert app.connected and app.viewer.token
         # the account's PIN changed: the next poll is refused, polling stops, sign-in again
         app.viewer = Credentials("aud", "old-pin-123")
         await app.refresh_state()

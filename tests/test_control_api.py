@@ -147,6 +147,7 @@ def good_line(rid=9, user="aud", action="state"):
 def test_state_returns_what_submit_answers(server, table, auths):
     table.answer = lambda cmd: {"state": "idle", "shoe": 3}
     resp = ask(server, user="aud", action="state", id="q1")
+    assert len(resp.pop("view_token")) >= 24      # a PIN-signed read opens a view session
     assert resp == {"id": "q1", "ok": True, "result": {"state": "idle", "shoe": 3}}
     (cmd,) = table.commands
     assert (cmd.user, cmd.role, cmd.action, cmd.args, cmd.reason) == ("aud", "auditor", "state",
@@ -279,7 +280,9 @@ def test_failing_submit_answers_internal_and_server_keeps_serving(short_dir, sto
     with ControlServer(short_dir / "f.sock", store, submit) as srv:
         first = ask(srv, action="state")
         assert first["error"] == "internal" and "queue closed" in first["message"]
-        assert ask(srv, action="state") == {"id": 1, "ok": True, "result": "fine"}
+        second = ask(srv, action="state")
+        second.pop("view_token")
+        assert second == {"id": 1, "ok": True, "result": "fine"}
 
 
 # -- bad bytes --------------------------------------------------------------------------------
@@ -331,8 +334,9 @@ def test_oversized_line_is_refused_and_others_keep_being_served(short_dir, store
             assert resp["error"] == "malformed" and "longer than 1024" in resp["message"]
             assert bad.rfile.readline() == b""           # framing lost: hung up
             other.send(good_line(rid=77))
-            assert other.answer() == {"id": 77, "ok": True,
-                                      "result": {"done": "state", "args": {}}}
+            answer = other.answer()
+            answer.pop("view_token")
+            assert answer == {"id": 77, "ok": True, "result": {"done": "state", "args": {}}}
         finally:
             bad.close()
             other.close()
@@ -501,3 +505,19 @@ def test_socket_path_from_config(short_dir, monkeypatch):
     monkeypatch.delenv("TABLECTL_CONSOLE_SOCKET")
     with pytest.raises(InputError, match="console.socket"):
         console_setting("socket", None, config)
+
+
+def test_a_view_token_reads_without_the_pin_and_never_acts(server, table, store):
+    table.answer = lambda cmd: {"state": "idle"}
+    token = ask(server, user="aud", action="state")["view_token"]
+    resp = request(server.path, {"user": "aud", "token": token, "action": "state"})
+    assert resp["ok"] and resp["result"] == {"state": "idle"} and "view_token" not in resp
+    sam = ask(server, user="sam", action="state")["view_token"]
+    refused = request(server.path, {"user": "sam", "token": sam, "action": "hold",
+                                    "reason": "test"})
+    assert refused["error"] == "auth_failed" and "only reads" in refused["message"]
+    stolen = request(server.path, {"user": "sam", "token": token, "action": "state"})
+    assert stolen["error"] == "auth_failed"         # a token belongs to its user
+    store.disable("aud", by="mia")
+    gone = request(server.path, {"user": "aud", "token": token, "action": "state"})
+    assert gone["error"] == "disabled"

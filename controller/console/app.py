@@ -114,6 +114,8 @@ class ConsoleApp(App[int]):
         """Show a poll's outcome: the state, a disconnection, or a refused sign-in."""
         banner = self.query_one(Banner)
         if outcome.ok:
+            if outcome.view_token and self.viewer is not None and self.viewer.pin:
+                self.viewer = self.viewer.viewing(outcome.view_token)   # the PIN is dropped
             self.connected = True
             self.state, self.state_at = outcome.result, time.time()
             banner.say("")

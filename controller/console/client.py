@@ -1,9 +1,9 @@
 """The console's link to the controller: one request at a time over the control socket.
 
-Every request the controller answers is authenticated, reads included, so the console signs
-in once to view the table (the viewer's credentials stay in memory for the polls and are
-dropped when the console closes or the sign-in is refused), while every override takes the
-name and PIN typed for it and keeps neither (standards §9 item 62). No PIN is ever logged.
+Every request the controller answers is authenticated, reads included. The console signs in
+once to view the table; the controller answers that first read with a read-only view token,
+and the console polls with the token and forgets the PIN. Every override takes the name and
+PIN typed for it and keeps neither (standards §9 item 62). No PIN is ever logged.
 
 Calls block; the app runs them in a worker thread. They never raise for a missing or broken
 controller or a refusal: they return an Outcome that says what happened in plain words.
@@ -41,9 +41,14 @@ Requester = Callable[..., dict]
 
 @dataclass(frozen=True)
 class Credentials:
-    """Who asks: a user name and PIN (the PIN never appears in repr or logs)."""
+    """Who asks: a user name and PIN, or a read-only view token (neither appears in repr)."""
     user: str
     pin: str = field(repr=False)
+    token: str = field(default="", repr=False)
+
+    def viewing(self, token: str) -> "Credentials":
+        """The same viewer, signed in by a view token instead of the PIN."""
+        return Credentials(self.user, "", token)
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class Outcome:
     result: Any = None
     error: str | None = None
     message: str = ""
+    view_token: str = field(default="", repr=False)
 
     @property
     def unavailable(self) -> bool:
@@ -89,7 +95,9 @@ class ConsoleClient:
     def call(self, action: str, credentials: Credentials, *, args: Mapping[str, Any] | None = None,
              reason: str = "", timeout: float | None = None) -> Outcome:
         """One request; never raises for the controller's absence or its refusal."""
-        payload = {"user": credentials.user, "pin": credentials.pin, "action": action,
+        secret = ({"token": credentials.token} if credentials.token and not credentials.pin
+                  else {"pin": credentials.pin})
+        payload = {"user": credentials.user, **secret, "action": action,
                    "args": dict(args or {}), "reason": reason}
         try:
             response = self._request(self.socket_path, payload,
@@ -100,7 +108,8 @@ class ConsoleClient:
             # the PIN goes no further than this request
             payload.clear()
         if response.get("ok"):
-            return Outcome(True, result=response.get("result"))
+            return Outcome(True, result=response.get("result"),
+                           view_token=str(response.get("view_token") or ""))
         error = response.get("error")
         return Outcome(False, error=str(error) if error else "internal",
                        message=str(response.get("message") or ""))
