@@ -327,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     table_cards = min(args.cards, profile.cards)
     print(f"{args.cards} reads a run ({table_cards} for the table: one {profile.decks}-deck "
           f"shoe); journal in {args.journal_dir or tempfile.gettempdir()}")
-    print(f"latency: last byte written → the reader's result (bare: read() returns, driver: "
+    print("latency: last byte written → the reader's result (bare: read() returns, driver: "
           f"CardRead, table: the card's decision event)")
     print(f"{'transport':9} {'protocol':8} {'reader':7} {'pace ms':>7} {'cards/s':>9} "
           f"{'p50 µs':>8} {'p99 µs':>8} {'max µs':>8}")
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{spread_us(res.latencies)}", flush=True)
                 if res.ctl:
                     shares.append((f"{transport:9} {protocol:8}", res))
-    print(f"\nthe controller's added latency: decoded CardRead → decision event, of which the "
+    print("\nthe controller's added latency: decoded CardRead → decision event, of which the "
           f"queue hand-off\nto the table thread and the journal write (the rest: table machine "
           f"and publishers)")
     print(f"{'transport':9} {'protocol':8} {'part':7} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>8}")
