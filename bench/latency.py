@@ -328,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.cards} reads a run ({table_cards} for the table: one {profile.decks}-deck "
           f"shoe); journal in {args.journal_dir or tempfile.gettempdir()}")
     print("latency: last byte written → the reader's result (bare: read() returns, driver: "
-          f"CardRead, table: the card's decision event)")
+          "CardRead, table: the card's decision event)")
     print(f"{'transport':9} {'protocol':8} {'reader':7} {'pace ms':>7} {'cards/s':>9} "
           f"{'p50 µs':>8} {'p99 µs':>8} {'max µs':>8}")
     shares: list[tuple[str, Result]] = []
@@ -356,8 +356,8 @@ def main(argv: list[str] | None = None) -> int:
                 if res.ctl:
                     shares.append((f"{transport:9} {protocol:8}", res))
     print("\nthe controller's added latency: decoded CardRead → decision event, of which the "
-          f"queue hand-off\nto the table thread and the journal write (the rest: table machine "
-          f"and publishers)")
+          "queue hand-off\nto the table thread and the journal write (the rest: table machine "
+          "and publishers)")
     print(f"{'transport':9} {'protocol':8} {'part':7} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>8}")
     for where, res in shares:
         for part, values in (("added", res.ctl), ("queue", res.queue), ("journal", res.journal)):
