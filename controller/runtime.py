@@ -91,7 +91,7 @@ class TableRuntime:
             self._start_reader()
             return
         self.ctl.submit(command("new_shoe", cut_position=cut, demo_rounds=demo, shuffler=True,
-                                    software=release_digest()))
+                                software=release_digest()))
         self._start_shuffle(cut)
 
     def _start_shuffle(self, cut: int | None) -> None:
