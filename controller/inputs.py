@@ -70,6 +70,11 @@ class DrawTimer:
         self.min_pull_interval_s = min_pull_interval_s
         self.last_t: float | None = None
 
+    @classmethod
+    def for_protocol(cls, protocol: str, min_pull_interval_s: float = 0.15) -> "DrawTimer":
+        """A protocol that flags multiple draws itself (framed) needs no timing guess."""
+        return cls(0.0 if protocol == "framed" else min_pull_interval_s)
+
     def annotate(self, inp: dict | None, event: ev.DeviceEvent) -> dict | None:
         if inp is None or inp["type"] not in ("card", "read_failed"):
             return inp

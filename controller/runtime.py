@@ -56,7 +56,7 @@ class TableRuntime:
         self.betting_deadline: float | None = None
         self.shuffle_thread: threading.Thread | None = None
         self.pending_cut: int | None = None
-        self.draw_timer = DrawTimer(cfg.shoe.min_pull_interval_s)
+        self.draw_timer = DrawTimer.for_protocol(cfg.shoe.protocol, cfg.shoe.min_pull_interval_s)
         if is_sim_url(cfg.shoe.url) or is_sim_url(cfg.shuffler.url):
             self._build_rig()
 

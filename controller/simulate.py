@@ -38,6 +38,8 @@ class SimOptions:
     publishers: list = field(default_factory=list)
     crash_after: int | None = None
     betting_seconds: float = 0.0
+    shoe_url: str | None = None        # a shoe outside this process (real, or `tablectl devices`)
+    idle_seconds: float = 30.0         # with shoe_url: silence this long means the shoe is empty
     decisions: str | None = None        # decisions file for the virtual players (banking games)
 
 
@@ -180,6 +182,9 @@ class Simulation:
         return self.opts.shoes
 
     def events(self) -> Iterator[dict]:
+        if self.opts.shoe_url:
+            yield from self.external_shoes()
+            return
         try:
             start = 0
             if self.recovery.resumed:
@@ -197,6 +202,44 @@ class Simulation:
                     break
                 yield from self.play_shoe(cards, cut)
         finally:
+            self.rig.close()
+            if self.journal is not None:
+                self.journal.close()
+
+    def external_shoes(self) -> Iterator[dict]:
+        """Shoes dealt by a device outside this process, read through its URL: a hand-shuffled
+        shoe is assumed loaded; the device's own pace, cut card and faults drive the table."""
+        import time
+        from drivers.shoe import open_shoe
+        timer = DrawTimer.for_protocol(self.opts.protocol)
+        shoe = open_shoe(self.opts.shoe_url, self.opts.protocol, read_timeout_s=0.2)
+        try:
+            self.ctl.ack = shoe.ack
+            for _ in range(self.opts.shoes):
+                self.ctl.submit(command("new_shoe", cut_position=None,
+                                        demo_rounds=self.opts.demo_rounds,
+                                        software=release_digest()))
+                yield from self._flush()
+                quiet_since = time.monotonic()
+                while self.ctl.table.state != "shoe_ended":
+                    if self.ctl.table.state == "hold":
+                        yield from self.settle_holds(cards_out=self.ctl.cards_read)
+                        continue
+                    ev = shoe.read_event(timeout=0.2)
+                    if ev is None:
+                        if time.monotonic() - quiet_since > self.opts.idle_seconds:
+                            self._submit(command("shoe_empty", user="dealer", role="dealer",
+                                                 reason="the shoe has been silent"))
+                        yield from self._flush()
+                        continue
+                    quiet_since = time.monotonic()
+                    inp = timer.annotate(from_device(ev), ev)
+                    if inp is not None:
+                        self._submit(inp)
+                    yield from self._flush()
+        finally:
+            self.ctl.ack = None
+            shoe.close()
             self.rig.close()
             if self.journal is not None:
                 self.journal.close()

@@ -96,3 +96,34 @@ def test_bad_config_key(tmp_path, capsys):
     cfg.write_text("[shoe]\nurll = \"/dev/ttyUSB0\"\n")
     code, _, err = run(capsys, "run", "--config", str(cfg), "--no-control")
     assert code == 2 and "shoe.urll: unknown key" in err
+
+
+@needs_golden
+def test_simulate_reads_a_shoe_in_another_process(tmp_path):
+    """--shoe-url: the shoe is a separate process on a pty (as a hardware rig has it)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    cli = [sys.executable, "-m", "controller.cli"]
+    dev = subprocess.Popen(cli + ["devices", "--shoe-file", str(GOLDEN / "classic-1.shoe"),
+                                  "--profile", "classic", "--shoe-protocol", "framed",
+                                  "--pace-ms", "15"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                           env=env, cwd=root)
+    try:
+        url = dev.stdout.readline().split()[1]
+        done = subprocess.run(cli + ["simulate", "--profile", "classic", "--shoe-url", url,
+                                     "--shoe-protocol", "framed", "--json"],
+                              capture_output=True, text=True, env=env, cwd=root, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        out = events(done.stdout)
+        compare(expected("classic-1"), out)
+        # the framed shoe says itself when cards come out together: no timing guesses
+        assert not [e for e in out if e["event"] == "irregularity"]
+    finally:
+        dev.send_signal(signal.SIGTERM)
+        dev.wait(timeout=10)

@@ -16,6 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--seed", type=int, help="seed of the simulated shuffler (same seed, same shoes)")
     src.add_argument("--shoe-file", help="cards in draw order, one per line; CUT marks the cut card")
+    src.add_argument("--shoe-url", help="read a shoe outside this process instead (a real shoe, "
+                     "or a `tablectl devices` URL); the virtual supervisor still clears holds")
     p.add_argument("--shoes", type=int, default=1, help="how many shoes (Andar Bahar: decks/rounds)")
     p.add_argument("--fault", action="append", default=[], metavar="KIND@N",
                    help="inject a fault at card index N (shuffler faults: at shuffle N; crash@N: "
@@ -61,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     if args.betting_seconds < 0:
         raise InputError(f"--betting-seconds {args.betting_seconds}: give 0 or more")
     more = {"betting_seconds": args.betting_seconds}
+    if args.shoe_url:
+        more["shoe_url"] = args.shoe_url
     if args.shuffler_url == "none":
         more["use_shuffler"] = False
     for event in run_simulation(profile, seed=args.seed, shoe_file=args.shoe_file, **more,
