@@ -34,7 +34,8 @@ from datetime import datetime, timezone
 from typing import Callable, Iterable, Iterator
 
 from controller.journal_chain import (GENESIS, VerifyResult, canonical, check_chain, check_record,
-                                      record_hash, snapshot_hash, stored_and_canonical)
+                                      json_object, record_hash, snapshot_hash,
+                                      stored_and_canonical)
 
 #: The journal schema this code writes and reads; a newer one is refused.
 SCHEMA_VERSION = 1
@@ -415,12 +416,9 @@ class Journal:
         if not isinstance(upto, int) or upto < 0 or not isinstance(utc, str) \
                 or not isinstance(state_text, str):
             return "bad snapshot row"
-        try:
-            state = json.loads(state_text)
-        except ValueError as err:
-            return f"bad JSON: {err}"
-        if not isinstance(state, dict):
-            return "bad JSON: state is not an object"
+        state, problem = json_object(state_text, "state")
+        if problem:
+            return problem
         if upto == 0:
             head = GENESIS
         else:

@@ -102,6 +102,19 @@ class Break:
     reason: str
 
 
+def json_object(text: object, what: str) -> tuple[dict | None, str | None]:
+    """(the object, None) for stored JSON text holding an object, else (None, why)."""
+    if not isinstance(text, str):
+        return None, f"bad JSON: {what} is not text"
+    try:
+        value = json.loads(text)
+    except ValueError as err:
+        return None, f"bad JSON: {err}"
+    if not isinstance(value, dict):
+        return None, f"bad JSON: {what} is not an object"
+    return value, None
+
+
 def check_record(prev_hash: str, seq: int, utc: object, mono: object, kind: object,
                  data_text: object, stored_hash: object) -> str | None:
     """Why one stored record breaks the chain after `prev_hash`, or None when it links."""
@@ -109,14 +122,9 @@ def check_record(prev_hash: str, seq: int, utc: object, mono: object, kind: obje
         return "bad record: utc and kind must be text"
     if not isinstance(mono, (int, float)) or isinstance(mono, bool):
         return "bad record: mono is not a number"
-    if not isinstance(data_text, str):
-        return "bad JSON: data is not text"
-    try:
-        data = json.loads(data_text)
-    except ValueError as err:
-        return f"bad JSON: {err}"
-    if not isinstance(data, dict):
-        return "bad JSON: data is not an object"
+    data, problem = json_object(data_text, "data")
+    if problem:
+        return problem
     try:
         data_json = canonical(data)
     except ValueError as err:
