@@ -5,6 +5,14 @@ class InputError(ValueError):
     """Bad input from a file or the command line: one line, names where and why."""
 
 
+class ProfileError(ValueError):
+    """A profile that cannot be used; str() is one line: file: key: problem; fix."""
+
+    def __init__(self, where: str, key: str, problem: str, fix: str):
+        super().__init__(f"{where}: {key}: {problem}; fix: {fix}")
+        self.where, self.key, self.problem, self.fix = where, key, problem, fix
+
+
 class IrregularityError(Exception):
     """A table irregularity the machine cannot accept in its current state (table goes on hold)."""
 

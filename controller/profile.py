@@ -2,17 +2,23 @@
 
 A bad file raises ProfileError whose message is one line naming the file, the key and the fix.
 Unknown keys are errors. Payouts are exact fractions (0.95 → 19/20) so odds can be computed.
+
+`load_profile` reads and validates a file; `load_profile_for_use` also holds the paytable to
+its `[rtp_band]` by exact odds (a mistyped payout), and is what a table or command deals with.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping
 
+from controller.errors import ProfileError   # also imported from here by callers
+from controller.games import get_rules, known_bets, validate_options
+from controller.odds import check_rtp_bands
 from controller.tomlcheck import Section
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -24,14 +30,6 @@ BURN_RULES = ("first_card", "decks", "fixed", "none")
 CUT_AFTER = ("finish", "one_more", "no_more_coup")
 FACE_UP = ("valid", "burn", "void")
 STRAY_CARD = ("burn", "void")
-
-
-class ProfileError(ValueError):
-    """A profile that cannot be used; str() is one line: file: key: problem; fix."""
-
-    def __init__(self, where: str, key: str, problem: str, fix: str):
-        super().__init__(f"{where}: {key}: {problem}; fix: {fix}")
-        self.where, self.key, self.problem, self.fix = where, key, problem, fix
 
 
 @dataclass(frozen=True)
@@ -91,7 +89,6 @@ class Profile:
         if mode not in self.paytables:
             raise ProfileError(self.path, "mode", f"unknown mode {mode!r}",
                                f"use one of {', '.join(self.paytables)}")
-        from dataclasses import replace
         return replace(self, mode=mode)
 
 
@@ -120,6 +117,7 @@ def resolve(name_or_path: str) -> Path:
 
 
 def load_profile(name_or_path: str) -> Profile:
+    """The profile NAME (config/profiles) or at PATH, parsed and validated; no odds computed."""
     path = resolve(name_or_path)
     raw = path.read_bytes()
     try:
@@ -127,10 +125,14 @@ def load_profile(name_or_path: str) -> Profile:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ProfileError(str(path), "file", f"not valid TOML ({err})",
                            "correct the syntax") from err
-    profile = parse_profile(data, str(path), hashlib.sha256(raw).hexdigest())
-    if profile.rtp_band:
-        from controller.odds import check_rtp_bands   # exact odds: catches a mistyped payout
-        check_rtp_bands(profile)
+    return parse_profile(data, str(path), hashlib.sha256(raw).hexdigest())
+
+
+def load_profile_for_use(name_or_path: str) -> Profile:
+    """load_profile, then its `[rtp_band]` checked by exact odds: a mistyped payout (banker 9.5
+    for 0.95) parses fine and must still never reach a table."""
+    profile = load_profile(name_or_path)
+    check_rtp_bands(profile)
     return profile
 
 
@@ -147,7 +149,6 @@ def _fraction(v: Any, r: Section, k: str) -> Fraction:
 
 
 def _paytable(r: Section, game: str) -> dict[str, BetRule]:
-    from controller.games import known_bets
     allowed = known_bets(game)
     out = {}
     for bet, v in r.data.items():
@@ -229,7 +230,6 @@ def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
     csm = r.get("continuous_shuffler", bool, False)
     r.done()
 
-    from controller.games import get_rules, validate_options
     validate_options(game, opts, where)
     check_paytable = getattr(get_rules(game), "validate_paytable", None)
     if check_paytable is not None:

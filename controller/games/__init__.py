@@ -9,6 +9,9 @@ from fractions import Fraction
 from typing import Mapping, Protocol
 
 from controller.cards import Card
+from controller.errors import ProfileError
+# The game modules import nothing from this package's namespace, so loading them here is no cycle.
+from controller.games import andar_bahar, baccarat_banque, chemin_de_fer, punto_banco
 
 Hands = dict[str, list[Card]]
 
@@ -34,19 +37,16 @@ class GameRules(Protocol):
         """Net result per unit staked for every bet of the paytable."""
 
 
-_MODULES = {"punto_banco": "controller.games.punto_banco",
-            "andar_bahar": "controller.games.andar_bahar",
-            "chemin_de_fer": "controller.games.chemin_de_fer",
-            "baccarat_banque": "controller.games.baccarat_banque"}
+_RULES: dict[str, GameRules] = {m.RULES.game: m.RULES for m in (
+    punto_banco, andar_bahar, chemin_de_fer, baccarat_banque)}
 
 
 def get_rules(game: str) -> GameRules:
     """The rules object of a game named in a profile."""
-    import importlib
     try:
-        return importlib.import_module(_MODULES[game]).RULES
+        return _RULES[game]
     except KeyError:
-        raise KeyError(f"game {game!r} is not implemented (known: {', '.join(_MODULES)})") from None
+        raise KeyError(f"game {game!r} is not implemented (known: {', '.join(_RULES)})") from None
 
 
 def known_bets(game: str) -> tuple[str, ...]:
@@ -60,7 +60,6 @@ def validate_options(game: str, options: Mapping, where: str) -> None:
     if check is not None:
         check(options, where)
     elif options:
-        from controller.profile import ProfileError
         key = next(iter(options))
         raise ProfileError(where, f"game_options.{key}", f"{game} takes no game options",
                            "remove [game_options]")

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Mapping
 
 from controller.cards import Card, codes
+from controller.errors import ProfileError
 
 PHASES = ("game_card", "andar", "bahar")
 SIDES = ("andar", "bahar")
@@ -124,7 +125,6 @@ def settle(hands, paytable: Mapping) -> dict[str, Fraction]:
 
 def validate_paytable(paytable: Mapping, where: str) -> None:
     """Check that every bet carries the payouts `settle` needs (ProfileError otherwise)."""
-    from controller.profile import ProfileError
     for bet, rule in paytable.items():
         if bet == "first_three":
             missing = [p for p in FIRST_THREE_PATTERNS if rule.option(p) is None]

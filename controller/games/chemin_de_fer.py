@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Iterable, Mapping
 
 from controller.cards import Card, codes, hand_total
-from controller.errors import InputError
+from controller.errors import InputError, ProfileError
 
 GAME = "chemin_de_fer"
 PHASES = ("P1", "B1", "P2", "B2", "player_third", "banker_third")
@@ -130,7 +130,6 @@ def remedy_of(options: Mapping | None) -> str:
 
 def validate_false_coup_options(game: str, options: Mapping, where: str) -> None:
     """`[game_options]` of the banking games: only `false_coup = "void" | "correct"`."""
-    from controller.profile import ProfileError
     for key, value in options.items():
         if key != "false_coup":
             raise ProfileError(where, f"game_options.{key}", f"{game} has no such option",

@@ -6,7 +6,7 @@ expected return per unit staked, stake included (1 + expected net); the house ed
 both per bet placed (a push counts as a bet returned).
 
 `check_rtp_bands(profile)` holds a profile's computed RTPs to its `[rtp_band]`, so a mistyped
-payout (banker 9.5 for 0.95) is refused at load.
+payout (banker 9.5 for 0.95) is refused (controller.profile.load_profile_for_use).
 """
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from fractions import Fraction
 from types import EllipsisType
 from typing import Mapping
 
-from controller.errors import InputError
+from controller.errors import InputError, ProfileError
+from controller.odds import andar_bahar as ab, punto_banco as pb
 
 #: games with an exact model here
 GAMES = ("punto_banco", "andar_bahar")
@@ -91,12 +92,10 @@ def paytable_odds(game: str, paytable: Mapping, decks: int | None) -> tuple[
         raise InputError(f"odds are computed for 1 to {MAX_DECKS} decks or an infinite deck, "
                          f"not {decks}")
     if game == "punto_banco":
-        from controller.odds import punto_banco as pb
         deal = pb.deal_odds(decks)
         outcomes = pb.outcomes(deal)
         dist = {bet: pb.bet_distribution(deal, bet, rule) for bet, rule in paytable.items()}
     elif game == "andar_bahar":
-        from controller.odds import andar_bahar as ab
         outcomes = ab.outcomes(decks)
         dist = {bet: ab.bet_distribution(decks, bet, rule) for bet, rule in paytable.items()}
     else:
@@ -120,7 +119,6 @@ def check_rtp_bands(profile) -> None:
 
     The band applies to the bet in every paytable mode that has it, at the profile's decks.
     """
-    from controller.profile import ProfileError
     if not profile.rtp_band:
         return
     modes = list(profile.paytables)
