@@ -159,7 +159,7 @@ def _confirm_result(table: Table) -> None:
 
 def _change_profile(table: Table, profile: str) -> None:
     """A new profile, only between shoes (standards §1 item 7); the journal keeps both."""
-    from controller.profile import ProfileError, load_profile
+    from controller.profile import ProfileError, load_profile_for_use as load_profile
     if table.state not in (TableState.CLOSED, TableState.SHOE_ENDED):
         raise CommandRefused("the profile changes only between shoes")
     try:

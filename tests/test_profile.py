@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.profile import ProfileError, load_profile, parse_profile
+from controller.cli import main
+from controller.profile import ProfileError, load_profile, load_profile_for_use, parse_profile
 
 PROFILES = Path(__file__).resolve().parents[1] / "config" / "profiles"
 
@@ -73,3 +74,30 @@ def test_bad_toml_file(tmp_path):
 def test_exact_fraction_payouts():
     from fractions import Fraction
     assert load_profile("live-commission").paytable["big"].pays == Fraction(27, 50)
+
+
+def mistyped_macau(tmp_path) -> str:
+    f = tmp_path / "mistyped.toml"
+    f.write_text((PROFILES / "macau.toml").read_text().replace("banker = 0.95", "banker = 9.5"))
+    return str(f)
+
+
+def test_a_mistyped_payout_parses_but_is_refused_for_use(tmp_path):
+    from fractions import Fraction
+    path = mistyped_macau(tmp_path)
+    assert load_profile(path).paytable["banker"].pays == Fraction(19, 2)   # well-formed file
+    with pytest.raises(ProfileError) as err:
+        load_profile_for_use(path)
+    assert err.value.key == "rtp_band.banker" and "computed RTP" in err.value.problem
+
+
+@pytest.mark.parametrize("command,more", [
+    ("simulate", ["--seed", "1"]), ("odds", []), ("run", ["--no-control", "--shoes", "1"]),
+    ("devices", []),
+])
+def test_commands_stop_on_a_mistyped_payout_with_one_line_and_exit_2(tmp_path, capsys, command,
+                                                                      more):
+    code = main([command, "--profile", mistyped_macau(tmp_path), *more])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"tablectl {command}: ") and "rtp_band.banker" in err

@@ -62,12 +62,13 @@ def _first_shoe(args: argparse.Namespace, decks: int, cut_from_end: int | None):
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.profile import load_profile
+    # Imports in here, not at the top, so that `tablectl --help` and other commands start fast.
+    from controller.profile import load_profile_for_use
     if args.pace_ms < 0:
         raise InputError(f"--pace-ms {args.pace_ms}: must be 0 (Enter pulls) or more")
     if args.shuffle_seconds < 0:
         raise InputError(f"--shuffle-seconds {args.shuffle_seconds}: must be 0 or more")
-    profile = load_profile(args.profile)
+    profile = load_profile_for_use(args.profile)
     cut_from_end = profile.cut_card.default_from_end if profile.cut_card.enabled else None
     cards, cut = _first_shoe(args, profile.decks, cut_from_end)
     from simulators.server import build_server, run_until_interrupted

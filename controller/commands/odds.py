@@ -34,10 +34,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here, not at the top, so that `tablectl --help` and other commands start fast.
     from controller.odds import compute_odds, parse_decks, report
-    from controller.profile import load_profile
+    from controller.profile import load_profile_for_use
 
-    profile = load_profile(args.profile)
+    profile = load_profile_for_use(args.profile)
     if args.mode is not None:
         profile = profile.with_mode(args.mode)
     decks = profile.decks if args.decks is None else parse_decks(args.decks)
@@ -52,9 +53,11 @@ def run(args: argparse.Namespace) -> int:
     text = report.to_text(exact)
     if args.simulate is not None:
         from controller.odds import simulation
+        from controller.simulate import run_simulation
         seed = args.seed if args.seed is not None else secrets.randbelow(2 ** 31)
-        summary = simulation.simulate(profile, exact, args.simulate, seed,
-                                      progress=simulation.ProgressBar(args.simulate))
+        events = run_simulation(profile, seed=seed, shoes=args.simulate)
+        summary = simulation.summarise(events, exact,
+                                       on_shoe=simulation.ProgressBar(args.simulate))
         doc["simulation"] = simulation.to_json(summary, seed)
         text += "\n\n" + simulation.to_text(summary, seed)
     if args.json:

@@ -5,7 +5,7 @@ import argparse
 
 from controller.config import load_config, override
 from controller.feed import JsonFeed, TextFeed
-from controller.profile import load_profile
+from controller.profile import load_profile_for_use
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,6 +43,6 @@ def run(args: argparse.Namespace) -> int:
     if args.shoe_url and not args.shuffler_url and cfg.shuffler.url.endswith("sim=table-shuffler"):
         # a real shoe with the embedded simulated shuffler makes no sense: assume a manual shoe
         cfg = override(cfg, "shuffler", url="none")
-    profile = load_profile(cfg.table.profile)
+    profile = load_profile_for_use(cfg.table.profile)
     feed = JsonFeed() if args.json else TextFeed(verbose=True)
     return run_table(cfg, profile, [feed], control=not args.no_control)

@@ -5,7 +5,7 @@ import argparse
 
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
-from controller.profile import load_profile
+from controller.profile import load_profile_for_use
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from simulators.shoe import FaultError, parse_fault
     from controller.simulate import run_simulation
-    profile = load_profile(args.profile)
+    profile = load_profile_for_use(args.profile)
     if args.shoes < 1:
         raise InputError(f"--shoes {args.shoes}: give at least 1")
     crash_after = None

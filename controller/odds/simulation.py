@@ -1,6 +1,7 @@
 """Observed frequencies and mean returns of simulated shoes beside the exact odds.
 
-The rounds come from the real pipeline (controller.simulate.run_simulation), which deals whole
+The rounds come from the real pipeline (`tablectl odds --simulate` feeds `summarise` the events of
+controller.simulate.run_simulation; odds never import the pipeline), which deals whole
 shoes to the cut card, so the observed figures carry the cut-card effect (tiny) as well as
 sampling error. 95 % intervals: Wilson's for a frequency; for a bet's mean return,
 observed mean ± 1.96 · σ/√n with σ the standard deviation of the bet's exact distribution (a
@@ -14,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, TextIO
 
 from controller.cards import parse_card
+from controller.games.andar_bahar import first_three_pattern
 from controller.odds import OddsReport
+from controller.odds.report import table
 
 Z95 = 1.959963984540054
 
@@ -75,7 +78,6 @@ def _punto_banco_outcomes(e: dict) -> set[str]:
 
 
 def _andar_bahar_outcomes(e: dict) -> set[str]:
-    from controller.games.andar_bahar import first_three_pattern
     out = {e["winner"]}
     n = e["cards_dealt"]
     if n == 1:
@@ -139,13 +141,6 @@ class ProgressBar:
         self.stream.flush()
 
 
-def simulate(profile, exact: OddsReport, shoes: int, seed: int,
-             progress: Callable[[int], None] | None = None) -> SimulationSummary:
-    """Play `shoes` shoes of `profile` through the real pipeline, in process, and compare."""
-    from controller.simulate import run_simulation
-    return summarise(run_simulation(profile, seed=seed, shoes=shoes), exact, on_shoe=progress)
-
-
 def to_json(s: SimulationSummary, seed: int) -> dict:
     def rows(items: list[Comparison]) -> dict:
         return {c.name: {"exact": c.exact, "observed": c.observed, "ci95": [c.low, c.high],
@@ -155,7 +150,6 @@ def to_json(s: SimulationSummary, seed: int) -> dict:
 
 
 def to_text(s: SimulationSummary, seed: int) -> str:
-    from controller.odds.report import table
     lines = [f"Simulation: {s.shoes} shoes, {s.rounds} rounds (seed {seed}"
              + (f"; {s.skipped} void or demo rounds left out" if s.skipped else "") + "), "
              "dealt to the cut card through the real pipeline; 95 % confidence intervals", ""]
