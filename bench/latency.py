@@ -48,6 +48,7 @@ from drivers.events import CardRead
 from drivers.shoe import PROTOCOLS, open_shoe
 from drivers.transport import open_serial
 from simulators import registry
+from simulators.install import install
 from simulators.shoe import ENCODERS, ShoeModel
 
 BUDGET_MS = 2.0             # the controller's added p99, journal write included
@@ -86,6 +87,7 @@ class Rig:
             self.model = ShoeModel(self.cards, protocol=protocol, session=1)
             self.preamble = self.model.in_waiting
             registry.register(name, self.model)
+            install()                        # shoesim:// reaches the model by its name
             self.url = f"shoesim://{name}"
             self.send = lambda i: self.model.pull()
             self._closers.append(lambda: registry.unregister(name))

@@ -63,6 +63,7 @@ class TableRuntime:
     # ------------------------------------------------------------------ devices
     def _build_rig(self) -> None:
         from simulators.rig import SimRig   # the embedded simulator, reached only by its URLs
+        from simulators.install import install; install()   # its URLs reach its models
         from simulators.shoe import parse_fault
         seed = None if self.cfg.simulator.seed < 0 else self.cfg.simulator.seed
         self.rig = SimRig(decks=self.profile.decks, protocol=self.cfg.shoe.protocol, seed=seed,

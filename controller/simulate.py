@@ -119,6 +119,7 @@ def virtual_players(profile: Profile, path: str | None):
 class Simulation:
     def __init__(self, profile: Profile, opts: SimOptions):
         from simulators.rig import SimRig   # the rig is built here and only here
+        from simulators.install import install; install()   # its URLs reach its models
         self.profile, self.opts = profile, opts
         if opts.demo_rounds > profile.demo_rounds_max:
             raise InputError(f"--demo-rounds {opts.demo_rounds}: the profile {profile.name} allows "

@@ -1,1 +1,1 @@
-"""Device drivers: bytes ↔ typed device events. Never imports controller/."""
+"""Device drivers: bytes ↔ typed device events. Never imports controller/ or simulators/."""

@@ -1,8 +1,9 @@
 """Open a byte transport from a URL, with one clear error per way it can fail.
 
 Serial always opens through `serial.serial_for_url`, so device paths (/dev/ttyUSB0,
-/dev/serial/by-id/…), socket://, rfc2217://, loop:// and our simulator's shoesim:// all work the
-same way. usb:// goes to drivers.usb_transport (imported only when asked for).
+/dev/serial/by-id/…), socket://, rfc2217://, loop:// and any scheme whose pyserial handler
+package the application registered (`register_serial_handlers`, e.g. a simulator's shoesim://)
+all work the same way. usb:// goes to drivers.usb_transport (imported only when asked for).
 """
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import serial
 from drivers.errors import (BadURL, Busy, DeviceError, DeviceIOError, DevicePermissionError,
                             NotFound)
 
-HANDLER_PACKAGE = "simulators.serial_handlers"
 _SCHEME = re.compile(r"[a-z][a-z0-9]*")
 _NOT_FOUND = {errno.ENOENT, errno.ENODEV, errno.ENXIO}
 _DENIED = {errno.EACCES, errno.EPERM}
@@ -28,9 +28,14 @@ PERMISSION_HINT = ("add the user to the dialout group (sudo usermod -aG dialout 
                    "in again) or install config/udev/99-tablectl.rules")
 
 
-def _register_handlers() -> None:
-    if HANDLER_PACKAGE not in serial.protocol_handler_packages:
-        serial.protocol_handler_packages.append(HANDLER_PACKAGE)
+def register_serial_handlers(package: str) -> None:
+    """Let serial URLs reach the pyserial handlers (`protocol_<scheme>.py`) in `package`.
+
+    The drivers know no handler package of their own: the application registers the ones it
+    wants (a simulator's), so a scheme nobody registered fails as unknown.
+    """
+    if package not in serial.protocol_handler_packages:
+        serial.protocol_handler_packages.append(package)
 
 
 def known_schemes() -> list[str]:
@@ -94,7 +99,6 @@ def open_serial(url: str, *, baudrate: int = 9600,
     """Open a serial port or serial URL; raise NotFound/DevicePermissionError/Busy/BadURL."""
     if not isinstance(url, str) or not url.strip():
         raise BadURL(f"{url!r}: empty device URL")
-    _register_handlers()
     scheme = url.split("://", 1)[0].lower() if "://" in url else None
     options: dict[str, object] = {}
     if scheme is None:

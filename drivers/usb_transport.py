@@ -2,8 +2,9 @@
 
     usb://VID:PID                   first device with these ids (hex, e.g. usb://7a5c:5348)
     usb://VID:PID?serial=SN         the one whose serial-number string is SN
-    usb://VID:PID?sim=NAME          the simulated device registered as NAME (simulators.registry),
-                                    reached through real pyusb calls on simulators.usb_backend
+    usb://VID:PID?sim=NAME          the device NAME of the pyusb backend the application
+                                    registered for sim= (`register_backend`): a simulator's,
+                                    reached through real pyusb calls
 
 The transport uses the first interface's bulk OUT and bulk IN endpoints. pyusb and libusb errors
 become the drivers.errors tree: NotFound, DevicePermissionError (with the udev hint), Busy,
@@ -13,12 +14,17 @@ from __future__ import annotations
 
 import errno
 from dataclasses import dataclass
+from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 import usb.core
 import usb.util
 
 from drivers.errors import BadURL, Busy, DeviceIOError, DevicePermissionError, NotFound, Timeout
+
+#: URL options that name a device of a registered pyusb backend instead of real hardware
+BACKEND_OPTIONS = ("sim",)
+_backends: dict[str, Callable[[str], object]] = {}
 
 UDEV_HINT = ('add a udev rule, e.g. SUBSYSTEM=="usb", ATTR{idVendor}=="%04x", '
              'ATTR{idProduct}=="%04x", MODE="0660", GROUP="plugdev", and add the user to plugdev')
@@ -62,6 +68,32 @@ def parse_usb_url(url: str) -> UsbURL:
     if sim == "" or serial == "":
         raise BadURL(f"{url!r}: an empty serial= or sim= value")
     return UsbURL(vendor, product, serial, sim)
+
+
+def register_backend(key: str, factory: Callable[[str], object]) -> None:
+    """usb://VID:PID?KEY=NAME opens through the pyusb backend `factory(NAME)`.
+
+    The factory raises LookupError for a NAME it does not know. The drivers ship no backend
+    of their own for these options: the application registers one (a simulator's).
+    """
+    if key not in BACKEND_OPTIONS:
+        raise ValueError(f"{key!r} is not a usb:// backend option (known: "
+                         f"{', '.join(BACKEND_OPTIONS)})")
+    _backends[key] = factory
+
+
+def _backend_for(url: str, parsed: UsbURL) -> object:
+    """The registered pyusb backend a ?sim=NAME URL names; None (libusb) without one."""
+    if parsed.sim is None:
+        return None
+    factory = _backends.get("sim")
+    if factory is None:
+        raise BadURL(f"{url!r}: sim= names a simulated device, and no simulator backend is "
+                     "registered in this program")
+    try:
+        return factory(parsed.sim)
+    except LookupError as err:
+        raise NotFound(f"{url!r}: {err.args[0] if err.args else err}") from None
 
 
 def _map_usb_error(err: usb.core.USBError, where: str, ids: str) -> Exception:
@@ -154,14 +186,7 @@ def _find(url: UsbURL, backend) -> usb.core.Device:
 def open_usb(url: str, *, write_timeout_s: float = 1.0) -> UsbTransport:
     """Find, configure and claim the device named by `url`."""
     parsed = parse_usb_url(url)
-    backend = None
-    if parsed.sim is not None:
-        from simulators.usb_backend import backend_for
-        try:
-            backend = backend_for(parsed.sim)
-        except LookupError as err:
-            raise NotFound(f"{url!r}: {err}") from None
-    dev = _find(parsed, backend)
+    dev = _find(parsed, _backend_for(url, parsed))
     try:
         try:
             if dev.is_kernel_driver_active(0):

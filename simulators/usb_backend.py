@@ -21,6 +21,8 @@ import usb.backend
 import usb.util
 from usb.core import USBError, USBTimeoutError
 
+from simulators import registry
+
 #: the simulated shuffler's USB ids (invented for the simulator; not assigned by USB-IF)
 SIM_VENDOR_ID = 0x7A5C
 SIM_PRODUCT_ID = 0x5348
@@ -245,7 +247,6 @@ def backend_for(name: str) -> SimUsbBackend:
     One backend per registered model, kept while the model stays registered, so a second
     opener meets the first one's claim (Busy) as with a real device.
     """
-    from simulators import registry
     try:
         model = registry.get(name)
     except LookupError as err:

@@ -323,6 +323,15 @@ def test_unknown_scheme_is_bad_url_naming_the_url_and_why():
     assert text.startswith("nosuch://x: unknown scheme nosuch://") and "shoesim" in text
 
 
+def test_shoesim_is_unknown_until_the_simulators_are_installed(monkeypatch):
+    monkeypatch.setattr(serial, "protocol_handler_packages",
+                        [p for p in serial.protocol_handler_packages if not p.startswith("simulators")])
+    with pytest.raises(BadURL) as info:
+        open_shoe("shoesim://table")
+    text = one_line(info.value)
+    assert text.startswith("shoesim://table: unknown scheme shoesim://") and "loop" in text
+
+
 @pytest.mark.parametrize("url, cls, words", [
     ("shoesim://nobody-here", NotFound, "no simulator registered as 'nobody-here'"),
     ("shoesim://?cards=AS&colour=red", BadURL, "unknown option 'colour'"),

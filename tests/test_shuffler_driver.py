@@ -218,6 +218,15 @@ def test_usb_device_not_found_names_the_ids(usb_model):
         open_shuffler(f"usb://{IDS}?sim=nobody")
 
 
+def test_sim_urls_fail_with_their_cause_until_a_backend_is_registered(usb_model, monkeypatch):
+    from drivers import usb_transport
+    monkeypatch.setattr(usb_transport, "_backends", {})
+    with pytest.raises(BadURL, match="sim= names a simulated device, and no simulator backend"):
+        open_shuffler(f"usb://{IDS}?sim=usb-specifics")
+    with pytest.raises(ValueError, match="not a usb:// backend option"):
+        usb_transport.register_backend("emulated", backend_for)
+
+
 def test_usb_without_simulator_reaches_the_real_bus_and_reports_not_found():
     # No such device here: either libusb is missing or the bus has none; both are NotFound.
     with pytest.raises(NotFound, match=IDS):

@@ -53,8 +53,12 @@ def driver_source(driver, decks: int, timeout_s: float) -> Callable[[], tuple[li
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imports in here, not at the top, so that `tablectl --help` and other commands start fast.
     from controller.shuffle_stats import MIN_RUNS, run_shuffle_test
     from drivers.shuffler import open_shuffler
+    from simulators.install import install
+
+    install()   # a simulated shuffler registered in this process answers usb://…?sim=NAME
 
     if not 1 <= args.decks <= 12:
         raise InputError(f"--decks {args.decks}: give 1 to 12 decks")
