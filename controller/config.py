@@ -14,6 +14,7 @@ from typing import Any, Mapping
 
 from controller.errors import InputError
 from controller.tomlcheck import Section
+from drivers.shoe import PROTOCOLS
 
 DEFAULT_CONFIG = Path("config/table.toml")
 SIM_SHOE_URL = "shoesim://table?protocol=beetek"
@@ -145,9 +146,9 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
 
 def _check(cfg: Config) -> None:
     where = cfg.path
-    if cfg.shoe.protocol not in ("beetek", "barcode", "framed"):
+    if cfg.shoe.protocol not in PROTOCOLS:
         raise ConfigError(where, "shoe.protocol", f"{cfg.shoe.protocol!r} is not a shoe protocol",
-                          "use beetek, barcode or framed")
+                          f"use one of {', '.join(PROTOCOLS)}")
     for key, value in (("table.betting_seconds", cfg.table.betting_seconds),
                        ("shoe.read_timeout_s", cfg.shoe.read_timeout_s),
                        ("shuffler.response_timeout_s", cfg.shuffler.response_timeout_s),

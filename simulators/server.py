@@ -28,6 +28,7 @@ import time
 import tty
 from typing import Any, Callable, TextIO
 
+from drivers.shoe import PROTOCOLS
 from drivers.shuffler.protocol import CARD_CODES
 from simulators.shuffler import SHUFFLER_FAULTS, ShufflerModel, parse_shuffler_fault
 
@@ -358,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--decks", type=int, default=8)
     ap.add_argument("--cut-from-end", type=int, default=14,
                     help="cards behind the cut card when the shoe file has no CUT line (0 = none)")
-    ap.add_argument("--shoe-protocol", default="beetek", choices=("beetek", "barcode", "framed"))
+    ap.add_argument("--shoe-protocol", default="beetek", choices=tuple(PROTOCOLS))
     ap.add_argument("--tcp", action="store_true", help="socket:// URLs instead of ptys")
     ap.add_argument("--fault", action="append", default=[], metavar="KIND@N")
     ap.add_argument("--pace-ms", type=int, default=250, help="ms between pulls; 0 = Enter pulls")

@@ -19,18 +19,17 @@ from functools import partial
 from typing import Callable, Iterable, Sequence
 
 from drivers.errors import ProtocolError
-from drivers.shoe.barcode import BarcodeEncoder
-from drivers.shoe.beetek import BeetekEncoder
+from drivers.shoe import PROTOCOLS
 from drivers.shoe.codec import check_code
-from drivers.shoe.framed import (AckFrame, FramedDecoder, FramedEncoder, HelloFrame,
-                                 next_seq, seq_at_or_before)
+from drivers.shoe.framed import AckFrame, FramedDecoder, HelloFrame, next_seq, seq_at_or_before
 
 FAULT_KINDS = ("misread", "double_draw", "triple_draw", "skip_burn", "noise", "split", "drop",
                "silence", "jam", "door_open", "count_mismatch", "foreign_card", "face_up")
 # the kinds this model acts on; skip_burn is the virtual dealer's, the rest the shuffler's
 SHOE_FAULTS = ("misread", "double_draw", "triple_draw", "noise", "split", "drop", "silence",
                "foreign_card", "face_up")
-ENCODERS = {"beetek": BeetekEncoder, "barcode": BarcodeEncoder, "framed": FramedEncoder}
+#: protocol name → its encoder, for every protocol the drivers speak
+ENCODERS = {name: driver.encoder for name, driver in PROTOCOLS.items()}
 
 
 class FaultError(ValueError):

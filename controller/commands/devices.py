@@ -15,8 +15,7 @@ import argparse
 import sys
 
 from controller.errors import InputError
-
-SHOE_PROTOCOLS = ("beetek", "barcode", "framed")
+from drivers.shoe import PROTOCOLS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           "(tests only; never for play)")
     p.add_argument("--profile", default="macau", metavar="NAME",
                    help="table profile for the decks and cut-card position (default macau)")
-    p.add_argument("--shoe-protocol", choices=SHOE_PROTOCOLS, default="beetek")
+    p.add_argument("--shoe-protocol", choices=tuple(PROTOCOLS), default="beetek")
     p.add_argument("--tcp", action="store_true",
                    help="socket://127.0.0.1:PORT URLs instead of ptys")
     p.add_argument("--fault", action="append", default=[], metavar="KIND@N",

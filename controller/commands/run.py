@@ -6,6 +6,7 @@ import argparse
 from controller.config import load_config, override
 from controller.feed import JsonFeed, TextFeed
 from controller.profile import load_profile_for_use
+from drivers.shoe import PROTOCOLS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", help="table config (default config/table.toml or $TABLECTL_CONFIG)")
     p.add_argument("--profile", help="profile name or .toml path (overrides [table] profile)")
     p.add_argument("--shoe-url", help="serial device or URL of the shoe, e.g. /dev/ttyUSB0")
-    p.add_argument("--shoe-protocol", choices=["beetek", "barcode", "framed"])
+    p.add_argument("--shoe-protocol", choices=tuple(PROTOCOLS))
     p.add_argument("--shuffler-url", help="usb://VID:PID, a serial URL, or none (hand-shuffled)")
     p.add_argument("--journal", help="journal file (an existing one is resumed)")
     p.add_argument("--betting-seconds", type=float,

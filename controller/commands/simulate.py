@@ -6,6 +6,7 @@ import argparse
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
 from controller.profile import load_profile_for_use
+from drivers.shoe import PROTOCOLS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="inject a fault at card index N (shuffler faults: at shuffle N; crash@N: "
                    "the controller is killed after its N-th journaled input); repeatable")
     p.add_argument("--demo-rounds", type=int, default=0, help="demonstration rounds at shoe start")
-    p.add_argument("--shoe-protocol", default="beetek", choices=["beetek", "barcode", "framed"],
+    p.add_argument("--shoe-protocol", default="beetek", choices=tuple(PROTOCOLS),
                    help="wire protocol of the simulated shoe (default beetek)")
     p.add_argument("--journal", help="journal file; an existing one is resumed")
     p.add_argument("--betting-seconds", type=float, default=0.0,

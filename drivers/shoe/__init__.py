@@ -7,6 +7,7 @@ from drivers.shoe.base import ShoeDriver
 from drivers.shoe.beetek import BeetekDriver
 from drivers.shoe.framed import FramedDriver
 
+#: The one list of shoe protocols: name → driver (config, command lines and simulators use it).
 PROTOCOLS: dict[str, type[ShoeDriver]] = {
     "beetek": BeetekDriver,
     "barcode": BarcodeDriver,

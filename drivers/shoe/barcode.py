@@ -102,6 +102,7 @@ class BarcodeEncoder:
 
 class BarcodeDriver(ShoeDriver):
     protocol = "barcode"
+    encoder = BarcodeEncoder
 
     def _make_decoder(self) -> BarcodeDecoder:
         return BarcodeDecoder()

@@ -21,7 +21,7 @@ import structlog
 
 from drivers.errors import DeviceError, ProtocolError
 from drivers.events import CardRead, DeviceEvent, LinkBack, LinkLost
-from drivers.shoe.codec import (BadCardCode, ChecksumMismatch, Decoder, GarbageBytes,
+from drivers.shoe.codec import (BadCardCode, ChecksumMismatch, Decoder, Encoder, GarbageBytes,
                                 MalformedFrame, UnknownToken)
 
 STAT_KEYS = ("frames", "cards", "checksum_errors", "garbage_bytes", "unknown_tokens", "timeouts",
@@ -42,6 +42,8 @@ class ShoeDriver(ABC):
     """Bytes from one shoe → typed device events, with timeouts, resync and reconnect."""
 
     protocol = ""
+    #: the shoe's side of the protocol (actions → bytes): the simulator speaks through it
+    encoder: type[Encoder]
 
     def __init__(self, url: str, *, opener: Callable[[], object] | None = None,
                  read_timeout_s: float = 0.05, dead_after_timeouts: int = 0,

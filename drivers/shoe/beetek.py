@@ -154,6 +154,7 @@ class BeetekEncoder:
 
 class BeetekDriver(ShoeDriver):
     protocol = "beetek"
+    encoder = BeetekEncoder
 
     def _make_decoder(self) -> BeetekDecoder:
         return BeetekDecoder()

@@ -196,6 +196,7 @@ class FramedDriver(ShoeDriver):
     """Framed shoe: asks for HELLO on every open, drops duplicates, reports gaps, sends acks."""
 
     protocol = "framed"
+    encoder = FramedEncoder
 
     def _make_decoder(self) -> FramedDecoder:
         self._session: int | None = None
