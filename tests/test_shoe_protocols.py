@@ -173,6 +173,8 @@ def test_crc_is_ccitt_false():
     assert crc16_ccitt_false(b"123456789") == 0x29B1
     body = CARD_AS_1[1:-2]
     assert crc16_ccitt_false(body) == _crc_bitwise(body) == 0xC022
+    for data in (b"", b"\x00", b"\xa5\x00\x00", bytes(range(256))):
+        assert crc16_ccitt_false(data) == _crc_bitwise(data)
 
 
 FRAMED_DECODE = [

@@ -10,9 +10,9 @@ example: docs/protocols.md.
 """
 from __future__ import annotations
 
-import binascii
 from dataclasses import dataclass
 
+from drivers.crc import crc16_ccitt_false
 from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceEvent, DeviceWarning,
                             ReadFailed)
 from drivers.shoe.base import ShoeDriver
@@ -27,14 +27,6 @@ SEQ_MAX = 65535
 HELLO, CARD, FAILED, CUT, ALARM, WARNING, ACK = 0x01, 0x10, 0x11, 0x12, 0x20, 0x21, 0x30
 FACE_UP, MULTIPLE, MANUAL_BURN = 0x01, 0x02, 0x04
 _KNOWN_FLAGS = FACE_UP | MULTIPLE | MANUAL_BURN
-
-
-def crc16_ccitt_false(data: bytes, crc: int = 0xFFFF) -> int:
-    """CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, unreflected, xorout 0; "123456789" → 0x29B1.
-
-    binascii.crc_hqx is exactly this polynomial, unreflected, from the given initial value.
-    """
-    return binascii.crc_hqx(data, crc)
 
 
 def next_seq(seq: int) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from drivers.crc import crc16_ccitt_false as crc16   # the name callers of this module use
 from drivers.errors import ProtocolError
 
 SOF = 0xA5
@@ -72,26 +73,6 @@ RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 CARD_CODES: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
 CARD_INDEX = {code: i for i, code in enumerate(CARD_CODES)}
-
-
-def _crc_table() -> tuple[int, ...]:
-    table = []
-    for byte in range(256):
-        crc = byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else (crc << 1)
-        table.append(crc & 0xFFFF)
-    return tuple(table)
-
-
-_TABLE = _crc_table()
-
-
-def crc16(data: bytes, crc: int = 0xFFFF) -> int:
-    """CRC-16/CCITT-FALSE; crc16(b"123456789") == 0x29B1."""
-    for b in data:
-        crc = ((crc << 8) & 0xFFFF) ^ _TABLE[((crc >> 8) ^ b) & 0xFF]
-    return crc
 
 
 @dataclass(frozen=True)
