@@ -9,9 +9,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
-CODE_HELP = "rank A23456789TJQK + suit SHDC"
+from drivers.cardcodes import CARD_CODES, RANKS, SUITS
+
+CODE_HELP = f"rank {RANKS} + suit {SUITS}"
 
 
 class CardCodeError(ValueError):
@@ -60,7 +60,7 @@ class Card:
 _POINT = {r: (i + 1 if i < 9 else 0) for i, r in enumerate(RANKS)}
 _BURN = {r: (i + 1 if i < 9 else 10) for i, r in enumerate(RANKS)}
 
-ALL_CARDS: tuple[Card, ...] = tuple(Card(r, s) for s in SUITS for r in RANKS)
+ALL_CARDS: tuple[Card, ...] = tuple(Card(code[0], code[1]) for code in CARD_CODES)
 _BY_CODE = {c.code: c for c in ALL_CARDS}
 
 

@@ -11,12 +11,12 @@ from drivers.events import CardRead
 from drivers.shoe import PROTOCOLS
 from drivers.shoe.barcode import BarcodeDecoder
 from drivers.shoe.beetek import BeetekDecoder
-from drivers.shoe.codec import RANKS, SUITS
+from drivers.cardcodes import CARD_CODES
 from drivers.shoe.framed import FramedDecoder, FramedEncoder, crc16_ccitt_false
 
 DECODERS = {"beetek": BeetekDecoder, "barcode": BarcodeDecoder, "framed": FramedDecoder}
 ENCODERS = {name: driver.encoder for name, driver in PROTOCOLS.items()}
-CODES = [r + s for s in SUITS for r in RANKS]
+CODES = list(CARD_CODES)
 FUZZ = settings(max_examples=150, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
 

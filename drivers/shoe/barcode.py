@@ -8,9 +8,10 @@ out of noise. See docs/protocols.md.
 """
 from __future__ import annotations
 
+from drivers.cardcodes import RANKS
 from drivers.events import CardRead, CutCardSeen, DeviceEvent, ReadFailed
 from drivers.shoe.base import ShoeDriver
-from drivers.shoe.codec import RANKS, BadCardCode, BufferedDecoder, GarbageBytes, MalformedFrame
+from drivers.shoe.codec import BadCardCode, BufferedDecoder, GarbageBytes, MalformedFrame
 
 SUIT_DIGITS = {"1": "S", "2": "H", "3": "C", "4": "D"}
 DIGIT_OF_SUIT = {s: d for d, s in SUIT_DIGITS.items()}

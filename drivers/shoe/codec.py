@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from drivers.cardcodes import RANKS, SUITS
 from drivers.errors import ProtocolError
 from drivers.events import DeviceEvent
-
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
 
 
 class GarbageBytes(ProtocolError):

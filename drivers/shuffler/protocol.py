@@ -15,6 +15,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from drivers.cardcodes import CARD_CODES, RANKS, SUITS  # noqa: F401 (still importable from here)
 from drivers.crc import crc16_ccitt_false as crc16   # the name callers of this module use
 from drivers.errors import ProtocolError
 
@@ -68,10 +69,7 @@ ERROR_TEXT = {
 
 MIN_DECKS, MAX_DECKS = 1, 12
 
-# Card index on the wire: suit-major, S H D C, each A..K (0 = AS, 12 = KS, 13 = AH, ..., 51 = KC).
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
-CARD_CODES: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
+# Card index on the wire: CARD_CODES' order (0 = AS, 12 = KS, 13 = AH, ..., 51 = KC).
 CARD_INDEX = {code: i for i, code in enumerate(CARD_CODES)}
 
 
