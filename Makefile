@@ -16,6 +16,7 @@ run: $(STAMP)
 	$(BIN)/tablectl run --config config/table.toml
 
 test: $(STAMP)
+	$(BIN)/lint-imports
 	$(BIN)/pytest
 
 bench: $(STAMP)
