@@ -92,6 +92,7 @@ def format_table(entries: list[dict]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that `tablectl` starts fast.
     from controller.journal import Journal, JournalError
 
     if args.last is not None and args.last < 1:

@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise InputError("the console needs a terminal; from scripts use `tablectl override` "
                          "and `tablectl audit`")
+    # Imported when the command runs, so that `tablectl` starts fast.
     from controller.console.app import ConsoleApp
     from controller.console.client import ConsoleClient
 

@@ -51,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _first_shoe(args: argparse.Namespace, decks: int, cut_from_end: int | None):
     if not args.shoe_file:
         return None, None
+    # Imported when the command runs, so that `tablectl` starts fast.
     from controller.shoefile import check_against_decks, read_shoe_file
     shoe = read_shoe_file(args.shoe_file)
     check_against_decks(shoe, decks)
@@ -61,7 +62,7 @@ def _first_shoe(args: argparse.Namespace, decks: int, cut_from_end: int | None):
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imports in here, not at the top, so that `tablectl --help` and other commands start fast.
+    # Imported when the command runs, so that `tablectl` starts fast.
     from controller.profile import load_profile_for_use
     if args.pace_ms < 0:
         raise InputError(f"--pace-ms {args.pace_ms}: must be 0 (Enter pulls) or more")

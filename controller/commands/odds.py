@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imported here, not at the top, so that `tablectl --help` and other commands start fast.
+    # Imported when the command runs, so that `tablectl` starts fast.
     from controller.odds import compute_odds, parse_decks, report
     from controller.profile import load_profile_for_use
 
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     doc: dict[str, Any] = report.to_json(exact) if args.json else {}
     text = report.to_text(exact)
     if args.simulate is not None:
-        from controller.odds import simulation
+        from controller.odds import simulation   # only --simulate needs the pipeline
         from controller.simulate import run_simulation
         seed = args.seed if args.seed is not None else secrets.randbelow(2 ** 31)
         events = run_simulation(profile, seed=seed, shoes=args.simulate)

@@ -24,6 +24,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that `tablectl` starts fast.
     from controller.journal import Journal, JournalError
     from controller.recall import format_json_lines, format_text, last_rounds
 

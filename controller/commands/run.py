@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that `tablectl` starts fast.
     from controller.runtime import run_table
     cfg = load_config(args.config)
     cfg = override(cfg, "table", profile=args.profile, betting_seconds=args.betting_seconds,

@@ -53,7 +53,7 @@ def driver_source(driver, decks: int, timeout_s: float) -> Callable[[], tuple[li
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imports in here, not at the top, so that `tablectl --help` and other commands start fast.
+    # Imported when the command runs, so that `tablectl` starts fast.
     from controller.shuffle_stats import MIN_RUNS, run_shuffle_test
     from drivers.shuffler import open_shuffler
     from simulators.install import install

@@ -41,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that `tablectl` starts fast.
     from simulators.shoe import FaultError, parse_fault
     from controller.simulate import run_simulation
     profile = load_profile_for_use(args.profile)

@@ -19,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that `tablectl` starts fast.
     from controller import software
     out: dict = {"version": __version__, "release_sha256": software.release_digest(),
                  "files": len(software.source_files())}

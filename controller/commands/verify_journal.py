@@ -23,6 +23,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported when the command runs, so that `tablectl` starts fast.
     from controller.journal import Journal, JournalError
 
     if not os.path.isfile(args.journal):
