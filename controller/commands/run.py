@@ -5,7 +5,6 @@ import argparse
 
 from controller.config import load_config, override
 from controller.feed import JsonFeed, TextFeed
-from controller.profile import load_profile_for_use
 from drivers.shoe import PROTOCOLS
 
 
@@ -33,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
+    from controller.profile import load_profile_for_use
     from controller.runtime import run_table
     cfg = load_config(args.config)
     cfg = override(cfg, "table", profile=args.profile, betting_seconds=args.betting_seconds,

@@ -5,7 +5,6 @@ import argparse
 
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
-from controller.profile import load_profile_for_use
 from drivers.shoe import PROTOCOLS
 
 
@@ -42,8 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
-    from simulators.shoe import FaultError, parse_fault
+    from controller.profile import load_profile_for_use
     from controller.simulate import run_simulation
+    from simulators.shoe import FaultError, parse_fault
     profile = load_profile_for_use(args.profile)
     if args.shoes < 1:
         raise InputError(f"--shoes {args.shoes}: give at least 1")
