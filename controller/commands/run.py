@@ -33,7 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.profile import load_profile_for_use
-    from controller.runtime import run_table
     cfg = load_config(args.config)
     cfg = override(cfg, "table", profile=args.profile, betting_seconds=args.betting_seconds,
                    shoes=args.shoes, demo_rounds=args.demo_rounds)
@@ -46,5 +45,6 @@ def run(args: argparse.Namespace) -> int:
         # a real shoe with the embedded simulated shuffler makes no sense: assume a manual shoe
         cfg = override(cfg, "shuffler", url="none")
     profile = load_profile_for_use(cfg.table.profile)
+    from controller.runtime import run_table   # after the profile: a bad one stops here first
     feed = JsonFeed() if args.json else TextFeed(verbose=True)
     return run_table(cfg, profile, [feed], control=not args.no_control)

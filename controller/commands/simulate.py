@@ -42,9 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.profile import load_profile_for_use
+    profile = load_profile_for_use(args.profile)   # a bad profile stops before the pipeline loads
     from controller.simulate import run_simulation
     from simulators.shoe import FaultError, parse_fault
-    profile = load_profile_for_use(args.profile)
     if args.shoes < 1:
         raise InputError(f"--shoes {args.shoes}: give at least 1")
     crash_after = None
