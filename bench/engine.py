@@ -1,30 +1,54 @@
-"""Whole shoes through the table machine in-process, beside the same rules in a plain loop.
+r"""The same shoes three ways, side by side in one run: the pure rules path, the table machine,
+and PyBaccarat's rules-only loop.
 
-Prints card reads per second and rounds per second for both, and their ratio: the cost of the
-`transitions` machine (states, guards, callbacks, events) over the bare rules.
-Usage: python bench/engine.py [--shoes N] [--profile NAME]
+- rules: controller.games.deal.ShoeDeal: start burn, between-round burns, rounds to the cut card
+  per the profile, third-card rule, outcome and the exact settlement of every bet;
+- machine: the table machine in process (controller.table.Table), fed the shoe's card reads;
+- pybaccarat: PyBaccarat 0.18's Shoe and Hand (the optional extra `bench`), its `Game.play`
+  loop without display, scoreboards or systems: burn, deal to the cut card, third-card rule,
+  winner. It plays one more hand once it has seen the cut card.
+
+Every path deals the same seeded shoes, already shuffled: the timings leave the shuffle out.
+A second line times each path shuffling its own shoe first (rules: random.shuffle of the codes;
+PyBaccarat: its Shoe.shuffle). The fast paths repeat the shoes until a timing lasts about
+--min-seconds; every figure is the best of --repeat timings, the paths taken in turn, and
+rules_vs_pybaccarat_paired_median is the median over the repeats of rules ÷ PyBaccarat timed
+back to back (the machine is shared and noisy). Should the table machine fail (its API mid-
+change), the bench says so in one line and reports the rest.
+
+Usage: python bench/engine.py [--profile macau] [--shoes N] [--repeat R] [--json]
+With --json, one JSON line: rules_hands_per_s, machine_hands_per_s, pybaccarat_hands_per_s
+(null without PyBaccarat), machine_vs_rules (machine ÷ rules), rules_vs_pybaccarat (rules ÷
+PyBaccarat), and more.
+
+PyBaccarat 0.18's setup.py imports the Windows-only `msvcrt`, so on Linux install it with a
+stand-in for the build (setuptools and wheel in the venv), from the repository's root:
+    .venv/bin/pip install setuptools wheel
+    PYTHONPATH="$PWD/bench/msvcrt_stub" \
+        .venv/bin/pip install --no-build-isolation "pybaccarat==0.18"
 """
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import statistics
+import subprocess  # noqa: F401  (imported before any msvcrt stand-in: it probes for Windows)
 import sys
 import time
+import types
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from controller import procedures  # noqa: E402
-from controller.actions import apply_input  # noqa: E402
-from controller.cards import ordered_shoe, parse_card  # noqa: E402
-from controller.games import get_rules  # noqa: E402
-from controller.inputs import command  # noqa: E402
+from controller.cards import ordered_shoe  # noqa: E402
+from controller.games.deal import ShoeDeal  # noqa: E402
 from controller.profile import load_profile  # noqa: E402
-from controller.table import Table  # noqa: E402
 
 
-def shoes(profile, n: int) -> list[list[str]]:
-    rng = random.Random(1)
+def shoes(profile, n: int, seed: int = 1) -> list[list[str]]:
+    rng = random.Random(seed)
     out = []
     for _ in range(n):
         codes = [c.code for c in ordered_shoe(profile.decks)]
@@ -33,11 +57,29 @@ def shoes(profile, n: int) -> list[list[str]]:
     return out
 
 
-def machine(profile, all_shoes) -> tuple[int, int]:
-    cards = rounds = 0
-    cut = procedures.default_cut_position(profile, profile.cards)
-    for codes in all_shoes:
-        t = Table(profile)
+# ---- the table machine ---------------------------------------------------------------------------
+
+def machine_shoe(profile, codes: list[str], cut: int | None) -> tuple[int, int]:
+    """One shoe through the table machine in process: (complete rounds, cards read).
+
+    The one place that knows the table's API: the table that takes typed inputs through
+    `Table.apply`, or the one before it (card reads through `on_card`)."""
+    from controller.table import Table
+    t = Table(profile)
+    cards = 0
+    if hasattr(t, "apply"):
+        from controller.table import command
+        events = t.apply(command("new_shoe", cut_position=cut))
+        for i, code in enumerate(codes):
+            if t.state == "shoe_ended":
+                break
+            if i == cut:
+                events += t.apply({"type": "cut_card"})
+            events += t.apply({"type": "card", "code": code})
+            cards += 1
+    else:
+        from controller.actions import apply_input
+        from controller.inputs import command
         apply_input(t, command("new_shoe", cut_position=cut))
         for i, code in enumerate(codes):
             if t.state == "shoe_ended":
@@ -46,63 +88,228 @@ def machine(profile, all_shoes) -> tuple[int, int]:
                 t.on_cut_card()
             t.on_card(code)
             cards += 1
-        rounds += sum(1 for e in t.drain() if e["event"] == "round_result")
-    return cards, rounds
+        events = t.drain()
+    rounds = sum(1 for e in events if e["event"] == "round_result" and not e.get("void"))
+    return rounds, cards
 
 
-def plain(profile, all_shoes) -> tuple[int, int]:
-    """The same procedure and rules without the machine: burn, rounds, cut card, settlement."""
-    rules = get_rules(profile.game)
-    cards = rounds = 0
-    cut = procedures.default_cut_position(profile, profile.cards)
+def machine(profile, all_shoes, cut) -> tuple[int, int]:
+    hands = cards = 0
     for codes in all_shoes:
-        pos = procedures.start_burn_total(profile, parse_card(codes[0]))
-        cards += pos
-        cut_round = None
-        n = 0
-        while pos < len(codes):
-            n += 1
-            hands = rules.new_hands()
-            burn = procedures.between_round_burn(profile, n - 1)
-            if cut_round is None and pos + burn > cut:
-                cut_round = n
-            pos += burn
-            cards += burn
-            phase = rules.next_phase(hands)
-            while phase is not None and pos < len(codes):
-                if cut_round is None and pos >= cut:
-                    cut_round = n
-                rules.place(hands, phase, parse_card(codes[pos]))
-                pos += 1
-                cards += 1
-                phase = rules.next_phase(hands)
-            rules.outcome(hands)
-            rules.settle(hands, profile.paytable)
-            rounds += 1
-            if procedures.shoe_ends_after(profile, n, cut_round):
-                break
-    return cards, rounds
+        h, c = machine_shoe(profile, codes, cut)
+        hands += h
+        cards += c
+    return hands, cards
+
+
+# ---- the pure rules path -------------------------------------------------------------------------
+
+def rules(profile, all_shoes, cut) -> tuple[int, int]:
+    hands = cards = 0
+    for codes in all_shoes:
+        deal = ShoeDeal(profile, codes, cut_position=cut)
+        for _ in deal:
+            hands += 1
+        cards += deal.cards_used
+    return hands, cards
+
+
+def rules_shuffling(profile, all_shoes, cut) -> tuple[int, int]:
+    """As `rules`, each shoe shuffled first (random.shuffle, as PyBaccarat's Shoe.shuffle)."""
+    shuffle = random.Random(2).shuffle
+    hands = cards = 0
+    for codes in all_shoes:
+        codes = list(codes)
+        shuffle(codes)
+        deal = ShoeDeal(profile, codes, cut_position=cut)
+        for _ in deal:
+            hands += 1
+        cards += deal.cards_used
+    return hands, cards
+
+
+# ---- PyBaccarat ----------------------------------------------------------------------------------
+
+def load_pybaccarat():
+    """PyBaccarat's (Card, Shoe, Hand, version), or None when it is not installed.
+
+    pybaccarat.baccarat imports `getch` from the Windows-only msvcrt (for its interactive play);
+    a stand-in sits in sys.modules while it loads, and is removed after."""
+    stub = types.ModuleType("msvcrt")
+    stub.getch = lambda: b"\x1b"
+    added = "msvcrt" not in sys.modules
+    if added:
+        sys.modules["msvcrt"] = stub
+    try:
+        from pybaccarat import baccarat
+        from pybaccarat.playingcards import Card, Shoe
+    except ImportError:
+        return None
+    finally:
+        if added:
+            sys.modules.pop("msvcrt", None)
+    return Card, Shoe, baccarat.Hand, getattr(baccarat, "__version__", "?")
+
+
+def pybaccarat_shoes(pyb, all_shoes) -> list:
+    """The same shoes as PyBaccarat Shoes (a Shoe built from a list of Cards never shuffles)."""
+    Card, Shoe = pyb[0], pyb[1]
+    cards = {}
+    return [Shoe([cards.setdefault(c, Card(c)) for c in codes]) for codes in all_shoes]
+
+
+def pybaccarat(pyb, pyb_shoes, cut_from_end: int, shuffle: bool = False) -> tuple[int, int]:
+    """PyBaccarat's rules-only loop (Game.play less display, scoreboards and systems)."""
+    Hand = pyb[2]
+    player, banker = Hand(), Hand()
+    hands = 0
+    for shoe in pyb_shoes:
+        shoe.reset()
+        if shuffle:
+            shoe.shuffle()
+        shoe.set_cut_card(-cut_from_end)
+        burn = shoe.deal().get_rank()
+        if burn > 9:
+            burn = 10
+        for _ in range(burn):
+            shoe.deal()
+        last_hand = False
+        while not last_hand:
+            player.empty()
+            banker.empty()
+            last_hand = shoe.cut_card_seen()
+            player.add(shoe.deal())
+            banker.add(shoe.deal())
+            player.add(shoe.deal())
+            banker.add(shoe.deal())
+            if not player.is_natural() and not banker.is_natural():
+                if player.need_hit(None):
+                    player.add(shoe.deal())
+                if banker.need_hit(player):
+                    banker.add(shoe.deal())
+            p, b = player.value(), banker.value()
+            _winner = "P" if p > b else "B" if b > p else "T"
+            hands += 1
+    return hands, 0
+
+
+# ---- timing --------------------------------------------------------------------------------------
+
+def timed(fn, *args, passes: int = 1) -> tuple[float, int, int]:
+    """(seconds, hands, cards) of `passes` runs of fn(*args)."""
+    hands = cards = 0
+    t0 = time.perf_counter()
+    for _ in range(passes):
+        h, c = fn(*args)
+        hands += h
+        cards += c
+    return time.perf_counter() - t0, hands, cards
+
+
+def passes_for(fn, args, min_seconds: float) -> int:
+    dt, _, _ = timed(fn, *args)
+    return max(1, int(min_seconds / max(dt, 1e-6)) + 1)
+
+
+def measure(profile, n_shoes: int, repeat: int, min_seconds: float) -> dict:
+    data = shoes(profile, n_shoes)
+    cut = procedures.default_cut_position(profile, profile.cards)
+    from_end = profile.cards - cut if cut is not None else 0
+    runs: dict[str, tuple] = {
+        "rules": (rules, (profile, data, cut)),
+        "machine": (machine, (profile, data, cut)),
+        "rules_with_shuffle": (rules_shuffling, (profile, data, cut)),
+    }
+    pyb = load_pybaccarat()
+    if pyb is not None and from_end:
+        runs["pybaccarat"] = (pybaccarat, (pyb, pybaccarat_shoes(pyb, data), from_end))
+        own = [pyb[1](profile.decks) for _ in range(n_shoes)]
+        runs["pybaccarat_with_shuffle"] = (pybaccarat, (pyb, own, from_end, True))
+    runs_failed: set[str] = set()
+    passes = {name: 1 if name == "machine" else passes_for(fn, args, min_seconds)
+              for name, (fn, args) in runs.items()}
+    best: dict[str, tuple[float, int, int]] = {}
+    paired: list[float] = []             # rules ÷ PyBaccarat, timed back to back, per repeat
+    for _ in range(repeat):
+        this: dict[str, float] = {}
+        for name, (fn, args) in runs.items():
+            try:
+                dt, hands, cards = timed(fn, *args, passes=passes[name])
+            except Exception as err:        # the table machine mid-rewrite: say so, go on
+                if name != "machine":
+                    raise
+                print(f"table machine not measured: {type(err).__name__}: {err}",
+                      file=sys.stderr)
+                runs_failed.add(name)
+                continue
+            this[name] = hands / dt
+            if name not in best or hands / dt > best[name][1] / best[name][0]:
+                best[name] = (dt, hands, cards)
+        if "pybaccarat" in this:
+            paired.append(this["rules"] / this["pybaccarat"])
+        runs = {k: v for k, v in runs.items() if k not in runs_failed}
+
+    def rate(name: str, what: int = 1) -> float | None:
+        if name not in best:
+            return None
+        dt, hands, cards = best[name]
+        return (hands if what == 1 else cards) / dt
+
+    out = {"profile": profile.name, "decks": profile.decks, "shoes": n_shoes, "repeat": repeat,
+           "rules_hands_per_s": rate("rules"), "machine_hands_per_s": rate("machine"),
+           "pybaccarat_hands_per_s": rate("pybaccarat"),
+           "rules_cards_per_s": rate("rules", 2), "machine_cards_per_s": rate("machine", 2),
+           "rules_with_shuffle_hands_per_s": rate("rules_with_shuffle"),
+           "pybaccarat_with_shuffle_hands_per_s": rate("pybaccarat_with_shuffle"),
+           "hands_per_shoe": {name: best[name][1] / passes[name] / n_shoes for name in best},
+           "pybaccarat_version": None if pyb is None else str(pyb[3])}
+    out["machine_vs_rules"] = (None if out["machine_hands_per_s"] is None
+                               else out["machine_hands_per_s"] / out["rules_hands_per_s"])
+    out["rules_vs_pybaccarat"] = (None if out["pybaccarat_hands_per_s"] is None
+                                  else out["rules_hands_per_s"] / out["pybaccarat_hands_per_s"])
+    out["rules_vs_pybaccarat_paired_median"] = statistics.median(paired) if paired else None
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shoes", type=int, default=20)
-    ap.add_argument("--profile", default="live-commission")
+    ap.add_argument("--profile", default="macau")
+    ap.add_argument("--repeat", type=int, default=5, help="timings per path; the best counts")
+    ap.add_argument("--min-seconds", type=float, default=0.2,
+                    help="the fast paths repeat the shoes until a timing lasts this long")
+    ap.add_argument("--json", action="store_true", help="print one JSON line")
     a = ap.parse_args()
     profile = load_profile(a.profile)
-    data = shoes(profile, a.shoes)
-    results = {}
-    for name, fn in (("table machine", machine), ("plain loop", plain)):
-        t0 = time.perf_counter()
-        cards, rounds = fn(profile, data)
-        dt = time.perf_counter() - t0
-        results[name] = (cards / dt, rounds / dt, dt / cards * 1e6)
-    print(f"{a.shoes} shoes of {a.profile} ({profile.decks} decks)")
-    print(f"{'':<15}{'cards/s':>12}{'rounds/s':>12}{'µs/card':>10}")
-    for name, (cps, rps, us) in results.items():
-        print(f"{name:<15}{cps:>12,.0f}{rps:>12,.0f}{us:>10.1f}")
-    ratio = results["plain loop"][0] / results["table machine"][0]
-    print(f"machine overhead: {ratio:.1f}x the plain loop (aim: at most 5x)")
+    r = measure(profile, a.shoes, a.repeat, a.min_seconds)
+    if r["pybaccarat_hands_per_s"] is None:
+        print("pybaccarat is not installed (optional extra `bench`; see bench/engine.py): "
+              "its figures are left out", file=sys.stderr)
+    if a.json:
+        print(json.dumps(r))
+        return
+    print(f"{a.shoes} shoes of {profile.name} ({profile.decks} decks), the same shoes on every "
+          f"path; best of {a.repeat}")
+    print(f"{'':<24}{'hands/s':>12}{'cards/s':>14}{'µs/hand':>10}")
+    rows = (("rules (games.deal)", "rules_hands_per_s", "rules_cards_per_s"),
+            ("table machine", "machine_hands_per_s", "machine_cards_per_s"),
+            (f"pybaccarat {r['pybaccarat_version'] or ''}".rstrip(), "pybaccarat_hands_per_s",
+             None))
+    for label, hk, ck in rows:
+        hps, cps = r[hk], r[ck] if ck else None
+        if hps is None:
+            print(f"{label:<24}{'-':>12}{'-':>14}{'-':>10}")
+            continue
+        print(f"{label:<24}{hps:>12,.0f}{(f'{cps:,.0f}' if cps else '-'):>14}{1e6 / hps:>10.2f}")
+    if r["rules_vs_pybaccarat"] is not None:
+        print(f"rules vs pybaccarat: {r['rules_vs_pybaccarat']:.2f}x best to best, "
+              f"{r['rules_vs_pybaccarat_paired_median']:.2f}x median of back-to-back timings "
+              f"(aim: at least 1x)")
+        print(f"each shuffling its own shoe: rules {r['rules_with_shuffle_hands_per_s']:,.0f}, "
+              f"pybaccarat {r['pybaccarat_with_shuffle_hands_per_s']:,.0f} hands/s")
+    if r["machine_vs_rules"] is not None:
+        print(f"machine vs rules: {r['machine_vs_rules']:.4f} "
+              f"(the machine takes {1 / r['machine_vs_rules']:.0f}x the rules' time per hand)")
 
 
 if __name__ == "__main__":

@@ -370,8 +370,7 @@ def test_wilson_interval_and_progress_bar():
     assert "[##------] 1/4 shoes" in buf.getvalue() and buf.getvalue().endswith("4/4 shoes\n")
 
 
-def test_simulate_through_the_pipeline(capsys):
-    pytest.importorskip("controller.simulate")
+def test_simulate_deals_seeded_shoes_by_the_rules(capsys):
     assert main(["odds", "--profile", "live-commission", "--simulate", "1", "--seed", "3",
                  "--json"]) == 0
     captured = capsys.readouterr()

@@ -2,8 +2,9 @@
 
 Exact probability of every outcome and the RTP and house edge of every bet of the profile's
 paytable, as decimals and exact fractions, off the top of a full shoe (or an infinite deck).
-With --simulate, plays that many shoes through the real pipeline in process and prints the
-observed frequencies and mean returns beside the exact ones, with 95 % confidence intervals.
+With --simulate, deals that many seeded shoes by the table's rules in process (the shoes
+`tablectl simulate --seed` plays) and prints the observed frequencies and mean returns beside
+the exact ones, with 95 % confidence intervals.
 """
 from __future__ import annotations
 
@@ -52,12 +53,10 @@ def run(args: argparse.Namespace) -> int:
     doc: dict[str, Any] = report.to_json(exact) if args.json else {}
     text = report.to_text(exact)
     if args.simulate is not None:
-        from controller.odds import simulation   # only --simulate needs the pipeline
-        from controller.simulate import run_simulation
+        from controller.odds import simulation   # only --simulate deals shoes
         seed = args.seed if args.seed is not None else secrets.randbelow(2 ** 31)
-        events = run_simulation(profile, seed=seed, shoes=args.simulate)
-        summary = simulation.summarise(events, exact,
-                                       on_shoe=simulation.ProgressBar(args.simulate))
+        summary = simulation.simulate(profile, exact, args.simulate, seed,
+                                      progress=simulation.ProgressBar(args.simulate))
         doc["simulation"] = simulation.to_json(summary, seed)
         text += "\n\n" + simulation.to_text(summary, seed)
     if args.json:

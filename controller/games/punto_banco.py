@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Mapping
 
-from controller.cards import Card, codes, hand_total
+from controller.cards import RANKS, SUITS, Card, codes, hand_total
 
 #: Player draws on these two-card totals (0–5), stands on 6–7; 8–9 are naturals.
 PLAYER_DRAWS_ON = frozenset(range(0, 6))
@@ -28,8 +29,21 @@ _HAND_OF = {"P1": "player", "P2": "player", "player_third": "player",
 ONE = Fraction(1)
 
 
+#: point value of each rank (A = 1, 2–9 pip, T/J/Q/K = 0) and of each canonical card code
+_POINT = {r: (i + 1 if i < 9 else 0) for i, r in enumerate(RANKS)}
+POINT_OF_CODE = {r + s: _POINT[r] for r in RANKS for s in SUITS}
+_INITIAL = PHASES[:4]
+
+
+def _total(hand) -> int:
+    t = 0
+    for c in hand:
+        t += _POINT[c.rank]
+    return t % 10
+
+
 def is_natural(player: list[Card], banker: list[Card]) -> bool:
-    return hand_total(player[:2]) >= 8 or hand_total(banker[:2]) >= 8
+    return _total(player[:2]) >= 8 or _total(banker[:2]) >= 8
 
 
 def player_draws(player_total: int) -> bool:
@@ -43,8 +57,41 @@ def banker_draws(banker_total: int, player_third: int | None) -> bool:
     return player_third in BANKER_DRAWS_ON_THIRD.get(banker_total, frozenset())
 
 
+# ---- the tableau as lookup tables, built from the data above at import ------------------------
+#: PLAYER_DRAWS[total]: Player draws a third card on this two-card total
+PLAYER_DRAWS = tuple(player_draws(t) for t in range(10))
+#: BANKER_DRAWS[banker_total][x]: Banker draws when Player's third card is worth x (0–9); index
+#: 10 is the rule when Player stood
+BANKER_DRAWS = tuple(tuple(banker_draws(bt, x) for x in range(10)) + (banker_draws(bt, None),)
+                     for bt in range(10))
+#: after P1 B1 P2 B2, by player_total * 10 + banker_total (two-card totals): NO_DRAW (a natural,
+#: or both stand), PLAYER_THIRD (Player draws; Banker then follows BANKER_DRAWS), BANKER_THIRD
+#: (Player stood, Banker draws)
+NO_DRAW, PLAYER_THIRD, BANKER_THIRD = 0, 1, 2
+TABLEAU = tuple(NO_DRAW if pt >= 8 or bt >= 8 else PLAYER_THIRD if PLAYER_DRAWS[pt]
+                else BANKER_THIRD if BANKER_DRAWS[bt][10] else NO_DRAW
+                for pt in range(10) for bt in range(10))
+
+
 def next_phase(player: list[Card], banker: list[Card]) -> str | None:
     """The next card due: P1, B1, P2, B2, player_third, banker_third, or None (round over)."""
+    n_p, n_b = len(player), len(banker)
+    if n_p + n_b < 4:
+        return _INITIAL[n_p + n_b]
+    if n_p < 2 or n_b < 2:
+        return _next_phase_reference(player, banker)
+    pt = (_POINT[player[0].rank] + _POINT[player[1].rank]) % 10
+    bt = (_POINT[banker[0].rank] + _POINT[banker[1].rank]) % 10
+    if pt >= 8 or bt >= 8 or n_b != 2:
+        return None
+    if n_p == 2 and PLAYER_DRAWS[pt]:
+        return "player_third"
+    return "banker_third" if BANKER_DRAWS[bt][_POINT[player[2].rank] if n_p == 3 else 10] \
+        else None
+
+
+def _next_phase_reference(player: list[Card], banker: list[Card]) -> str | None:
+    """`next_phase` step by step from the rules' data (any hands, however odd)."""
     n_p, n_b = len(player), len(banker)
     if n_p + n_b < 4:
         return ("P1", "B1", "P2", "B2")[n_p + n_b]
@@ -60,12 +107,86 @@ def next_phase(player: list[Card], banker: list[Card]) -> str | None:
 
 
 def winner(player: list[Card], banker: list[Card]) -> str:
-    p, b = hand_total(player), hand_total(banker)
+    p, b = _total(player), _total(banker)
     return "player" if p > b else "banker" if b > p else "tie"
+
+
+# ---- settlement by lookup table ----------------------------------------------------------------
+# A round's settlement depends only on the winner, whether Banker's total is 6 (Super 6), the two
+# pairs and the number of cards: its settlement key. Each paytable's table holds, for every key,
+# what `settle_reference` gives on hands with that key; it is built once per paytable.
+
+def settlement_key(winner_index: int, banker_total: int, player_pair: bool, banker_pair: bool,
+                   n_cards: int) -> int:
+    """Index into `settlement_table`: winner_index 0 player, 1 banker, 2 tie; n_cards 4–6."""
+    return (winner_index + (3 if banker_total == 6 else 0) + (6 if player_pair else 0)
+            + (12 if banker_pair else 0) + 24 * (n_cards - 4))
+
+
+def _key_of(player: list[Card], banker: list[Card]) -> int:
+    p, b = _total(player), _total(banker)
+    return settlement_key(0 if p > b else 1 if b > p else 2, b, player[0].rank == player[1].rank,
+                          banker[0].rank == banker[1].rank, len(player) + len(banker))
+
+
+def _representatives() -> tuple[tuple[list[Card], list[Card]], ...]:
+    """For every settlement key, a Player and a Banker hand that have it."""
+    by = {}                                   # (cards, total, pair) -> hand
+    ranks = "A23456789T"
+    for a in ranks:
+        for b in ranks:
+            two = [Card(a, "S"), Card(b, "H")]
+            by.setdefault((2, _total(two), a == b), two)
+            for c in ranks:
+                by.setdefault((3, _total(two + [Card(c, "D")]), a == b), two + [Card(c, "D")])
+    out: list = [None] * 72
+    for n_p, n_b in ((2, 2), (3, 2), (2, 3), (3, 3)):
+        for pt in range(10):
+            for bt in range(10):
+                for pp in (False, True):
+                    for bp in (False, True):
+                        p, b = by.get((n_p, pt, pp)), by.get((n_b, bt, bp))
+                        if p is not None and b is not None and out[_key_of(p, b)] is None:
+                            out[_key_of(p, b)] = (p, b)
+    assert None not in out
+    return tuple(out)
+
+
+_REPRESENTATIVES = _representatives()
+_TABLES: dict[int, tuple] = {}
+
+
+def settlement_table(paytable: Mapping) -> tuple[Mapping[str, Fraction], ...]:
+    """Every bet's net result (exact Fractions, read-only) by `settlement_key`, for `paytable`.
+
+    Built from `settle_reference` the first time a paytable is seen, then cached (by identity,
+    checked against the paytable's entries, so a changed paytable gets a new table)."""
+    entry = _TABLES.get(id(paytable))
+    items = tuple(paytable.items())
+    if entry is not None and entry[0] is paytable and entry[1] == items:
+        return entry[2]
+    table = tuple(MappingProxyType(settle_reference(p, b, paytable))
+                  for p, b in _REPRESENTATIVES)
+    if len(_TABLES) >= 64:
+        _TABLES.clear()
+    _TABLES[id(paytable)] = (paytable, items, table)
+    return table
 
 
 def settle(player: list[Card], banker: list[Card], paytable: Mapping) -> dict[str, Fraction]:
     """Net result per unit for every bet in `paytable` (win = payout, loss = −1, push = 0)."""
+    if 2 <= len(player) <= 3 and 2 <= len(banker) <= 3:
+        try:
+            table = settlement_table(paytable)
+        except Exception:                     # a paytable the reference alone can tell about
+            return settle_reference(player, banker, paytable)
+        return dict(table[_key_of(player, banker)])
+    return settle_reference(player, banker, paytable)
+
+
+def settle_reference(player: list[Card], banker: list[Card],
+                     paytable: Mapping) -> dict[str, Fraction]:
+    """`settle` bet by bet from the paytable: the definition the lookup tables are built from."""
     win = winner(player, banker)
     n_cards = len(player) + len(banker)
     out: dict[str, Fraction] = {}
@@ -115,9 +236,11 @@ class PuntoBancoRules:
 
     def outcome(self, hands) -> dict:
         p, b = hands["player"], hands["banker"]
+        pt, bt = _total(p), _total(b)
         return {"player": codes(p), "banker": codes(b),
-                "player_total": hand_total(p), "banker_total": hand_total(b),
-                "winner": winner(p, b), "natural": is_natural(p, b)}
+                "player_total": pt, "banker_total": bt,
+                "winner": "player" if pt > bt else "banker" if bt > pt else "tie",
+                "natural": is_natural(p, b)}
 
     def settle(self, hands, paytable: Mapping) -> dict[str, Fraction]:
         return settle(hands["player"], hands["banker"], paytable)

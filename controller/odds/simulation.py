@@ -1,8 +1,10 @@
 """Observed frequencies and mean returns of simulated shoes beside the exact odds.
 
-The rounds come from the real pipeline (`tablectl odds --simulate` feeds `summarise` the events of
-controller.simulate.run_simulation; odds never import the pipeline), which deals whole
-shoes to the cut card, so the observed figures carry the cut-card effect (tiny) as well as
+The rounds come from the table's rules dealing whole shoes (controller.games.deal, which
+deals a shoe exactly as the table does: burns, rounds to the cut card, settlement), each shoe a
+fresh set of decks shuffled by random.Random(seed) as the seeded simulated shuffler shuffles it
+(`tablectl simulate --seed` deals the same shoes); odds never import the pipeline. Whole shoes
+are dealt to the cut card, so the observed figures carry the cut-card effect (tiny) as well as
 sampling error. 95 % intervals: Wilson's for a frequency; for a bet's mean return,
 observed mean ± 1.96 · σ/√n with σ the standard deviation of the bet's exact distribution (a
 sample estimate collapses to 0 when, say, every 800:1 bet of a short run lost).
@@ -10,12 +12,14 @@ sample estimate collapses to 0 when, say, every 800:1 bet of a short run lost).
 from __future__ import annotations
 
 import math
+import random
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, TextIO
+from typing import Callable, Iterable, Iterator, TextIO
 
-from controller.cards import parse_card
+from controller.cards import ALL_CARDS, parse_card
 from controller.games.andar_bahar import first_three_pattern
+from controller.games.deal import ShoeDeal, shuffled_shoes
 from controller.odds import OddsReport
 from controller.odds.report import table
 
@@ -70,11 +74,20 @@ def _punto_banco_outcomes(e: dict) -> set[str]:
         out.add("banker_wins_with_6")
     if e.get("natural"):
         out.add("natural")
-    if parse_card(player[0]).rank == parse_card(player[1]).rank:
+    if _rank(player[0]) == _rank(player[1]):
         out.add("player_pair")
-    if parse_card(banker[0]).rank == parse_card(banker[1]).rank:
+    if _rank(banker[0]) == _rank(banker[1]):
         out.add("banker_pair")
     return out
+
+
+_RANK_OF = {c.code: c.rank for c in ALL_CARDS}
+
+
+def _rank(code: str) -> str:
+    """The rank of a card code (a canonical code at once, any other through parse_card)."""
+    rank = _RANK_OF.get(code)
+    return rank if rank is not None else parse_card(code).rank
 
 
 def _andar_bahar_outcomes(e: dict) -> set[str]:
@@ -125,6 +138,26 @@ def summarise(events: Iterable[dict], exact: OddsReport,
     return s
 
 
+def simulated_events(profile, shoes: int, seed: int) -> Iterator[dict]:
+    """`round_result` and `shoe_ended` events of `shoes` shoes of `profile`, dealt by the rules
+    from the shoes a seeded simulated shuffler delivers (as `tablectl simulate --seed`)."""
+    game = profile.game
+    for _, codes in zip(range(shoes), shuffled_shoes(profile, seed)):
+        # a continuous shuffler's returned cards: the simulated machine is seeded alike
+        deal = ShoeDeal(profile, codes, returns=random.Random(seed))
+        rounds = 0
+        for r in deal:
+            rounds += 1
+            yield r.event(game)
+        yield {"event": "shoe_ended", "rounds": rounds, "reason": deal.end_reason}
+
+
+def simulate(profile, exact: OddsReport, shoes: int, seed: int,
+             progress: Callable[[int], None] | None = None) -> SimulationSummary:
+    """Deal `shoes` seeded shoes of `profile` by the rules and compare with `exact`."""
+    return summarise(simulated_events(profile, shoes, seed), exact, on_shoe=progress)
+
+
 class ProgressBar:
     """`simulating [#####-----] 3/10 shoes` redrawn in place on a stream (stderr)."""
 
@@ -152,7 +185,7 @@ def to_json(s: SimulationSummary, seed: int) -> dict:
 def to_text(s: SimulationSummary, seed: int) -> str:
     lines = [f"Simulation: {s.shoes} shoes, {s.rounds} rounds (seed {seed}"
              + (f"; {s.skipped} void or demo rounds left out" if s.skipped else "") + "), "
-             "dealt to the cut card through the real pipeline; 95 % confidence intervals", ""]
+             "dealt to the cut card by the table's rules; 95 % confidence intervals", ""]
     rows = [[c.name, f"{c.exact:.6f}", f"{c.observed:.6f}", f"[{c.low:.6f}, {c.high:.6f}]",
              "yes" if c.within else "NO"] for c in s.outcomes]
     lines += table(["Outcome", "Exact", "Observed", "95 % CI", "Exact in CI"], rows, {1, 2})

@@ -1,0 +1,400 @@
+"""Whole shoes through the pure rules, dealt the way the table deals them (no machine, no devices).
+
+`ShoeDeal(profile, codes)` takes a profile (or any object with its fields: `game`, `decks`,
+`burn`, `cut_card`, `continuous_shuffler`, `paytable`, `cards`) and the shoe's card codes in draw
+order, and yields one result per round (`PuntoBancoRound` for a complete Punto Banco round,
+`RoundResult` otherwise; both have `number`, `outcome`, `bets`, `burned_before`, `void` and
+`event(game)`, the table's `round_result` fields):
+
+- the shoe-start burn (controller.procedures.start_burn_total: the turned card and as many as
+  it orders, or the profile's decks / fixed count, or none);
+- before every round but the first, the profile's between-round burn;
+- the round's cards as the game's rules call for them, its outcome (the rules' `outcome`
+  fields, as the table's `round_result` shows them) and the exact settlement of every bet of
+  the paytable;
+- the cut card: the round in which the card behind it is dealt is the cut round (round 1 when
+  it comes out in the start burn); the shoe ends after the round that
+  controller.procedures.shoe_ends_after names (`finish`, `no_more_coup`: the cut round;
+  `one_more`: the round after it). A game with `rounds_per_shoe` ends after that many rounds;
+  a continuous shuffler ends once a machine load (52 × decks cards) has been dealt, and takes
+  every round's cards back (`returns`: the random source that puts each one back among the
+  cards it holds, as simulators.csm does);
+- a shoe that runs out mid-round (or between rounds that do not end it) gives a void round
+  (`void=True`, every bet 0) and ends "exhausted".
+
+Afterwards the `ShoeDeal` holds `burn` (the start burn), `end_reason` and `cards_used`.
+
+Punto Banco runs on a dedicated loop over precomputed point values, the tableau as lookup
+tables and one settlement table per paytable (controller.games.punto_banco); other games go
+through their `RULES` object card by card. Games whose deal waits for players' decisions
+(Chemin de Fer, Baccarat en Banque) are not dealt here.
+
+The cards are taken as they come: a shoe holding more copies of a card than its decks (which
+the table flags as a foreign card) is not checked here.
+"""
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+from types import MappingProxyType
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple
+
+from controller import procedures
+from controller.cards import RANKS, SUITS, Card, ordered_shoe, parse_card
+from controller.games import get_rules, punto_banco as pb
+
+_DEFAULT: Any = object()
+_NEVER = 1 << 62                               # the cut position of a shoe without a cut card
+_CARD_OF_CODE = {r + s: Card(r, s) for r in RANKS for s in SUITS}
+_CODES = frozenset(_CARD_OF_CODE)
+
+
+class RoundResult(NamedTuple):
+    """One round of a shoe: the rules' outcome fields, as the table's `round_result` shows them."""
+    number: int                                # round number within the shoe, from 1
+    outcome: Mapping[str, Any]                 # the rules' outcome fields (void: the hands)
+    bets: Mapping[str, Fraction]               # net result per unit of every bet
+    burned_before: tuple[str, ...] = ()        # the between-round burn before this round
+    void: bool = False                         # the shoe ran out before the round was complete
+
+    def event(self, game: str) -> dict:
+        """The round as a `round_result` event's fields (bets as JSON numbers)."""
+        return _event(self, game)
+
+
+class PuntoBancoRound(NamedTuple):
+    """One complete Punto Banco round; `outcome` gives the rules' fields (as RoundResult's)."""
+    number: int                                # round number within the shoe, from 1
+    cards: list[str]                           # the round's cards in dealing order
+    layout: int                                # third cards: 0 none, 1 Player's, 2 Banker's, 3 both
+    player_total: int
+    banker_total: int
+    winner: str                                # player, banker or tie
+    natural: bool
+    bets: Mapping[str, Fraction]               # net result per unit of every bet (read-only)
+    burned_before: tuple[str, ...] = ()        # the between-round burn before this round
+    #: always False: a void round is a RoundResult
+    void = False
+
+    @property
+    def player(self) -> list[str]:
+        c = self.cards
+        return [c[0], c[2], c[4]] if self.layout & 1 else [c[0], c[2]]
+
+    @property
+    def banker(self) -> list[str]:
+        c, layout = self.cards, self.layout
+        return [c[1], c[3]] + c[4 + (layout & 1):] if layout & 2 else [c[1], c[3]]
+
+    @property
+    def outcome(self) -> dict[str, Any]:
+        """The fields of controller.games.punto_banco's RULES.outcome."""
+        return {"player": self.player, "banker": self.banker, "player_total": self.player_total,
+                "banker_total": self.banker_total, "winner": self.winner,
+                "natural": self.natural}
+
+    def event(self, game: str = "punto_banco") -> dict:
+        """The round as a `round_result` event's fields (bets as JSON numbers)."""
+        return _event(self, game)
+
+
+def _event(r, game: str) -> dict:
+    e: dict[str, Any] = {"event": "round_result", "round": r.number, "game": game}
+    if r.burned_before:
+        e["burned_before"] = list(r.burned_before)
+    for k, v in r.outcome.items():
+        e[k] = list(v) if isinstance(v, list) else v
+    if r.void:
+        e.update(void=True, reason="exhausted", bets={b: 0 for b in r.bets})
+    else:
+        e["bets"] = _json_numbers(r.bets)
+    return e
+
+
+_NUMBERS: dict[int, tuple[Mapping, dict]] = {}
+
+
+def _json_numbers(bets: Mapping[str, Fraction]) -> dict:
+    """Net results as JSON wants them (1 not 1.0, 0.95 not 19/20), as the table writes them;
+    remembered for the read-only entries of the settlement tables, which rounds share."""
+    hit = _NUMBERS.get(id(bets))
+    if hit is not None and hit[0] is bets:
+        return dict(hit[1])
+    out = {b: int(x) if x.denominator == 1 else float(x) for b, x in bets.items()}
+    if type(bets) is MappingProxyType:
+        if len(_NUMBERS) >= 8192:
+            _NUMBERS.clear()
+        _NUMBERS[id(bets)] = (bets, out)
+        return dict(out)
+    return out
+
+
+#: pb.settlement_key less the pairs, by layout * 100 + player_total * 10 + banker_total
+_KEY_BASE = tuple(pb.settlement_key(0 if pt > bt else 1 if bt > pt else 2, bt, False, False,
+                                    4 + (layout & 1) + (layout >> 1))
+                  for layout in range(4) for pt in range(10) for bt in range(10))
+
+
+def _round_of(pt: int, bt: int, x5: int, x6: int) -> tuple:
+    """A round from Player's and Banker's two-card totals and the points of the next two cards
+    (P3 or B3, then B3): (cards dealt, layout, player total, banker total, winner, natural,
+    settlement key less the pairs), by the tableau of controller.games.punto_banco."""
+    draw = pb.TABLEAU[pt * 10 + bt]
+    if draw == pb.NO_DRAW:                     # a natural, or both hands stand
+        layout, n = 0, 4
+    elif draw == pb.PLAYER_THIRD:              # Player draws; Banker by the third card's value
+        pt = (pt + x5) % 10
+        if pb.BANKER_DRAWS[bt][x5]:
+            layout, n, bt = 3, 6, (bt + x6) % 10
+        else:
+            layout, n = 1, 5
+    else:                                      # Player stood, Banker draws
+        layout, n, bt = 2, 5, (bt + x5) % 10
+    natural = draw == pb.NO_DRAW and (pt >= 8 or bt >= 8)
+    winner = "player" if pt > bt else "banker" if bt > pt else "tie"
+    return n, layout, pt, bt, winner, natural, _KEY_BASE[layout * 100 + pt * 10 + bt]
+
+
+#: every round by ((player two-card total) * 10 + banker two-card total) * 100 + x5 * 10 + x6
+_ROUNDS = tuple(_round_of(pt, bt, x5, x6)
+                for pt in range(10) for bt in range(10) for x5 in range(10) for x6 in range(10))
+
+
+class ShoeDeal:
+    """Iterate over a shoe's rounds (see the module's doc); then `burn`, `end_reason`, `cards_used`.
+
+    `cut_position`: cards in front of the cut card (None: no cut card); by default the
+    profile's default distance from the end (controller.procedures.default_cut_position), none
+    where that lies beyond the shoe. `paytable`: the profile's by default. `returns`: a
+    random.Random for a continuous shuffler's returned cards (default: seeded with 0).
+    """
+
+    def __init__(self, profile, codes: Iterable[str | Card], *, cut_position: Any = _DEFAULT,
+                 paytable: Mapping | None = None, returns: random.Random | None = None):
+        self.profile = profile
+        self.rules = get_rules(profile.game)
+        if getattr(self.rules, "decisions", ()):
+            raise ValueError(f"{profile.game}: its deal waits for decisions; deal it through the "
+                             f"table")
+        self.codes = _canonical(codes)
+        self.continuous = bool(getattr(profile, "continuous_shuffler", False))
+        if cut_position is _DEFAULT:
+            cut_position = procedures.default_cut_position(profile, len(self.codes))
+            if cut_position is not None and cut_position >= len(self.codes):
+                cut_position = None
+        if self.continuous and cut_position is not None:
+            raise ValueError("a continuous shuffler deals without a cut card")
+        self.cut_position = cut_position
+        self.paytable = profile.paytable if paytable is None else paytable
+        self.returns = returns if returns is not None else random.Random(0)
+        self.burn: list[str] = []
+        self.end_reason: str | None = None
+        self.cards_used = 0
+        self._started = False
+
+    def __iter__(self) -> Iterator[PuntoBancoRound | RoundResult]:
+        if self._started:
+            raise RuntimeError("a ShoeDeal deals its shoe once")
+        self._started = True
+        if self.profile.game == "punto_banco":
+            return self._punto_banco()
+        return self._generic()
+
+    def rounds(self) -> list[PuntoBancoRound | RoundResult]:
+        """Every round of the shoe."""
+        return list(self)
+
+    # ---------------------------------------------------------------------------------------
+    def _start_burn(self) -> int:
+        """Take the shoe-start burn; the number of cards it took."""
+        codes = self.codes
+        if self.profile.burn.rule == "none":
+            return 0
+        if not codes:
+            self.end_reason = "exhausted"
+            return 0
+        total = procedures.start_burn_total(self.profile, _CARD_OF_CODE[codes[0]])
+        n = min(max(total, 1), len(codes))      # the turned card is always burned
+        self.burn = codes[:n]
+        if n < max(total, 1):
+            self.end_reason = "exhausted"
+        return n
+
+    def _end_after(self, number: int, cut_round: int | None, drawn: int) -> str | None:
+        """Why the shoe ends after complete round `number`, or None (as the table decides)."""
+        if cut_round is not None and procedures.shoe_ends_after(self.profile, number, cut_round):
+            return "cut_card"
+        per_shoe = getattr(self.rules, "rounds_per_shoe", 0)
+        if per_shoe and number >= per_shoe:
+            return "round_complete"
+        if self.continuous and drawn >= self.profile.cards:
+            return "cards_dealt"
+        return None
+
+    def _generic(self) -> Iterator[RoundResult]:
+        """Any game without decisions, card by card through its RULES object."""
+        codes, rules, paytable = self.codes, self.rules, self.paytable
+        pos = self._start_burn()
+        if self.end_reason is not None:
+            self.cards_used = pos
+            return
+        cut = _NEVER if self.cut_position is None else self.cut_position
+        cut_round = 1 if cut < pos else None
+        number = 0
+        while True:
+            number += 1
+            hands = rules.new_hands()
+            burned: list[str] = []
+            void = False
+            for _ in range(procedures.between_round_burn(self.profile, number - 1)):
+                if pos >= len(codes):
+                    void = True
+                    break
+                burned.append(codes[pos])
+                pos += 1
+            phase = None if void else rules.next_phase(hands)
+            while phase is not None:
+                if pos >= len(codes):
+                    void = True
+                    break
+                rules.place(hands, phase, _CARD_OF_CODE[codes[pos]])
+                pos += 1
+                phase = rules.next_phase(hands)
+            if cut_round is None and pos > cut:
+                cut_round = number
+            if void:
+                self.cards_used, self.end_reason = pos, "exhausted"
+                yield RoundResult(number, {k: [c.code for c in v] for k, v in hands.items()},
+                                  MappingProxyType({b: Fraction(0) for b in paytable}),
+                                  tuple(burned), True)
+                return
+            yield RoundResult(number, rules.outcome(hands), rules.settle(hands, paytable),
+                              tuple(burned))
+            if self.continuous:
+                back = burned + [c.code for h in hands.values() for c in h]
+                randint = self.returns.randint
+                for code in back:
+                    codes.insert(randint(pos, len(codes)), code)
+            reason = self._end_after(number, cut_round, pos)
+            if reason is not None:
+                self.cards_used, self.end_reason = pos, reason
+                return
+
+    def _punto_banco(self) -> Iterator[PuntoBancoRound | RoundResult]:
+        """Punto Banco over point values and lookup tables; a round that might run out of cards
+        goes through the rules card by card (`_slow_round`)."""
+        codes, profile = self.codes, self.profile
+        point = pb.POINT_OF_CODE
+        pts = list(map(point.__getitem__, codes))
+        table = pb.settlement_table(self.paytable)
+        rounds = _ROUNDS
+        new = tuple.__new__                       # PuntoBancoRound(...) without its Python __new__
+        # procedures.between_round_burn: the profile's count before every round but the first
+        burn, burn_later = (procedures.between_round_burn(profile, 0),
+                            procedures.between_round_burn(profile, 1))
+        continuous, randint = self.continuous, self.returns.randint
+        pos = self._start_burn()
+        if self.end_reason is not None:
+            self.cards_used = pos
+            return
+        cut = _NEVER if self.cut_position is None else self.cut_position
+        cut_round = 1 if cut < pos else None
+        number = 0
+        last = len(codes) - 6                    # the last position a whole round fits from
+        while True:
+            number += 1
+            if number == 2:
+                burn = burn_later
+            i = pos + burn
+            if i > last:
+                result, pos = self._slow_round(number, pos, burn)
+                if cut_round is None and pos > cut:
+                    cut_round = number
+                yield result
+                if result.void:
+                    self.cards_used, self.end_reason = pos, "exhausted"
+                    return
+            else:
+                p1, b1, p2, b2, x5, x6 = pts[i:i + 6]
+                n, layout, pt, bt, winner, natural, key = \
+                    rounds[((p1 + p2) % 10 * 10 + (b1 + b2) % 10) * 100 + x5 * 10 + x6]
+                pos = i + n
+                cards = codes[i:pos]
+                key += ((6 if cards[0][0] == cards[2][0] else 0)        # Player's pair
+                        + (12 if cards[1][0] == cards[3][0] else 0))    # Banker's pair
+                burned = tuple(codes[i - burn:i]) if burn else ()
+                if cut_round is None and pos > cut:
+                    cut_round = number
+                result = new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
+                                               table[key], burned))
+                yield result
+            if continuous:
+                # the round's cards go back (its burn, then Player's, then Banker's)
+                for code in (*result.burned_before, *result.player, *result.banker):
+                    at = randint(pos, len(codes))
+                    codes.insert(at, code)
+                    pts.insert(at, point[code])
+                last = len(codes) - 6
+            if cut_round is not None and procedures.shoe_ends_after(profile, number, cut_round):
+                self.cards_used, self.end_reason = pos, "cut_card"
+                return
+            if continuous and pos >= profile.cards:
+                self.cards_used, self.end_reason = pos, "cards_dealt"
+                return
+
+    def _slow_round(self, number: int, pos: int,
+                    burn: int) -> tuple[PuntoBancoRound | RoundResult, int]:
+        """One Punto Banco round through the rules, card by card: (result, new position)."""
+        codes, rules, paytable = self.codes, self.rules, self.paytable
+        burned = tuple(codes[pos:pos + burn])
+        pos += len(burned)
+        hands = rules.new_hands()
+        complete = len(burned) == burn
+        phase = rules.next_phase(hands) if complete else None
+        while phase is not None:
+            if pos >= len(codes):
+                complete = False
+                break
+            rules.place(hands, phase, _CARD_OF_CODE[codes[pos]])
+            pos += 1
+            phase = rules.next_phase(hands)
+        if not complete:
+            return RoundResult(number, {k: [c.code for c in v] for k, v in hands.items()},
+                               MappingProxyType({b: Fraction(0) for b in paytable}), burned,
+                               True), pos
+        player, banker = hands["player"], hands["banker"]
+        out = rules.outcome(hands)
+        cards = [player[0].code, banker[0].code, player[1].code, banker[1].code] \
+            + [c.code for c in player[2:]] + [c.code for c in banker[2:]]
+        layout = (len(player) == 3) + 2 * (len(banker) == 3)
+        bets = pb.settlement_table(paytable)[pb._key_of(player, banker)]
+        return PuntoBancoRound(number, cards, layout, out["player_total"], out["banker_total"],
+                               out["winner"], out["natural"], bets, burned), pos
+
+
+def _canonical(codes: Iterable[str | Card]) -> list[str]:
+    """Canonical card codes (`AS`, `TD`) from codes in any accepted spelling or Card objects."""
+    out = list(codes)
+    try:
+        if _CODES.issuperset(out):
+            return out
+    except TypeError:                           # not hashable: not a card either
+        pass
+    return [c.code if isinstance(c, Card) else parse_card(c).code for c in out]
+
+
+def deal_shoe(profile, codes: Iterable[str | Card],
+              **kw: Any) -> Iterator[PuntoBancoRound | RoundResult]:
+    """The rounds of one shoe (see ShoeDeal)."""
+    return iter(ShoeDeal(profile, codes, **kw))
+
+
+def shuffled_shoes(profile, seed: int) -> Iterator[list[str]]:
+    """The shoes a seeded simulated shuffler delivers, one after another: random.Random(seed)
+    shuffling `decks` factory-ordered decks (Fisher–Yates), as simulators.shuffler does."""
+    rng = random.Random(seed)
+    factory = [c.code for c in ordered_shoe(profile.decks)]
+    while True:
+        shoe = list(factory)
+        rng.shuffle(shoe)
+        yield shoe
