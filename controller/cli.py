@@ -13,6 +13,7 @@ import pkgutil
 import sys
 
 from controller import __version__
+from controller.errors import TableStopped
 from controller.logsetup import configure
 
 
@@ -48,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     except bad_input_types() as err:
         print(f"tablectl {args.command}: {err}", file=sys.stderr)
         return 2
+    except TableStopped as err:
+        print(f"tablectl {args.command}: {err}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print(f"tablectl {args.command}: interrupted", file=sys.stderr)
         return 130

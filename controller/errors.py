@@ -28,3 +28,12 @@ class CommandRefused(Exception):
     def __init__(self, message: str, code: str = "wrong_state"):
         super().__init__(message)
         self.code = code
+
+
+class Corrected(CommandRefused):
+    """A command refused with a correction that is itself recorded (a false coup put right at
+    once): the table keeps the events it emitted."""
+
+
+class TableStopped(Exception):
+    """The table cannot go on (its journal cannot be written): one line says why; exit 3."""

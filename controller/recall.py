@@ -10,7 +10,7 @@ first, in their original sequence; a round still being dealt is included, marked
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import Any, Iterable
 
 from controller.journal import Journal, Record
 
@@ -381,3 +381,19 @@ def format_text(stories: list[dict], *, source: str = "", asked: int | None = No
 def format_json_lines(stories: list[dict]) -> str:
     """One JSON object per round, oldest first."""
     return "\n".join(json.dumps(s, ensure_ascii=False) for s in stories)
+
+
+#: the fields of an override shown in the audit trail
+FIELDS = ("shoe", "round", "user", "role", "action", "args", "reason", "before", "after")
+
+
+def overrides(journal: Any, *, user: str | None = None, last: int | None = None) -> list[dict]:
+    """The override records of `journal` (seq, utc and their fields), oldest first."""
+    found = []
+    for rec in journal.records(kinds=("override",)):
+        if user is not None and rec.data.get("user") != user:
+            continue
+        entry = {"seq": rec.seq, "utc": rec.utc}
+        entry.update({name: rec.data.get(name) for name in FIELDS})
+        found.append(entry)
+    return found[-last:] if last else found

@@ -15,10 +15,11 @@ from typing import Any, Mapping
 ROLES = ("dealer", "supervisor", "manager", "auditor")
 
 DEALER_ACTIONS = ("open_bets", "close_bets", "start_round", "confirm_result", "report_misplaced",
-                  "cut_card", "shoe_empty", "report_unread", "decide")
+                  "cut_card", "shoe_empty", "report_unread", "decide", "count_done")
 SUPERVISOR_ACTIONS = (
     "hold", "resume", "void_round", "enter_card", "burn_card", "remove_card", "confirm_layout",
     "end_shoe", "change_shoe", "accept_count", "reject_count", "demo_round", "switch_mode",
+    "accept_reads", "discard_reads",
 )
 MANAGER_ACTIONS = ("change_profile", "users")
 READ_ACTIONS = ("state", "recall", "audit")

@@ -1,19 +1,24 @@
-"""The virtual dealer and the virtual supervisor: they act on the table's prompts as people would.
+"""The virtual dealer, supervisor and players: they act on what the table publishes, as people
+would, and answer only through the table's inputs.
 
-Both see the table only as plain data (its state name and its hold record) and answer with
-plain actions, so the controller's code path is the one a human dealer and supervisor use.
+They never read the table: they see its published events and its published `status` (state,
+what it expects, reads so far, the hold and its latest problem) as plain dicts, and they act by
+submitting command dicts, after a pause on the service's clock (`schedule`).
 
 Virtual supervisor defaults (documented in the README, "Simulation"): an unreadable card → enter
 its true code (read off the card); a card drawn when none was due → the profile's remedy
 (`card_when_none_due`: burn, or void the round); a foreign card or one copy too many → remove
-it (burn) and carry on; a card out face up → the profile's `face_up_card` remedy (burn and
-replace, or void); an integrity alarm (factory order, a repeated shoe) → void the round and
-withdraw the shoe; a shuffler count mismatch → reject the shoe and have it reshuffled; a lost
-device link or a device alarm → resume once the device is back; anything else → void the round.
+it and carry on; a card out face up → the profile's `face_up_card` remedy (burn and replace,
+or void); an integrity alarm (factory order, a repeated shoe) → void the round and withdraw the
+shoe; a shuffler count mismatch → reject the shoe and have it reshuffled; a lost shoe link →
+once it is back, accept the reads that arrived meanwhile (or resume if none did); a device
+alarm → resume; a restart that may have lost a read → enter the card the table missed, or
+confirm the layout; anything else → void the round.
 
 Virtual players and banker (chemin de fer, baccarat en banque): when the table waits for a
 decision they answer from a decisions file if it has one for that coup, else with the rules'
-documented default (which the controller hands them). Decisions file (`--decisions FILE`):
+documented default (which the table publishes with its status). Decisions file
+(`--decisions FILE`):
 
     # one decision per line: [SHOE:]ROUND NAME VALUE      (# starts a comment)
     3 player_draw stand        # round 3 of shoe 1: the player stands on 5
@@ -34,63 +39,153 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from simulators.shoe import Fault, ShoeModel
+from simulators.rig import SimRig
+from simulators.shoe import Fault
 
 SUPERVISOR = "virtual-supervisor"
+DEALER = "virtual-dealer"
 PLAYER, BANKER = "virtual-player", "virtual-banker"
 BANK_DECISIONS = frozenset({"banker_draw", "bank_draw", "banker_seat"})
 MAX_SEAT = 12
+MAX_HOLD_ACTIONS = 20          # a hold the virtual supervisor cannot clear: give up
 _LINE = re.compile(r"(?:(\d+):)?(\d+)\s+(\S+)\s+(\S+)")
 
-
-def wants_card(state: str) -> bool:
-    """The table expects a card from the shoe (start burn or a dealing phase)."""
-    return state in ("loaded", "burning") or state.startswith("dealing.")
+Submit = Callable[[dict], None]
+Schedule = Callable[[float, Callable[[], None]], Any]
 
 
-@dataclass
+def command(action: str, user: str, role: str, reason: str = "", **args: Any) -> dict:
+    return {"type": "command", "action": action, "args": args, "user": user, "role": role,
+            "reason": reason}
+
+
 class VirtualDealer:
-    """Pulls cards when the table is ready for one; commits the dealer faults it is given."""
-    model: ShoeModel
-    faults: tuple[Fault, ...] = ()
-    pace_s: float = 1.0                       # simulated seconds between two pulls
-    clock: Callable[[], float] | None = None  # advanced by `pace_s` before each pull
-    misplaced: list[int] = field(default_factory=list)
+    """Deals from the simulated shoe whenever the table expects a card and none of the dealer's
+    cards is still unread; reports a card the shoe never reported; loads each new shoe."""
 
-    def act(self, state: str) -> list[str]:
-        """One move for a table in `state`: the codes drawn ([] when none was due or none left)."""
-        if not wants_card(state):
-            return []
-        advance = getattr(self.clock, "advance", None)
-        if advance is not None:
-            advance(self.pace_s)
-        index = self.model.position
-        codes = self.model.pull()
+    def __init__(self, rig: SimRig, submit: Submit, schedule: Schedule, *,
+                 pace_s: float = 1.0, read_wait_s: float = 3.0, device_tick_s: float = 0.0,
+                 hand_cards: Callable[[int], list[str] | None] | None = None,
+                 shuffler: bool = True):
+        self.rig, self.submit, self.schedule = rig, submit, schedule
+        self.pace_s, self.read_wait_s, self.device_tick_s = pace_s, read_wait_s, device_tick_s
+        self.hand_cards = hand_cards or (lambda shoe: None)
+        self.shuffler = shuffler
+        self.skip_faults = [f for f in rig.faults if f.kind == "skip_burn"]
+        self.status: dict = {}
+        self._pending = False
+
+    def on_event(self, e: dict) -> None:
+        kind = e["event"]
+        if kind == "status":
+            self.status = e
+            self._maybe_pull()
+        elif kind == "shoe_started":
+            self.rig.cut_position = e.get("cut_card_position")
+            if self.shuffler:
+                self.rig.gather()
+            else:
+                cards = self.hand_cards(e["shoe"])
+                self.rig.load_shoe(self.rig.hand_shuffle() if cards is None else cards,
+                                   e.get("cut_card_position"))
+        elif kind == "device_request" and e.get("action") == "count_rest":
+            self.rig.rest_to_shuffler()
+        elif kind == "cards_returned":
+            # the dealer puts the round's cards back into the continuous shuffler
+            self.rig.shoe.return_cards(e["cards"])  # type: ignore[attr-defined]
+
+    def _in_flight(self) -> int:
+        return self.rig.shoe.position - self.status.get("reads", 0)
+
+    def _maybe_pull(self) -> None:
+        if self._pending or self.status.get("expects") not in ("card", "count_back"):
+            return
+        if self._in_flight() > 0:
+            return
+        self._pending = True
+        self.schedule(self.pace_s, self._pull)
+
+    def _pull(self) -> None:
+        self._pending = False
+        if self.status.get("expects") not in ("card", "count_back") or self._in_flight() > 0:
+            return
+        model = self.rig.shoe
+        if self.device_tick_s:
+            self.rig.clock.advance(self.device_tick_s)   # type: ignore[attr-defined]
+        index = model.position
+        codes = model.pull()
+        if not codes:
+            if self._in_flight() <= 0:
+                self.submit(command("shoe_empty", DEALER, "dealer",
+                                    reason="no card left in the shoe"))
+            return
         # skip_burn@N: the first between-round burn at or after card N goes on Player's box
-        due = [f for f in self.faults if f.kind == "skip_burn" and f.at <= index]
-        if codes and state == "dealing.burn" and due:
-            self.faults = tuple(f for f in self.faults if f is not due[0])
-            self.misplaced.append(index)
-        return codes
+        due = [f for f in self.skip_faults if f.at <= index]
+        if due and self.status.get("step") == "burn":
+            self.skip_faults.remove(due[0])
+            self.submit(command("report_misplaced", DEALER, "dealer",
+                                detail="burn card placed on Player's box"))
+        self.schedule(self.read_wait_s, self._check_reads)
 
-    def take_misplaced(self) -> list[int]:
-        out, self.misplaced = self.misplaced, []
-        return out
+    def _check_reads(self) -> None:
+        """Cards on the table that the shoe never reported: the dealer says so."""
+        missing = self._in_flight()
+        for _ in range(max(0, missing)):
+            self.submit(command("report_unread", DEALER, "dealer",
+                                detail="no read arrived from the shoe"))
+        self._maybe_pull()
 
 
-@dataclass
 class VirtualSupervisor:
-    """Resolves a hold the way the profile's documented defaults say."""
-    card_when_none_due: str = "burn"
-    face_up_card: str = "valid"
-    true_code: Callable[[int], str | None] = lambda index: None
+    """Clears each hold the way the profile's documented defaults say."""
 
-    def decide(self, hold: dict, round_open: bool, cards_out: int) -> dict:
-        """The action (name, args, reason) for the latest problem of a hold record."""
-        last = hold["problems"][-1]
-        kind = last["kind"]
+    def __init__(self, rig: SimRig | None, submit: Submit, schedule: Schedule, *,
+                 card_when_none_due: str = "burn", face_up_card: str = "valid",
+                 delay_s: float = 2.0):
+        self.rig, self.submit, self.schedule = rig, submit, schedule
+        self.card_when_none_due, self.face_up_card = card_when_none_due, face_up_card
+        self.delay_s = delay_s
+        self.status: dict = {}
+        self.attempts = 0
+        self.stuck: str | None = None
+        self._pending = False
+
+    def on_event(self, e: dict) -> None:
+        if e["event"] != "status":
+            return
+        self.status = e
+        if e.get("hold") is None:
+            self.attempts = 0
+            return
+        if not self._pending:
+            self._pending = True
+            self.schedule(self.delay_s, self._act)
+
+    def _act(self) -> None:
+        self._pending = False
+        hold = self.status.get("hold")
+        if hold is None:
+            return
+        act = self.decide(hold, bool(self.status.get("round_open")), self.status.get("reads", 0))
+        if act is None:
+            return
+        self.attempts += 1
+        if self.attempts > MAX_HOLD_ACTIONS:
+            self.stuck = f"the table stayed on hold ({hold['kind']}: {hold.get('detail', '')})"
+            return
+        self.submit(command(act["action"], SUPERVISOR, "supervisor", act["reason"],
+                            **act["args"]))
+
+    def _true_code(self, index: Any) -> str | None:
+        if self.rig is None or not isinstance(index, int):
+            return None
+        return self.rig.true_code(index)
+
+    def decide(self, hold: dict, round_open: bool, reads: int) -> dict | None:
+        """The action (name, args, reason) for the latest problem of a hold; None: wait."""
+        kind = hold["kind"]
         if kind == "unreadable_card":
-            code = self.true_code(cards_out)
+            code = self._true_code(hold.get("card_index"))
             if code:
                 return _act("enter_card", f"card read by eye: {code}", code=code)
             return _act("void_round", "the card could not be identified")
@@ -103,13 +198,26 @@ class VirtualSupervisor:
                 return _act("void_round", "profile remedy for a card out face up")
             return _act("burn_card", "profile remedy: the face-up card is burned and replaced")
         if kind == "foreign_card":
-            return _act("remove_card", "card removed from play; shoe flagged", code=last.get("code"))
+            return _act("remove_card", "card removed from play; shoe flagged", code=hold.get("code"))
         if kind == "count_mismatch":
             return _act("reject_count", "count does not match the shoe: reshuffle and recount")
         if kind == "integrity_alarm":
-            return _act("end_shoe", f"shoe integrity in doubt ({last.get('detector')}): "
+            return _act("end_shoe", f"shoe integrity in doubt ({hold.get('detector')}): "
                         "the shoe is withdrawn", void=True)
-        if kind in ("hold", "device_alarm", "link_lost"):
+        if kind == "link_lost":
+            if not hold.get("link_back"):
+                return None              # wait for the shoe to come back
+            if hold.get("queued"):
+                return _act("accept_reads", "the reads match the cards dealt meanwhile")
+            return _act("resume", "shoe link back; no card was dealt meanwhile")
+        if kind == "restart_review":
+            missed = self.rig.shoe.position - reads if self.rig is not None else 0
+            code = self._true_code(reads) if missed > 0 else None
+            if code:
+                return _act("enter_card", f"the card on the table the controller never saw: "
+                            f"{code}", code=code)
+            return _act("confirm_layout", "the cards on the table match the record")
+        if kind in ("hold", "device_alarm"):
             return _act("resume", "device checked and back in order")
         if round_open:
             return _act("void_round", f"could not be resolved at the table ({kind})")
@@ -118,7 +226,7 @@ class VirtualSupervisor:
 
 def _act(action: str, reason: str, **args: object) -> dict:
     return {"action": action, "args": {k: v for k, v in args.items() if v is not None},
-            "reason": reason, "user": SUPERVISOR, "role": "supervisor"}
+            "reason": reason}
 
 
 class DecisionsFileError(ValueError):
@@ -213,3 +321,35 @@ def _decision(name: str, value: Any, reason: str) -> dict:
     return {"action": "decide", "args": {"name": name, "value": value},
             "reason": reason, "user": BANKER if banker else PLAYER,
             "role": "banker" if banker else "player"}
+
+
+class PlayersActor:
+    """The punters and the banker at the table, as the table's status shows it to them."""
+
+    def __init__(self, players: "VirtualPlayers", submit: Submit, schedule: Schedule, *,
+                 delay_s: float = 0.5):
+        self.players, self.submit, self.schedule = players, submit, schedule
+        self.delay_s = delay_s
+        self._seen: tuple | None = None
+        self.status: dict = {}
+
+    def on_event(self, e: dict) -> None:
+        if e["event"] != "status" or e.get("step") is None:
+            return
+        key = (e["shoe"], e["round"], e["step"], e.get("decision"), e.get("reads"))
+        if key == self._seen:
+            return
+        self._seen = key
+        self.status = e
+        self.schedule(self.delay_s, lambda k=key: self._act(k))
+
+    def _act(self, key: tuple) -> None:
+        st = self.status
+        if (st.get("shoe"), st.get("round"), st.get("step"), st.get("decision"),
+                st.get("reads")) != key:
+            return                       # the table moved on meanwhile
+        pending = st.get("decision")
+        phase = "decide" if pending else st["step"]
+        for act in self.players.act(st["shoe"], st["round"], phase, pending, st.get("default")):
+            self.submit(command("decide", act["user"], act["role"], act["reason"],
+                                **act["args"]))

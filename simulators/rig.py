@@ -1,25 +1,31 @@
-"""A simulated table rig: the shuffler and shoe models registered behind their URLs.
+"""A simulated table rig: one shuffler and one shoe, registered behind their URLs.
 
 The controller reaches both only through those URLs (shoesim://NAME, usb://VID:PID?sim=NAME),
-with its real drivers; the rig also hands out the virtual dealer and supervisor.
+with its real drivers. The rig also plays the table's physical side: the cards the shuffler
+delivers go into the shoe, the rest of an ended shoe goes back into the shuffler, and a
+dealer's hand shuffle is seeded like the shuffler.
 """
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import random
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
+from drivers.cardcodes import CARD_CODES
 from simulators import registry
-from simulators.dealer import VirtualDealer, VirtualSupervisor
+from simulators.csm import ContinuousShufflerModel
 from simulators.shoe import Fault, ShoeModel
-from simulators.shuffler import SHUFFLER_FAULTS, ShufflerModel
+from simulators.shuffler import SHUFFLER_FAULTS, ShufflerFault, ShufflerModel
 
 SIM_VID, SIM_PID = 0x7A5C, 0x5348
 _names = itertools.count(1)
 
 
-class VirtualClock:
-    """Simulated time: silences and link drops end when the run advances it, not by waiting."""
+class DeviceClock:
+    """The devices' own time (silences, link drops); advanced by whoever drives the rig."""
 
     def __init__(self) -> None:
         self.now = 0.0
@@ -38,14 +44,21 @@ class SimRig:
     seed: int | None = None
     faults: tuple[Fault, ...] = ()
     name: str = field(default_factory=lambda: f"sim{next(_names)}")
-    clock: VirtualClock = field(default_factory=VirtualClock)
+    clock: Callable[[], float] = field(default_factory=DeviceClock)
+    continuous: bool = False
 
     def __post_init__(self) -> None:
-        shuffler_faults = [f for f in self.faults if f.kind in SHUFFLER_FAULTS]
-        self.shuffler = ShufflerModel(seed=self.seed, decks=self.decks,
-                                      faults=[_shuffle_fault(f) for f in shuffler_faults])
+        shuffler_faults = [ShufflerFault(f.kind, max(0, f.at)) for f in self.faults
+                           if f.kind in SHUFFLER_FAULTS]
+        self.shuffler = ShufflerModel(seed=self.seed, decks=self.decks, faults=shuffler_faults)
+        self.shuffler.on_deliver = self._delivered
+        kind = ContinuousShufflerModel if self.continuous else ShoeModel
+        extra = {"seed": self.seed} if self.continuous else {}
+        self.shoe: ShoeModel = kind([], protocol=self.protocol, clock=self.clock, **extra)
+        self.cut_position: int | None = None
+        self._hand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()
         registry.register(self.shuffler_name, self.shuffler)
-        self.shoe: ShoeModel | None = None
+        registry.register(self.name, self.shoe)
 
     @property
     def shuffler_name(self) -> str:
@@ -59,38 +72,80 @@ class SimRig:
     def shoe_url(self) -> str:
         return f"shoesim://{self.name}?protocol={self.protocol}"
 
-    def load_shoe(self, cards: Sequence[str], cut_position: int | None, *,
-                  continuous: bool = False) -> ShoeModel:
-        """The dealer puts the delivered (or hand-shuffled) cards in the shoe with the cut card;
-        `continuous`: they go into a continuous shuffler-dealer instead (simulators.csm)."""
-        shoe_faults = [f for f in self.faults if f.kind not in SHUFFLER_FAULTS]
-        kw = dict(protocol=self.protocol, cut_position=cut_position,
-                  faults=[f for f in shoe_faults if f.kind != "skip_burn"], clock=self.clock)
-        if continuous:
-            from simulators.csm import ContinuousShufflerModel
-            self.shoe = ContinuousShufflerModel(list(cards), seed=self.seed, **kw)
-        else:
-            self.shoe = ShoeModel(list(cards), **kw)
-        registry.register(self.name, self.shoe)
+    @property
+    def shoe_faults(self) -> list[Fault]:
+        """The faults the shoe model acts on (skip_burn is the virtual dealer's)."""
+        return [f for f in self.faults if f.kind not in SHUFFLER_FAULTS and f.kind != "skip_burn"]
+
+    def load_shoe(self, cards: Sequence[str], cut_position: int | None = None) -> ShoeModel:
+        """The dealer puts cards in the shoe, with the cut card where the table said."""
+        self.shoe.load(cards, cut_position=None if self.continuous else cut_position,
+                       faults=self.shoe_faults)
         return self.shoe
 
-    def dealer(self) -> VirtualDealer:
-        return VirtualDealer(self.shoe, tuple(f for f in self.faults if f.kind == "skip_burn"),
-                             clock=self.clock)
+    def _delivered(self, order: list[str]) -> None:
+        self.load_shoe(order, self.cut_position)
 
-    def supervisor(self, card_when_none_due: str, face_up_card: str = "valid") -> VirtualSupervisor:
-        def true_code(index: int) -> str | None:
-            if self.shoe is None or not 0 <= index < len(self.shoe.undealt()) + self.shoe.position:
-                return None
-            return self.shoe.card_at(index)
-        return VirtualSupervisor(card_when_none_due=card_when_none_due,
-                                 face_up_card=face_up_card, true_code=true_code)
+    def hand_shuffle(self) -> list[str]:
+        """A shoe shuffled by hand (no shuffler): the decks in a seeded random order."""
+        cards = [c for _ in range(self.decks) for c in CARD_CODES]
+        self._hand.shuffle(cards)
+        return cards
+
+    def rest_to_shuffler(self) -> None:
+        """At a shoe's end the dealer puts its undealt rest into the shuffler to be counted."""
+        self.shuffler.load(self.shoe.take_rest())
+
+    def gather(self) -> None:
+        """Every card back into the shuffler for the next shoe."""
+        self.shuffler.unload()
+
+    # -- the devices outlive a controller that crashes -----------------------------------------
+
+    def save(self, path: str) -> None:
+        """Keep what the physical devices would still hold after the controller died: the
+        shoe's cards and cut card, and where the shuffler's and the dealer's shuffles stand."""
+        state = {"cards": self.shoe.cards(), "cut_position": self.shoe.cut_position,
+                 "rig_cut": self.cut_position, "shuffler": self.shuffler.to_state(),
+                 "hand": _rng_state(self._hand)}
+        tmp = f"{path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(state, f)
+        os.replace(tmp, path)
+
+    def restore(self, path: str, dealt: int) -> bool:
+        """Stand where a saved rig stood, with `dealt` cards out of the shoe (as many as the
+        journal holds reads for: a read lost with the crash is dealt again). False when
+        nothing was saved."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                state = json.load(f)
+        except FileNotFoundError:
+            return False
+        self.shuffler.load_state(state["shuffler"])
+        self.cut_position = state["rig_cut"]
+        _set_rng_state(self._hand, state["hand"])
+        self.load_shoe(state["cards"], state["cut_position"])
+        self.shoe.skip(dealt)
+        return True
+
+    def true_code(self, index: int) -> str | None:
+        """The code of the card at draw index `index`, as a person reads it off the card."""
+        return self.shoe.card_at(index)
 
     def close(self) -> None:
         registry.unregister(self.name)
         registry.unregister(self.shuffler_name)
 
 
-def _shuffle_fault(f: Fault):
-    from simulators.shuffler import ShufflerFault
-    return ShufflerFault(f.kind, 0 if f.at < 0 else f.at)
+def _rng_state(rng: random.Random) -> list | None:
+    """A seeded generator's state as JSON (None for the OS's, which cannot be saved)."""
+    if isinstance(rng, random.SystemRandom):
+        return None
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def _set_rng_state(rng: random.Random, state: list | None) -> None:
+    if state is not None and not isinstance(rng, random.SystemRandom):
+        rng.setstate((state[0], tuple(state[1]), state[2]))

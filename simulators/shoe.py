@@ -93,6 +93,34 @@ class ShoeModel:
         for fault in faults:
             self.inject(fault)
 
+    def load(self, cards: Sequence[str], *, cut_position: int | None = None,
+             faults: Iterable[Fault] = ()) -> None:
+        """The dealer loads a new shoe into the same device: new cards, cut card and faults;
+        the link, the session and the sequence numbers carry on."""
+        cards = [check_code(c) for c in cards]
+        if cut_position is not None and not 0 <= cut_position <= len(cards):
+            raise ValueError(f"cut_position {cut_position} outside 0…{len(cards)}")
+        with self._cond:
+            self._cards, self.cut_position = cards, cut_position
+            self._pos, self._cut_out = 0, False
+            self._faults, self._injected = {}, []
+        for fault in faults:
+            self.inject(fault)
+
+    def skip(self, n: int) -> None:
+        """Stand as if `n` cards had been dealt already (a restarted simulation resuming its
+        shoe where the journal says), with nothing sent for them."""
+        with self._cond:
+            self._pos = min(len(self._cards), self._pos + n)
+            if self.cut_position is not None and self._pos > self.cut_position:
+                self._cut_out = True
+
+    def take_rest(self) -> list[str]:
+        """The dealer takes the undealt rest out of the shoe (to count it back)."""
+        with self._cond:
+            rest, self._pos = self._cards[self._pos:], len(self._cards)
+            return rest
+
     # -- state ----------------------------------------------------------------------------
 
     @property
@@ -137,6 +165,10 @@ class ShoeModel:
     def card_at(self, index: int) -> str | None:
         """The code at 0-based draw index (after any foreign-card fault), None outside the shoe."""
         return self._cards[index] if 0 <= index < len(self._cards) else None
+
+    def cards(self) -> list[str]:
+        """Every code loaded, in draw order (foreign cards included)."""
+        return list(self._cards)
 
     def undealt(self) -> list[str]:
         """Codes still in the shoe, in draw order (foreign cards included)."""

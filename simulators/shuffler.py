@@ -133,6 +133,30 @@ class ShufflerModel:
             raise ValueError(f"{len(cards)} cards do not fit the shuffler")
         self._tray = list(cards)
 
+    def to_state(self) -> dict:
+        """The device's memory, as JSON (its generator only when seeded)."""
+        rng = None
+        if not isinstance(self._rng, secrets.SystemRandom):
+            version, internal, gauss = self._rng.getstate()
+            rng = [version, list(internal), gauss]
+        return {"state": self._state, "error": self._error, "tray": self._tray,
+                "order": list(self._order), "counted": list(self._counted),
+                "requested": self._requested, "shuffles": self.shuffles,
+                "door_left": self._door_left, "rng": rng}
+
+    def load_state(self, d: dict) -> None:
+        self._state, self._error, self._tray = d["state"], d["error"], d["tray"]
+        self._order, self._counted = list(d["order"]), list(d["counted"])
+        self._requested, self.shuffles = d["requested"], d["shuffles"]
+        self._door_left = d["door_left"]
+        if d["rng"] is not None and not isinstance(self._rng, secrets.SystemRandom):
+            self._rng.setstate((d["rng"][0], tuple(d["rng"][1]), d["rng"][2]))
+
+    def unload(self) -> None:
+        """The dealer gathers every card of the table back into the input: the next shuffle
+        takes the full set of decks."""
+        self._tray = None
+
     def inject(self, fault: object) -> None:
         self.faults.append(_as_fault(fault))
 

@@ -12,12 +12,6 @@ from tests.tablekit import card, deal, new_shoe, of
 
 BURN = ["AS", "KD"]          # turned ace: one more card burned
 
-FALSE_COUP_RECORD_BUG = (
-    "bug: controller/table/decisions.py DecisionsMixin._check_out_of_turn (line 106) raises a "
-    "plain CommandRefused, not controller.table.Corrected, after recording the corrected false "
-    "coup with note(): Table.apply_safely then restores the snapshot and clears the outbox, so "
-    "the false_coup irregularity, the round's flag (irregularities, pass_bank) and the bank "
-    "passing on a banker misdraw are all lost")
 
 
 def decide(table, name, value, user="dealer"):
@@ -124,7 +118,6 @@ def test_false_coup_corrected_at_once_is_refused_and_dealing_goes_on():
     assert result["player"] == ["2S", "AC", "5H"] and not result.get("void")
 
 
-@pytest.mark.xfail(strict=True, reason=FALSE_COUP_RECORD_BUG)
 def test_false_coup_corrected_at_once_is_recorded():
     t = started()
     deal(t, "2S 3H AC 3D")                      # player 3 must draw
@@ -132,8 +125,11 @@ def test_false_coup_corrected_at_once_is_recorded():
     assert isinstance(out.refused, Corrected)
     irr = of(out.events, "irregularity")[0]
     assert irr["kind"] == "false_coup" and irr["remedy"] == "correct" and not irr["pass_bank"]
-    with pytest.raises(Corrected):              # apply raises it; its events stay recorded
-        started().apply(decision("player_draw", "stand"))
+    other = started()
+    deal(other, "2S 3H AC 3D")
+    with pytest.raises(Corrected):              # apply raises it too (the record stays)
+        other.apply(decision("player_draw", "stand"))
+    assert other.round.flags and other.round.flags[0]["kind"] == "false_coup"
     result = of(deal(t, "5H"), "round_result")[0]
     assert result["irregularities"] == ["false_coup"] and not result.get("void")
 
@@ -164,7 +160,6 @@ def test_banker_misdraw_is_refused_with_the_correction():
     assert result["winner"] == "banker" and result["banker"] == ["2H", "2D", "5S"]
 
 
-@pytest.mark.xfail(strict=True, reason=FALSE_COUP_RECORD_BUG)
 def test_banker_misdraw_passes_the_bank():
     t = started()
     deal(t, "3S 2H 3C 2D")                      # player 6 stands; banker 4 must draw

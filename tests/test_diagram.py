@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from controller.diagram import document
+from controller.table.diagram import document
 
 
 def test_committed_diagram_matches_the_machine():

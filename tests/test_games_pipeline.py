@@ -16,24 +16,6 @@ from controller.table import Table, command
 from tests.golden import GOLDEN, compare, expected, needs_golden
 from tests.tablekit import count_back, deal, new_shoe, of, rest_of, without_seq
 
-SHOE_FILE_WITH_SHUFFLER_BUG = (
-    "bug: controller/commands/_simulation.py run_simulation opens the simulated shuffler "
-    "(DeviceSettings shuffler_url, use_shuffler defaults to True) even for a --shoe-file, whose "
-    "ShoePlan says shuffler=False; controller/commands/_assembly.py then builds the VirtualDealer "
-    "with shuffler=True, so on shoe_started it gathers into the shuffler instead of loading the "
-    "file's cards: the shoe is empty and nothing is dealt (tablectl simulate --shoe-file FILE "
-    "without --shuffler-url none)")
-DEALER_DECIDE_BUG = (
-    "bug: simulators/dealer.py PlayersActor._act builds args = dict(act['args'], user=...) and "
-    "calls command('decide', act['user'], ..., **args): TypeError 'command() got multiple values "
-    "for argument user' the first time a virtual player or banker decides, so every chemin de "
-    "fer / baccarat en banque simulation crashes")
-needs_decide = pytest.mark.xfail(strict=True, reason=DEALER_DECIDE_BUG)
-FALSE_COUP_RECORD_BUG = (
-    "bug: controller/table/decisions.py DecisionsMixin._check_out_of_turn (line 106) raises a "
-    "plain CommandRefused, not controller.table.Corrected, after recording a false coup "
-    "corrected at once: Table.apply_safely restores the snapshot and drops the events, so the "
-    "false_coup irregularity and the round's irregularities never reach the journal")
 
 
 def cli_events(capsys, *argv):
@@ -50,7 +32,7 @@ def two_card_total(codes):
 @needs_golden
 @pytest.mark.parametrize("options", [
     ("--shuffler-url", "none"),
-    pytest.param((), marks=pytest.mark.xfail(strict=True, reason=SHOE_FILE_WITH_SHUFFLER_BUG)),
+    (),
 ], ids=["no-shuffler", "default"])
 @pytest.mark.parametrize("name", ["andar-bahar", "andar-bahar-no-commission"])
 def test_andar_bahar_golden_decks_through_the_cli(capsys, name, options):
@@ -134,7 +116,6 @@ def check_coup(r):
     assert CDF.next_phase(hands) is None, r
 
 
-@needs_decide
 def test_chemin_de_fer_shoe_with_default_decisions():
     events = cdf()
     start = of(events, "shoe_started")[0]
@@ -155,7 +136,6 @@ def test_chemin_de_fer_shoe_with_default_decisions():
     assert made == {(r["round"], n) for r in rounds for n in r["decisions"]}
 
 
-@needs_decide
 def test_bank_rotation_over_a_shoe():
     rounds = of(cdf(seed=4), "round_result")
     assert rounds[0]["bank_seat"] == 1
@@ -170,7 +150,6 @@ def test_bank_rotation_over_a_shoe():
     assert passes > 10
 
 
-@pytest.mark.xfail(strict=True, reason=f"{DEALER_DECIDE_BUG}; {FALSE_COUP_RECORD_BUG}")
 def test_chemin_de_fer_decisions_file_and_a_forced_false_coup(tmp_path):
     base = cdf()
     rounds = of(base, "round_result")
@@ -201,7 +180,6 @@ def test_chemin_de_fer_decisions_file_and_a_forced_false_coup(tmp_path):
         check_coup(r)
 
 
-@needs_decide
 def test_false_coup_void_remedy_through_the_pipeline(tmp_path):
     base = of(cdf(), "round_result")
     forced = next(r["round"] for r in base if len(r["player"]) == 3
@@ -235,7 +213,6 @@ def test_bad_decisions_file_is_one_line_exit_2(tmp_path, capsys):
 
 # --- Baccarat en Banque ---------------------------------------------------------------------
 
-@needs_decide
 def test_baccarat_en_banque_shoe():
     events = run_simulation(load_profile("baccarat-banque"), seed=2)
     start = of(events, "shoe_started")[0]
@@ -302,10 +279,8 @@ def test_csm_shoe_file_refuses_a_cut_card(tmp_path, capsys):
     assert "no cut card" in capsys.readouterr().err
 
 
-@needs_decide
 @pytest.mark.parametrize("remedy", [
-    "void", pytest.param("correct", marks=pytest.mark.xfail(strict=True,
-                                                            reason=FALSE_COUP_RECORD_BUG))])
+    "void", "correct"])
 def test_journaled_decisions_replay_to_the_same_coups(tmp_path, remedy):
     """The journal holds each decision as an input: replaying the inputs through a fresh table
     gives the same coups, decisions, false coups and bank (the outcome is a function of the

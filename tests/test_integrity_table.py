@@ -31,18 +31,11 @@ def feed(t, codes, cut=402):
     return events
 
 
-SHOE_FILE_WITH_SHUFFLER_BUG = (
-    "bug: controller/commands/_simulation.py run_simulation opens the simulated shuffler "
-    "(DeviceSettings shuffler_url, use_shuffler defaults to True) even for a --shoe-file, whose "
-    "ShoePlan says shuffler=False; controller/commands/_assembly.py then builds the VirtualDealer "
-    "with shuffler=True, so on shoe_started it gathers into the shuffler instead of loading the "
-    "file's cards: the shoe is empty, the dealer says shoe_empty, and the shoe ends 'exhausted' "
-    "with 0 rounds (tablectl simulate --shoe-file FILE, without --shuffler-url none)")
 
 
 @pytest.mark.parametrize("options", [
     {"use_shuffler": False},
-    pytest.param({}, marks=pytest.mark.xfail(strict=True, reason=SHOE_FILE_WITH_SHUFFLER_BUG)),
+    {},
 ], ids=["hand-loaded", "default-options"])
 def test_factory_ordered_shoe_is_withdrawn(tmp_path, options):
     codes = [c.code for c in ordered_shoe(8)]

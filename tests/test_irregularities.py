@@ -144,11 +144,6 @@ def test_a_link_back_with_no_reads_queued_resumes():
     assert t.round.layout() == {"player": ["4H"], "banker": ["5D"]}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: controller/table/commands.py CommandsMixin.accept_reads breaks out of its loop when a "
-    "queued read holds the table and drops the reads after it (the comment says 'kept below'; "
-    "nothing keeps them): they are never dealt, queued or put in the inventory, so the shoe no "
-    "longer reconciles"))
 def test_accepted_reads_after_one_that_holds_are_not_lost():
     t = Table(replace(load_profile("macau"), face_up_card="burn"))
     new_shoe(t, cut_position=402)
@@ -241,12 +236,6 @@ def test_profile_changes_only_between_shoes_and_carries_its_text():
     assert t2.state == "loaded" and t2.profile.name == "live-commission"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: controller/table/commands.py HANDLERS maps change_profile to "
-    "CommandsMixin.change_profile, bypassing Table.change_profile (controller/table/core.py), "
-    "the only place that keeps the profile's text (_profile_text) for snapshots: a snapshot "
-    "taken after a profile change has profile_text None, and Table.restore (so a restart "
-    "from that snapshot) deals with the old profile"))
 def test_a_changed_profile_survives_a_snapshot():
     t = Table(load_profile("macau"))
     t.apply(command("change_profile", user="m", role="manager", reason="new rules",
@@ -261,7 +250,7 @@ def test_an_unread_card_voided_still_reconciles_at_shoe_end(method):
     from controller.table.inputs import Remainder, Shuffled
 
     def loaded():
-        # attended: an unattended table cannot end a shoe between rounds (see the xfail below)
+        # attended: the dealer opens each round
         t = Table(load_profile("macau"), auto_open=False)
         if method == "shoe":
             new_shoe(t, cut_position=402)
@@ -307,12 +296,6 @@ def test_an_unread_card_voided_still_reconciles_at_shoe_end(method):
     assert any(e["event"] == "alarm" and e["code"] == "reconciliation" for e in events)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: controller/table/commands.py end_shoe cancels a round opened without a card "
-    "(round_cancelled) and calls finish_shoe, but the machine's end_shoe transition "
-    "(controller/table/machine.py transitions_for) has no dealing.<step> source: on an "
-    "unattended table with betting_seconds=0 (bets close at once: dealing.P1) the supervisor's "
-    "end_shoe between rounds is refused 'not possible while the table is dealing.P1'"))
 def test_an_unattended_table_ends_its_shoe_between_rounds():
     t = unattended()                     # round 1 opened, bets closed, no card dealt yet
     assert t.state == "dealing.P1" and t.round.cards == 0

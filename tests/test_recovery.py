@@ -17,7 +17,7 @@ import controller.app as app
 from controller.cards import ordered_shoe
 from controller.journal import Journal
 from controller.profile import load_profile
-from controller.simulate import run_simulation
+from controller.commands._simulation import run_simulation
 from tests.golden import GOLDEN, compare, expected, needs_golden
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,6 @@ from typing import Any, Iterable
 from controller.errors import InputError
 
 DEFAULT_JOURNAL = os.path.join("var", "journal.db")
-FIELDS = ("shoe", "round", "user", "role", "action", "args", "reason", "before", "after")
 COLUMNS = ("SEQ", "TIME (UTC)", "SHOE", "ROUND", "USER", "ROLE", "ACTION", "ARGS", "REASON",
            "CHANGE")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -32,18 +31,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--user", metavar="U", help="only the overrides of user U")
     p.add_argument("--json", action="store_true", help="one JSON object per override")
     p.set_defaults(func=run)
-
-
-def overrides(journal: Any, *, user: str | None = None, last: int | None = None) -> list[dict]:
-    """The override records of `journal` (seq, utc and their fields), oldest first."""
-    found = []
-    for rec in journal.records(kinds=("override",)):
-        if user is not None and rec.data.get("user") != user:
-            continue
-        entry = {"seq": rec.seq, "utc": rec.utc}
-        entry.update({name: rec.data.get(name) for name in FIELDS})
-        found.append(entry)
-    return found[-last:] if last else found
 
 
 def _clean(value: Any) -> str:
@@ -94,6 +81,7 @@ def format_table(entries: list[dict]) -> str:
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.journal import Journal, JournalError
+    from controller.recall import overrides
 
     if args.last is not None and args.last < 1:
         raise InputError(f"--last must be at least 1, not {args.last}")

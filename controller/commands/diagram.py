@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
-    from controller.diagram import document
+    from controller.table.diagram import document
     text = document()
     if args.output == "-":
         print(text)

@@ -41,10 +41,79 @@ def run(args: argparse.Namespace) -> int:
     cfg = override(cfg, "storage", journal=args.journal)
     cfg = override(cfg, "console", socket=args.socket)
     cfg = override(cfg, "simulator", pace_s=args.pace, seed=args.seed)
-    if args.shoe_url and not args.shuffler_url and cfg.shuffler.url.endswith("sim=table-shuffler"):
+    if args.shoe_url and not args.shuffler_url and is_sim_url(cfg.shuffler.url):
         # a real shoe with the embedded simulated shuffler makes no sense: assume a manual shoe
         cfg = override(cfg, "shuffler", url="none")
     profile = load_profile_for_use(cfg.table.profile)
-    from controller.runtime import run_table   # after the profile: a bad one stops here first
     feed = JsonFeed() if args.json else TextFeed(verbose=True)
     return run_table(cfg, profile, [feed], control=not args.no_control)
+
+
+def is_sim_url(url: str) -> bool:
+    return url.startswith("shoesim:") or "sim=" in url
+
+
+def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
+    """The live table: devices by URL, the one service loop, until the shoes are dealt."""
+    import sys
+    from pathlib import Path
+
+    from controller import procedures
+    from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
+    from controller.logsetup import get_logger
+    from controller.service.cycle import ShoePlan
+    from controller.software import release_digest
+    from drivers.shoe import open_shoe
+    sim = is_sim_url(cfg.shoe.url) or is_sim_url(cfg.shuffler.url)
+    c, s = cfg.shoe, cfg.shuffler
+    shoe_options = dict(read_timeout_s=c.read_timeout_s, dead_after_timeouts=c.dead_after_timeouts,
+                        baudrate=c.baudrate, reconnect_initial_s=c.reconnect_initial_s,
+                        reconnect_max_s=c.reconnect_max_s)
+    if not sim:
+        # a wrong URL is one line, before anything is journaled
+        open_shoe(c.url, c.protocol, read_timeout_s=c.read_timeout_s, baudrate=c.baudrate).close()
+    rig = None
+    if sim:
+        from simulators.install import install
+        from simulators.rig import SimRig
+        from simulators.shoe import parse_fault
+        install()
+        rig = SimRig(profile.decks, protocol=c.protocol,
+                     seed=None if cfg.simulator.seed < 0 else cfg.simulator.seed,
+                     faults=tuple(parse_fault(f) for f in cfg.simulator.faults), name="table",
+                     continuous=profile.continuous_shuffler)
+    shuffler_url = None if s.url == "none" else s.url
+    devices = DeviceSettings(
+        shoe_url=c.url, protocol=c.protocol, shoe_options=shoe_options,
+        min_pull_interval_s=c.min_pull_interval_s, shuffler_url=shuffler_url,
+        shuffler_options=dict(response_timeout_s=s.response_timeout_s,
+                              poll_interval_s=s.poll_interval_s, retries=s.retries,
+                              baudrate=s.baudrate),
+        approved_firmware=tuple(s.approved_firmware), shuffle_timeout_s=s.shuffle_timeout_s)
+    cut = None if profile.continuous_shuffler else \
+        procedures.default_cut_position(profile, profile.cards)
+    plan = ShoePlan(cut if shuffler_url or sim else None, shuffler=shuffler_url is not None,
+                    demo_rounds=cfg.table.demo_rounds)
+    Path(cfg.storage.journal).parent.mkdir(parents=True, exist_ok=True)
+    asm = TableAssembly(profile, journal_path=cfg.storage.journal, devices=devices,
+                        publishers=publishers, plan=lambda number: plan, shoes=cfg.table.shoes,
+                        software=release_digest(), name=cfg.table.name,
+                        betting_seconds=cfg.table.betting_seconds, rig=rig,
+                        actors=Actors(dealer=sim, dealer_pace_s=cfg.simulator.pace_s,
+                                      device_tick_s=1.0))
+    try:
+        asm.open_devices()
+        asm.wire()
+        line = asm.resume(devices_lost=sim)
+        if line:
+            print(f"tablectl run: {line}", file=sys.stderr)
+            get_logger("controller.run").info("resumed", detail=line)
+        if control:
+            k = cfg.console
+            asm.start_control(k.socket, k.users_db, group=k.group or None,
+                              reply_timeout_s=k.reply_timeout_s, name=cfg.table.name)
+    except BaseException:
+        asm.close()
+        raise
+    asm.run()
+    return 0

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.profile import load_profile_for_use
     profile = load_profile_for_use(args.profile)   # a bad profile stops before the pipeline loads
-    from controller.simulate import run_simulation
+    from controller.commands._simulation import run_simulation
     from simulators.shoe import FaultError, parse_fault
     if args.shoes < 1:
         raise InputError(f"--shoes {args.shoes}: give at least 1")
@@ -69,10 +69,19 @@ def run(args: argparse.Namespace) -> int:
         more["shoe_url"] = args.shoe_url
     if args.shuffler_url == "none":
         more["use_shuffler"] = False
-    for event in run_simulation(profile, seed=args.seed, shoe_file=args.shoe_file, **more,
-                                shoes=args.shoes, faults=faults, demo_rounds=args.demo_rounds,
-                                journal_path=args.journal, protocol=args.shoe_protocol,
-                                crash_after=crash_after, decisions=args.decisions):
-        if args.json or event["event"] != "card":
-            feed.publish(event)
+    # the contract's events; readable output shows rounds, not every card
+    out = _Without(feed, {"prompt"} if args.json else {"prompt", "card"})
+    run_simulation(profile, seed=args.seed, shoe_file=args.shoe_file, **more, shoes=args.shoes,
+                   faults=faults, demo_rounds=args.demo_rounds, journal_path=args.journal,
+                   protocol=args.shoe_protocol, crash_after=crash_after,
+                   decisions=args.decisions, publishers=[out])
     return 0
+
+
+class _Without:
+    def __init__(self, feed, kinds: set[str]) -> None:
+        self.feed, self.kinds = feed, kinds
+
+    def publish(self, event: dict) -> None:
+        if event["event"] not in self.kinds:
+            self.feed.publish(event)

@@ -15,6 +15,7 @@ from typing import Mapping
 
 from controller.cards import Card, codes
 from controller.errors import ProfileError
+from controller.games.procedure import RESULT, Procedure
 
 PHASES = ("game_card", "andar", "bahar")
 SIDES = ("andar", "bahar")
@@ -143,9 +144,17 @@ def validate_paytable(paytable: Mapping, where: str) -> None:
                                    f"write {bet} = <payout to 1>")
 
 
+#: the round's procedure: the game card, then Andar and Bahar in turn until a match
+PROCEDURE = Procedure(
+    game="andar_bahar", slots=PHASES, decisions=(),
+    successors={"game_card": ("andar",), "andar": ("bahar", RESULT),
+                "bahar": ("andar", RESULT)})
+
+
 class AndarBaharRules:
     game = "andar_bahar"
     phases = PHASES
+    procedure = PROCEDURE
     bets = BETS
     #: every round is dealt from its own freshly shuffled deck
     rounds_per_shoe = 1

@@ -37,6 +37,7 @@ from controller.errors import InputError
 from controller.games.chemin_de_fer import (
     DRAW, OPTION, STAND, BankingRules, BankRotation, FalseCoup, parse_move, player_false_coup,
     player_rule, remedy_of)
+from controller.games.procedure import RESULT, Procedure
 
 GAME = "baccarat_banque"
 SIDES = ("right", "left")
@@ -154,9 +155,26 @@ def settle(hands, paytable: Mapping) -> dict[str, Fraction]:
     return out
 
 
+#: the coup's procedure: six cards, the right hand's turn, the left hand's, then the bank's
+#: free choice once for both (no bank card after a bank natural or two hand naturals)
+PROCEDURE = Procedure(
+    game=GAME, slots=PHASES, decisions=DRAW_DECISIONS,
+    successors={"R1": ("L1",), "L1": ("B1",), "B1": ("R2",), "R2": ("L2",), "L2": ("B2",),
+                "B2": ("right_third", "decide_right_draw", "left_third", "decide_left_draw",
+                       "decide_bank_draw", RESULT),
+                "decide_right_draw": ("right_third", "left_third", "decide_left_draw",
+                                      "decide_bank_draw"),
+                "right_third": ("left_third", "decide_left_draw", "decide_bank_draw"),
+                "decide_left_draw": ("left_third", "decide_bank_draw"),
+                "left_third": ("decide_bank_draw",),
+                "decide_bank_draw": ("bank_third", RESULT),
+                "bank_third": (RESULT,)})
+
+
 class BaccaratBanqueRules(BankingRules):
     game = GAME
     phases = PHASES
+    procedure = PROCEDURE
     bets = BETS
     hand_of = _HAND_OF
     draw_decisions = DRAW_DECISIONS

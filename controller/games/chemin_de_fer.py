@@ -33,6 +33,7 @@ from typing import Iterable, Mapping
 
 from controller.cards import Card, codes, hand_total
 from controller.errors import InputError, ProfileError
+from controller.games.procedure import RESULT, Procedure
 
 GAME = "chemin_de_fer"
 PHASES = ("P1", "B1", "P2", "B2", "player_third", "banker_third")
@@ -384,9 +385,22 @@ class BankingRules(ABC):
         validate_false_coup_options(self.game, options, where)
 
 
+#: the coup's procedure: four cards, then the player's turn (drawing, standing or choosing on
+#: 5), then the banker's (by the tableau, or by choice in its optional cells)
+PROCEDURE = Procedure(
+    game=GAME, slots=PHASES, decisions=DRAW_DECISIONS,
+    successors={"P1": ("B1",), "B1": ("P2",), "P2": ("B2",),
+                "B2": ("player_third", "decide_player_draw", "banker_third", RESULT),
+                "decide_player_draw": ("player_third", "banker_third", RESULT),
+                "player_third": ("banker_third", "decide_banker_draw", RESULT),
+                "decide_banker_draw": ("banker_third", RESULT),
+                "banker_third": (RESULT,)})
+
+
 class CheminDeFerRules(BankingRules):
     game = GAME
     phases = PHASES
+    procedure = PROCEDURE
     bets = BETS
     hand_of = _HAND_OF
     draw_decisions = DRAW_DECISIONS

@@ -6,6 +6,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from controller.cards import RANKS, SUITS, Card, codes, hand_total
+from controller.games.procedure import RESULT, Procedure
 
 #: Player draws on these two-card totals (0–5), stands on 6–7; 8–9 are naturals.
 PLAYER_DRAWS_ON = frozenset(range(0, 6))
@@ -220,9 +221,19 @@ def settle_reference(player: list[Card], banker: list[Card],
 BETS = ("player", "banker", "tie", "player_pair", "banker_pair", "big", "small")
 
 
+#: the round's procedure: which step may follow which (the table's machine is built from it)
+PROCEDURE = Procedure(
+    game="punto_banco", slots=PHASES, decisions=(),
+    successors={"P1": ("B1",), "B1": ("P2",), "P2": ("B2",),
+                "B2": ("player_third", "banker_third", RESULT),
+                "player_third": ("banker_third", RESULT),
+                "banker_third": (RESULT,)})
+
+
 class PuntoBancoRules:
     game = "punto_banco"
     phases = PHASES
+    procedure = PROCEDURE
     bets = BETS
 
     def new_hands(self) -> dict[str, list[Card]]:

@@ -15,6 +15,10 @@ call returns. Closing the journal checkpoints, which syncs everything.
 append_many() writes several records (an input and the events it caused) in one transaction:
 all or none, one commit, one fsync when durable.
 
+Cursors (schema 2): a named publisher's "delivered up to seq", outside the hash chain (they are
+bookkeeping, not evidence), written in the same transaction as the records they go with, so a
+restart republishes exactly what a crash left undelivered (at least once).
+
 Appends come from one thread (the table's); readers (recall, console) open their own read-only
 connection with Journal.open_readonly(path). A journal that cannot be read back (not SQLite,
 corrupted, wrong schema) raises JournalError with one line: a hard stop.
@@ -31,16 +35,14 @@ import urllib.parse
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
-from controller.journal_chain import (GENESIS, VerifyResult, canonical, check_chain, check_record,
+from controller.journal.chain import (GENESIS, VerifyResult, canonical, check_chain, check_record,
                                       json_object, record_hash, snapshot_hash,
                                       stored_and_canonical)
 
-#: The journal schema this code writes and reads; a newer one is refused.
-SCHEMA_VERSION = 1
-#: Domain events appended with durable=True by append_event (on disk before the call returns).
-DURABLE_KINDS = frozenset({"card", "override"})
+#: The journal schema this code writes and reads; a newer one is refused, version 1 is upgraded.
+SCHEMA_VERSION = 2
 #: Rows fetched per query when reading records (keyset pages: no long-lived cursor).
 PAGE = 2000
 
@@ -50,7 +52,10 @@ _SCHEMA = (
     " kind TEXT NOT NULL, data TEXT NOT NULL, hash TEXT NOT NULL)",
     "CREATE TABLE snapshots (id INTEGER PRIMARY KEY, upto_seq INTEGER NOT NULL,"
     " utc TEXT NOT NULL, state TEXT NOT NULL, hash TEXT NOT NULL)",
+    _CURSORS := "CREATE TABLE cursors (name TEXT PRIMARY KEY, seq INTEGER NOT NULL)",
 )
+_SET_CURSOR = ("INSERT INTO cursors (name, seq) VALUES (?, ?) "
+               "ON CONFLICT(name) DO UPDATE SET seq = excluded.seq")
 _INSERT = "INSERT INTO records (seq, utc, mono, kind, data, hash) VALUES (?, ?, ?, ?, ?, ?)"
 _COLUMNS = "seq, utc, mono, kind, data, hash"
 
@@ -100,6 +105,8 @@ class Journal:
         self.readonly = readonly
         self._clock = clock or system_clock
         self._lock = threading.Lock()
+        # tests whose subject is not durability may skip the fsync (never set in production)
+        self._fsync = os.environ.get("TABLECTL_TEST_NO_FSYNC") != "1"
         self._conn: sqlite3.Connection | None = None
         self._last_seq = 0
         self._head = GENESIS
@@ -166,9 +173,11 @@ class Journal:
         if version > SCHEMA_VERSION:
             raise JournalError(f"journal {self.path}: schema version {version} was written by a "
                                f"newer tablectl (this one reads up to {SCHEMA_VERSION}); upgrade")
-        if version < SCHEMA_VERSION:
+        if version < 1:
             raise JournalError(f"journal {self.path}: schema version {version} is unknown "
-                               f"(this tablectl reads version {SCHEMA_VERSION})")
+                               f"(this tablectl reads versions 1 to {SCHEMA_VERSION})")
+        if version < SCHEMA_VERSION and not self.readonly:
+            self._upgrade(conn, version)
         try:
             conn.execute(f"SELECT {_COLUMNS} FROM records LIMIT 0")
             conn.execute("SELECT id, upto_seq, utc, state, hash FROM snapshots LIMIT 0")
@@ -180,6 +189,18 @@ class Journal:
                 raise JournalError(f"journal {self.path}: cannot switch to WAL mode "
                                    f"(journal_mode is {mode})")
             conn.execute("PRAGMA synchronous=NORMAL")
+
+    def _upgrade(self, conn: sqlite3.Connection, version: int) -> None:
+        """Version 1 → 2: add the cursors table (records and chain are unchanged)."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if version < 2:
+                conn.execute(_CURSORS)
+            conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def _create(self, conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA journal_mode=WAL")
@@ -236,6 +257,9 @@ class Journal:
     def _full_sync(self) -> Iterator[None]:
         """Commits inside run with synchronous=FULL (WAL fsynced before COMMIT returns)."""
         conn = self._live()
+        if not self._fsync:
+            yield
+            return
         conn.execute("PRAGMA synchronous=FULL")
         try:
             yield
@@ -248,14 +272,17 @@ class Journal:
         """Append one record and return its seq; durable=True returns only once it is on disk."""
         return self.append_many(((kind, data),), durable=durable)[0]
 
-    def append_many(self, items: Iterable[tuple[str, dict]], *,
-                    durable: bool = False) -> list[int]:
+    def append_many(self, items: Iterable[tuple[str, dict]], *, durable: bool = False,
+                    cursors: Mapping[str, int] | None = None) -> list[int]:
         """Append (kind, data) records in one transaction (all or none); returns their seqs.
 
         For an input and the events it caused: one commit, and with durable=True one fsync.
+        `cursors` (name → seq) are set in the same transaction.
         """
         prepared = [self._prepare(kind, data) for kind, data in items]
         if not prepared:
+            if cursors:
+                self.set_cursors(cursors, durable=durable)
             return []
         with self._lock:
             conn = self._live()
@@ -269,10 +296,10 @@ class Journal:
                 rows.append((seq, utc, mono, kind, data_text, head))
             try:
                 with self._full_sync() if durable else nullcontext():
-                    if len(rows) == 1:
+                    if len(rows) == 1 and not cursors:
                         conn.execute(_INSERT, rows[0])      # autocommit: one statement
                     else:
-                        self._insert_all(conn, rows)
+                        self._insert_all(conn, rows, cursors)
             except sqlite3.IntegrityError as err:
                 raise self._error(f"seq {rows[0][0]} already taken (a second writer?)",
                                   err) from err
@@ -282,10 +309,13 @@ class Journal:
             return [row[0] for row in rows]
 
     @staticmethod
-    def _insert_all(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    def _insert_all(conn: sqlite3.Connection, rows: list[tuple],
+                    cursors: Mapping[str, int] | None = None) -> None:
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.executemany(_INSERT, rows)
+            if cursors:
+                conn.executemany(_SET_CURSOR, list(cursors.items()))
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -305,13 +335,44 @@ class Journal:
         except (TypeError, ValueError) as err:
             raise ValueError(f"journal: {kind} data is not JSON-ready: {err}") from err
 
-    def append_event(self, event: dict, *, durable: bool | None = None) -> int:
-        """Append a domain event dict under its "event" name; card/override are durable."""
+    def append_event(self, event: dict, *, durable: bool = False) -> int:
+        """Append a domain event dict under its "event" name."""
         kind = event.get("event") if isinstance(event, dict) else None
         if not isinstance(kind, str) or not kind:
             raise ValueError(f"journal: a domain event needs an 'event' name: {event!r:.80}")
-        return self.append(kind, event, durable=kind in DURABLE_KINDS if durable is None
-                           else durable)
+        return self.append(kind, event, durable=durable)
+
+    # --- cursors -----------------------------------------------------------------------------
+
+    def cursor(self, name: str) -> int | None:
+        """The seq publisher `name` has delivered up to; None when it never recorded one."""
+        try:
+            row = self._live().execute("SELECT seq FROM cursors WHERE name = ?",
+                                       (name,)).fetchone()
+        except sqlite3.OperationalError:
+            return None     # a version 1 journal opened read-only: no cursors yet
+        except sqlite3.DatabaseError as err:
+            raise self._error("cannot be read", err) from err
+        return int(row[0]) if row else None
+
+    def set_cursors(self, cursors: Mapping[str, int], *, durable: bool = False) -> None:
+        """Record publishers' positions on their own (at a clean stop, say)."""
+        if self.readonly:
+            raise JournalError(f"journal {self.path}: opened read-only, cannot set cursors")
+        with self._lock:
+            conn = self._live()
+            try:
+                with self._full_sync() if durable else nullcontext():
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        conn.executemany(_SET_CURSOR, list(cursors.items()))
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                        raise
+            except sqlite3.Error as err:
+                raise self._error("cannot record a publisher's position", err) from err
 
     def snapshot(self, state: dict, upto_seq: int) -> int:
         """Store `state` as the table state after record `upto_seq` (durably); returns its id."""

@@ -174,6 +174,8 @@ class ShoeDriver(ABC):
             if event is not None:
                 return event
             try:
+                if timeout <= 0 and not self._port.in_waiting:
+                    return None         # a poll: nothing has arrived, and nothing is waited for
                 data = self._read_bytes()
             except (OSError, DeviceError, ValueError, TypeError) as err:
                 # pyserial raises SerialException (an OSError), or TypeError/ValueError from a

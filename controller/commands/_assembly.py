@@ -1,0 +1,249 @@
+"""Putting a table together: journal, table, the one service loop, devices by URL, publishers,
+and — only where a URL names the simulator, or for `tablectl simulate` — the simulator rig and
+the virtual people at the table. `run` and `simulate` both build their table here and both run
+the same `TableService` loop; they differ in the clock, the devices' URLs and who acts.
+
+This is the one place that builds a simulator rig; the drivers reach it only by its URLs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from controller.journal import Journal
+from controller.logsetup import get_logger
+from controller.profile import Profile
+from controller.service.clock import RealClock, VirtualClock
+from controller.service.control import ControlAdapter, Memory
+from controller.service.cycle import BettingTimer, ShoeCycle, ShoePlan
+from controller.service.devices import ShoeSource, ShufflerSource
+from controller.service.loop import TableService
+from controller.service.recovery import Recovery, open_table
+from controller.table.inputs import Restarted, command, parse_input
+from controller.table.states import CLOSED, SHOE_ENDED, SHUFFLING
+
+log = get_logger("controller.assembly")
+
+
+@dataclass
+class DeviceSettings:
+    shoe_url: str
+    protocol: str = "beetek"
+    shoe_options: dict = field(default_factory=dict)      # read_timeout_s, baudrate, …
+    min_pull_interval_s: float = 0.15
+    shuffler_url: str | None = None                       # None: hand-shuffled shoes
+    shuffler_options: dict = field(default_factory=dict)  # response_timeout_s, retries, …
+    approved_firmware: tuple[str, ...] = ()
+    shuffle_timeout_s: float = 300.0
+
+
+@dataclass
+class Actors:
+    """Who acts at a simulated table (all optional)."""
+    dealer: bool = False
+    dealer_pace_s: float = 1.0
+    device_tick_s: float = 0.0
+    hand_cards: Callable[[int], list[str] | None] | None = None
+    supervisor: bool = False
+    players: Any = None                  # simulators.dealer.VirtualPlayers
+    idle_seconds: float | None = None    # an outside shoe silent this long is empty
+
+
+class TableAssembly:
+    def __init__(self, profile: Profile, *, journal_path: str | None, devices: DeviceSettings,
+                 publishers: list, plan: Callable[[int], ShoePlan | None], shoes: int,
+                 software: str = "", name: str = "T1", virtual: bool = False,
+                 betting_seconds: float = 0.0, rig: Any = None, actors: Actors | None = None,
+                 rig_state: str | None = None, clock: Any = None):
+        self.profile, self.devices, self.rig = profile, devices, rig
+        self.actors = actors or Actors()
+        self.rig_state = rig_state
+        self.clock = clock or (VirtualClock() if virtual else RealClock())
+        self.journal = Journal(journal_path or ":memory:")
+        self.journal_path = journal_path
+        table, self.recovery = open_table(profile, self.journal, auto_open=True,
+                                          betting_seconds=betting_seconds)
+        self.service = TableService(table, self.journal, self.clock, name=name)
+        self.service.publishers.extend(publishers)
+        self.memory = Memory()
+        self.service.publishers.append(self.memory)
+        # what a crash left journaled but unpublished goes out first (at least once)
+        self.service.publish(self.recovery.undelivered)
+        self.service.published_seq = self.journal.last_seq
+        self.cycle = ShoeCycle(self.service, plan, shoes=shoes, software=software)
+        self.shoe: ShoeSource | None = None
+        self.shuffler: ShufflerSource | None = None
+        self.supervisor: Any = None
+        self.control: Any = None
+        self._closers: list[Callable[[], None]] = []
+
+    # ------------------------------------------------------------------ wiring
+    def submit_dict(self, d: dict) -> None:
+        """For the virtual people, who speak in plain command dicts."""
+        self.service.submit(parse_input(d))
+
+    def open_devices(self) -> None:
+        from drivers.shoe import open_shoe
+        from drivers.shuffler import open_shuffler
+        d = self.devices
+        virtual = self.clock.virtual
+        timing: dict[str, Any] = {}
+        if virtual:
+            timing = {"clock": self.clock, "sleep": lambda s: None, "stamp": self.clock}
+        elif self.rig is not None:
+            timing = {"stamp": self.rig.clock}    # the simulated shoe keeps its own time
+        self.shoe = ShoeSource(
+            self.service.submit, lambda: open_shoe(d.shoe_url, d.protocol, **d.shoe_options,
+                                                   **timing),
+            protocol=d.protocol, min_pull_interval_s=d.min_pull_interval_s,
+            read_timeout_s=0.0 if virtual else d.shoe_options.get("read_timeout_s", 0.2),
+            clock=self.clock if virtual else None)
+        self.service.acks["shoe"] = self.shoe.ack
+        self._closers.append(self.shoe.close)
+        if d.shuffler_url:
+            url = d.shuffler_url
+            opts = dict(d.shuffler_options)
+            if virtual:
+                opts.update(poll_interval_s=0.0)
+            self.shuffler = ShufflerSource(
+                self.service.submit, lambda: open_shuffler(url, **opts),
+                decks=self.profile.decks, approved_firmware=d.approved_firmware,
+                shuffle_timeout_s=d.shuffle_timeout_s, threaded=not virtual)
+            self._closers.append(self.shuffler.close)
+
+    def wire(self) -> None:
+        svc = self.service
+        a = self.actors
+        if self.rig is not None and a.dealer:
+            from simulators.dealer import VirtualDealer
+            dealer = VirtualDealer(self.rig, self.submit_dict, svc.call_later,
+                                   pace_s=a.dealer_pace_s, device_tick_s=a.device_tick_s,
+                                   hand_cards=a.hand_cards, shuffler=self.shuffler is not None)
+            svc.subscribers.append(dealer.on_event)
+        if self.shuffler is not None:
+            svc.subscribers.append(self.shuffler.on_event)
+        if a.supervisor:
+            from simulators.dealer import VirtualSupervisor
+            self.supervisor = VirtualSupervisor(
+                self.rig, self.submit_dict, svc.call_later,
+                card_when_none_due=self.profile.card_when_none_due,
+                face_up_card=self.profile.face_up_card)
+            svc.subscribers.append(self.supervisor.on_event)
+        if a.players is not None:
+            from simulators.dealer import PlayersActor
+            svc.subscribers.append(PlayersActor(a.players, self.submit_dict,
+                                                svc.call_later).on_event)
+        if a.idle_seconds:
+            svc.subscribers.append(IdleWatch(svc, a.idle_seconds).on_event)
+        svc.subscribers.append(BettingTimer(svc).on_event)
+        svc.subscribers.append(self.cycle.on_event)
+        if self.clock.virtual:
+            if self.shoe is not None:
+                svc.pumps.append(self.shoe)
+            if self.shuffler is not None:
+                svc.pumps.append(self.shuffler)
+        elif self.shoe is not None:
+            self.shoe.start()
+
+    def start_control(self, socket_path: str, users_db: str, *, group: str | None,
+                      reply_timeout_s: float, name: str) -> None:
+        from controller.accounts import AccountStore
+        from controller.control_api import ControlServer
+        Path(users_db).parent.mkdir(parents=True, exist_ok=True)
+        store = AccountStore(users_db)
+        adapter = ControlAdapter(self.service, self.journal_path or ":memory:", self.memory,
+                                 name=name, store=store)
+        self.control = ControlServer(socket_path, store, submit=adapter.submit, group=group,
+                                     reply_timeout_s=reply_timeout_s,
+                                     on_auth=adapter.on_auth).start()
+        self._closers.append(self.control.close)
+
+    # ------------------------------------------------------------------ a restart
+    def resume(self, *, devices_lost: bool) -> str | None:
+        """What to do with a shoe the journal left open; one line saying what was resumed."""
+        rec: Recovery = self.recovery
+        table = self.service.table
+        if not rec.resumed:
+            return None
+        where = f"journal {self.journal_path} at seq {self.journal.last_seq}"
+        state = table.state
+        if state in (CLOSED, SHOE_ENDED) and not (table.shoe and table.shoe.counting):
+            return f"resumed {where}: no shoe in play (shoe {table.shoe_no} done)"
+        line = f"resumed {where}: shoe {table.shoe_no}" + (
+            f", round {table.round.number}" if table.round is not None else "") + f", {state}"
+        if table.hold is not None:
+            line += f", on hold for {table.hold.last.kind}"
+        if devices_lost:
+            # the embedded simulator died with the last process: its shoe is gone
+            self.service.submit(command("abandon_shoe", reason="simulated devices restarted"))
+            return line + "; the simulated shoe did not survive the restart: it is closed"
+        if self.shoe is not None and rec.shoe_seq and self.shoe.resends:
+            self.shoe.resume(rec.shoe_seq)
+        resends = self.shoe.resends if self.shoe is not None else False
+        if self.rig is not None and self.rig_state:
+            resends = True          # the simulated shoe resumes at the first unjournaled card
+        self.service.submit(Restarted(resends=resends))
+        for request in _pending_requests(table):
+            self.service.submit(lambda r=request: self._request(r))
+        return line
+
+    def _request(self, action: str) -> None:
+        ev = {"event": "device_request", "device": "shuffler", "action": action}
+        for sub in self.service.subscribers:
+            sub(ev)
+
+    # ------------------------------------------------------------------ running
+    def run(self) -> None:
+        """Serve until the shoes are dealt (or stopped). TableStopped: the journal failed."""
+        try:
+            self.service.run()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for close in reversed(self._closers):
+            try:
+                close()
+            except Exception as err:       # closing one device must not skip the others
+                log.warning("close failed", error=repr(err))
+        self._closers.clear()
+        self.service.close()
+        self.journal.close()
+        if self.rig is not None:
+            self.rig.close()
+
+
+class IdleWatch:
+    """A shoe outside this process that stays silent while a card is due is empty."""
+
+    def __init__(self, service: TableService, idle_seconds: float):
+        self.service, self.idle_seconds = service, idle_seconds
+        self._handle: int | None = None
+        self.expects: str | None = None
+
+    def on_event(self, e: dict) -> None:
+        if e["event"] != "status":
+            return
+        if self._handle is not None:
+            self.service.cancel(self._handle)
+            self._handle = None
+        self.expects = e.get("expects")
+        if self.expects in ("card", "count_back"):
+            self._handle = self.service.call_later(self.idle_seconds, self._silent)
+
+    def _silent(self) -> None:
+        self._handle = None
+        if self.expects in ("card", "count_back"):
+            self.service.submit(command("shoe_empty", user="dealer", role="dealer",
+                                        reason="the shoe has been silent"))
+
+
+def _pending_requests(table: Any) -> list[str]:
+    """What the shuffler was asked and may not have done when the last process died."""
+    shoe = table.shoe
+    if table.state == SHUFFLING:
+        return ["shuffle"]
+    if shoe is not None and shoe.counting == "shuffler":
+        return ["count_rest"]
+    return []

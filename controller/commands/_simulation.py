@@ -1,0 +1,184 @@
+"""Whole shoes through the real pipeline on a simulated table (`tablectl simulate`).
+
+The same loop as `tablectl run` (`TableService`), on a virtual clock: the simulated shoe and
+shuffler behind their URLs, the real drivers, the table machine, the journal and the
+publishers; a virtual dealer, supervisor and players act on what the table publishes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from controller import procedures
+from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
+from controller.errors import InputError
+from controller.profile import Profile
+from controller.service.clock import VirtualClock
+from controller.service.cycle import ShoePlan
+from controller.shoefile import ShoeFile, check_against_decks, check_cut, read_shoe_file
+from controller.software import release_digest
+
+
+@dataclass
+class SimOptions:
+    seed: int | None = None
+    shoe_file: str | None = None
+    shoes: int = 1
+    faults: Sequence[Any] = ()
+    demo_rounds: int = 0
+    journal_path: str | None = None
+    protocol: str = "beetek"
+    use_shuffler: bool = True
+    publishers: list = field(default_factory=list)
+    crash_after: int | None = None
+    betting_seconds: float = 0.0
+    shoe_url: str | None = None        # a shoe outside this process (real, or `tablectl devices`)
+    idle_seconds: float = 30.0         # with shoe_url: silence this long means the shoe is empty
+    decisions: str | None = None        # decisions file for the virtual players (banking games)
+
+
+def load_shoe_file(profile: Profile, path: str) -> ShoeFile:
+    """A shoe file checked against the profile: whole decks, the cut card where it may lie.
+
+    Andar Bahar: one 52-card deck per round, as many as the file holds. A continuous shuffler:
+    the order the machine is loaded in, with no cut card.
+    """
+    shoe = read_shoe_file(path)
+    if profile.continuous_shuffler:
+        if shoe.cut_position is not None:
+            raise InputError(f"{path}: a CUT line, but the profile {profile.name} deals from a "
+                             f"continuous shuffler, which has no cut card; remove the line")
+        check_against_decks(shoe, profile.decks)
+        return shoe
+    if profile.game == "andar_bahar":
+        if len(shoe.cards) % 52:
+            raise InputError(f"{path}: {len(shoe.cards)} cards; an Andar Bahar file holds whole "
+                             f"52-card decks, one per round")
+        for k in range(len(shoe.cards) // 52):
+            check_against_decks(ShoeFile(path, shoe.cards[52 * k:52 * (k + 1)], None), 1)
+        return shoe
+    check_against_decks(shoe, profile.decks)
+    cc = profile.cut_card
+    check_cut(shoe, cc.min_from_end, cc.max_from_end, len(shoe.cards))
+    return shoe
+
+
+class Plan:
+    """Which shoes the simulation deals: from the file, or shuffled (seeded)."""
+
+    def __init__(self, profile: Profile, opts: SimOptions):
+        self.profile, self.opts = profile, opts
+        self.file = load_shoe_file(profile, opts.shoe_file) if opts.shoe_file else None
+
+    def count(self) -> int:
+        if self.file is not None:
+            return len(self.file.cards) // 52 if self.profile.game == "andar_bahar" else 1
+        return self.opts.shoes
+
+    def shoe(self, number: int) -> ShoePlan | None:
+        """The plan for the table's shoe `number` (1-based, across restarts)."""
+        if number > self.count():
+            return None
+        p = self.profile
+        cut = None if p.continuous_shuffler else \
+            procedures.default_cut_position(p, p.cards)
+        if self.file is not None:
+            if p.game != "andar_bahar" and not p.continuous_shuffler:
+                cut = self.file.cut_position
+                if cut is None:
+                    cut = procedures.default_cut_position(p, len(self.file.cards))
+                    cut = None if cut is None or cut >= len(self.file.cards) else cut
+            return ShoePlan(cut, shuffler=False, demo_rounds=self.opts.demo_rounds)
+        if self.opts.shoe_url:
+            return ShoePlan(None, shuffler=False, demo_rounds=self.opts.demo_rounds)
+        return ShoePlan(cut, shuffler=self.opts.use_shuffler, demo_rounds=self.opts.demo_rounds)
+
+    def cards(self, number: int) -> list[str] | None:
+        """The cards the dealer loads by hand into shoe `number`; None: shuffle them."""
+        if self.file is None:
+            return None
+        if self.profile.game == "andar_bahar":
+            return self.file.codes[52 * (number - 1):52 * number]
+        return self.file.codes
+
+
+class Collect:
+    def __init__(self) -> None:
+        self.events: list[dict] = []
+
+    def publish(self, event: dict) -> None:
+        if event["event"] != "prompt":
+            self.events.append(event)
+
+
+def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
+    """Deal the simulated shoes; every published event (prompts aside), in order."""
+    from simulators.dealer import DecisionsFileError, VirtualPlayers, read_decisions
+    from simulators.install import install
+    from simulators.rig import SimRig
+    opts = SimOptions(**kw)
+    plan = Plan(profile, opts)
+    players = None
+    rules_decisions = tuple(getattr(profile_rules(profile), "decisions", ()))
+    if rules_decisions:
+        script = []
+        if opts.decisions:
+            rules = profile_rules(profile)
+            try:
+                script = read_decisions(opts.decisions, rules.draw_decisions,
+                                        rules.seat_decisions)
+            except DecisionsFileError as err:
+                raise InputError(str(err)) from None
+        players = VirtualPlayers(script)
+    elif opts.decisions:
+        raise InputError(f"--decisions: {profile.game} takes no decisions")
+    collect = Collect()
+    install()
+    external = bool(opts.shoe_url)
+    clock = None if external else VirtualClock()
+    rig = None
+    if not external:
+        rig = SimRig(profile.decks, protocol=opts.protocol, seed=opts.seed,
+                     faults=tuple(opts.faults), clock=clock,
+                     continuous=profile.continuous_shuffler)
+    devices = DeviceSettings(
+        shoe_url=opts.shoe_url or rig.shoe_url, protocol=opts.protocol,
+        shoe_options=dict(read_timeout_s=0.2) if external else
+        dict(read_timeout_s=0.01, reconnect_initial_s=0.01, reconnect_max_s=0.05),
+        # a shoe file is loaded by hand: the shuffler plays no part
+        shuffler_url=rig.shuffler_url if rig is not None and opts.use_shuffler
+        and plan.file is None else None,
+        shuffler_options=dict(response_timeout_s=1.0))
+    rig_state = f"{opts.journal_path}.devices.json" if opts.journal_path and rig else None
+    asm = TableAssembly(
+        profile, journal_path=opts.journal_path, devices=devices,
+        publishers=[*opts.publishers, collect], plan=lambda k: plan.shoe(k), shoes=0,
+        software=release_digest(), virtual=not external, clock=clock,
+        betting_seconds=opts.betting_seconds, rig=rig,
+        actors=Actors(dealer=rig is not None, hand_cards=plan.cards, supervisor=True,
+                      players=players, idle_seconds=opts.idle_seconds if external else None),
+        rig_state=rig_state)
+    try:
+        asm.open_devices()
+    except Exception:
+        asm.close()
+        raise
+    if rig is not None and rig_state and asm.recovery.resumed:
+        shoe = asm.service.table.shoe
+        rig.restore(rig_state, shoe.reads if shoe is not None else 0)
+    if rig_state:
+        asm.service.before_input.append(lambda: rig.save(rig_state))
+    asm.service.crash_after = opts.crash_after
+    asm.wire()
+    asm.resume(devices_lost=False)
+    asm.run()
+    stuck = asm.supervisor.stuck if asm.supervisor is not None else None
+    if not asm.cycle.done:
+        raise InputError(stuck or f"the simulated table stopped at: "
+                         f"{asm.service.table.prompt()}")
+    return collect.events
+
+
+def profile_rules(profile: Profile) -> Any:
+    from controller.games import get_rules
+    return get_rules(profile.game)

@@ -1,0 +1,128 @@
+"""The control socket's side of the service: commands go through the loop like any input;
+reads are answered off the loop's thread, so a console never slows the dealing.
+
+- `state`: a read-only query run between two inputs (microseconds) plus the recent rounds,
+  alarms and overrides the `Memory` publisher kept;
+- `recall`, `audit`: read from the journal on the connection's own thread (a read-only
+  connection), never on the table's;
+- `users`: the account store, on the connection's thread; the change is journaled as a note;
+- sign-ins are checked (scrypt) on the connection's thread; the attempt is journaled as a note.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from controller.errors import CommandRefused, InputError
+from controller.journal import Journal
+from controller.profile import resolve
+from controller.recall import last_rounds, overrides
+from controller.service.loop import Note, Query, Submitted, TableService
+from controller.table import Table
+from controller.table.inputs import Command as TableCommand
+
+READ_ACTIONS = ("state", "recall", "audit")
+
+
+class Memory:
+    """A publisher that keeps the last rounds, alarms and overrides for `state` requests."""
+
+    def __init__(self, keep: int = 10):
+        self.rounds: deque[dict] = deque(maxlen=keep)
+        self.alarms: deque[dict] = deque(maxlen=20)
+        self.overrides: deque[dict] = deque(maxlen=200)
+
+    def publish(self, event: dict) -> None:
+        kind = event["event"]
+        if kind == "round_result":
+            self.rounds.append(event)
+        elif kind == "alarm" and event.get("severity") != "info":
+            self.alarms.append({k: event.get(k) for k in ("source", "code", "text", "severity")})
+        elif kind == "override":
+            self.overrides.append(event)
+
+
+class ControlAdapter:
+    """What the control server calls (from its connection threads) for each command."""
+
+    def __init__(self, service: TableService, journal_path: str, memory: Memory, *,
+                 name: str = "T1", store: Any = None):
+        self.service, self.journal_path, self.memory = service, journal_path, memory
+        self.name = name
+        self.store = store
+
+    def submit(self, cmd: Any) -> None:
+        """A `control_api.Command`: settle `cmd.reply` with the answer or the refusal."""
+        try:
+            if cmd.action == "state":
+                self._chain(Query(self._state), cmd.reply)
+            elif cmd.action in ("recall", "audit"):
+                cmd.reply.set_result(self._read(cmd.action, dict(cmd.args)))
+            elif cmd.action == "users":
+                cmd.reply.set_result(self._users(cmd))
+            else:
+                self._chain(Submitted(self._table_command(cmd)), cmd.reply)
+        except (CommandRefused, InputError) as err:
+            cmd.reply.set_exception(err)
+
+    def on_auth(self, result: Any) -> None:
+        """Every sign-in attempt, journaled (not on the table's thread: queued as a note).
+        A console reads the state every second: its successful reads are not journaled."""
+        if getattr(result, "ok", False) and getattr(result, "context", "") in READ_ACTIONS:
+            return
+        record = getattr(result, "record", None)
+        data = record() if callable(record) else {"user": getattr(result, "user", "")}
+        self.service.submit(Note("auth", dict(data)))
+
+    # ------------------------------------------------------------------ each kind
+    def _chain(self, item: Query | Submitted, reply: concurrent.futures.Future) -> None:
+        def done(f: concurrent.futures.Future) -> None:
+            err = f.exception()
+            if err is not None:
+                reply.set_exception(err)
+            else:
+                reply.set_result(f.result())
+        item.reply.add_done_callback(done)
+        self.service.submit(item)
+
+    def _state(self, table: Table) -> dict:
+        view = table.view()
+        view.update(table=self.name, alarms=list(self.memory.alarms),
+                    last_rounds=list(self.memory.rounds))
+        return view
+
+    def _table_command(self, cmd: Any) -> TableCommand:
+        args = dict(cmd.args)
+        if cmd.action == "change_profile":
+            # the journal keeps the profile exactly as loaded, so a replay never reads a file
+            try:
+                path = resolve(str(args.get("profile", "")))
+                args["text"] = Path(path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as err:
+                raise CommandRefused(f"profile {args.get('profile')!r} cannot be read: {err}",
+                                     code="invalid_args") from err
+            except InputError as err:
+                raise CommandRefused(str(err), code="invalid_args") from err
+        return TableCommand(action=cmd.action, args=args, user=cmd.user, role=cmd.role,
+                            reason=cmd.reason)
+
+    def _read(self, action: str, args: dict) -> dict:
+        last = int(args.get("count") or args.get("limit") or 10)
+        journal = Journal.open_readonly(self.journal_path)
+        try:
+            if action == "audit":
+                return {"overrides": overrides(journal, last=last)}
+            return {"rounds": last_rounds(journal, last)}
+        finally:
+            journal.close()
+
+    def _users(self, cmd: Any) -> Any:
+        from controller.accounts import users_action
+        result = users_action(self.store, dict(cmd.args), by=cmd.user)
+        self.service.submit(Note("account", {"user": cmd.user, "reason": cmd.reason,
+                                             **dict(cmd.args)}, durable=True))
+        return result
+
+

@@ -1,0 +1,84 @@
+"""The table's rhythm, as sources that react to what the table publishes: new shoes while more
+are wanted, and the betting window's timer."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from controller.service.loop import TableService
+from controller.table.inputs import command
+from controller.table.states import BETTING, CLOSED, SHOE_ENDED
+
+
+@dataclass(frozen=True)
+class ShoePlan:
+    cut_position: int | None
+    shuffler: bool
+    demo_rounds: int = 0
+
+
+class ShoeCycle:
+    """Starts a shoe when the table has none in play (closed, or the last one counted back),
+    as long as `plan(number)` gives one for the table's next shoe number; stops the service
+    after `shoes` shoes started by this process (0: no such limit)."""
+
+    def __init__(self, service: TableService, plan: Callable[[int], ShoePlan | None], *,
+                 shoes: int = 0, software: str = ""):
+        self.service, self.plan, self.shoes, self.software = service, plan, shoes, software
+        self.started = 0            # shoes started by this process
+        self.finished = 0
+        self._asked_at: int | None = None
+        self.done = False
+
+    def on_event(self, e: dict) -> None:
+        kind = e["event"]
+        if kind == "shoe_started":
+            self.started += 1
+            self._asked_at = None
+        elif kind == "status":
+            self._check(e)
+
+    def _check(self, st: dict) -> None:
+        if st["state"] not in (CLOSED, SHOE_ENDED) or st.get("counting"):
+            return
+        if self._asked_at == st["shoe"]:
+            return                   # asked already; waiting for the table
+        if st["state"] == SHOE_ENDED and self.started:
+            self.finished = self.started
+        if self.shoes and self.finished >= self.shoes:
+            self.done = True
+            self.service.stop("every shoe asked for was dealt")
+            return
+        plan = self.plan(st["shoe"] + 1)
+        if plan is None:
+            self.done = True
+            self.service.stop("no more shoes to deal")
+            return
+        self._asked_at = st["shoe"]
+        self.service.submit(command("new_shoe", cut_position=plan.cut_position,
+                                    demo_rounds=plan.demo_rounds, shuffler=plan.shuffler,
+                                    software=self.software))
+
+
+class BettingTimer:
+    """Closes bets when the window the table announced (`closes_in_s`) runs out."""
+
+    def __init__(self, service: TableService):
+        self.service = service
+        self.state = ""
+        self._handle: int | None = None
+
+    def on_event(self, e: dict) -> None:
+        kind = e["event"]
+        if kind == "status":
+            self.state = e["state"]
+        elif kind == "bets_open" and e.get("closes_in_s", 0) > 0:
+            self._handle = self.service.call_later(float(e["closes_in_s"]), self._close)
+        elif kind == "bets_closed" and self._handle is not None:
+            self.service.cancel(self._handle)
+            self._handle = None
+
+    def _close(self) -> None:
+        self._handle = None
+        if self.state == BETTING:
+            self.service.submit(command("close_bets", user="timer", role="system"))

@@ -1,0 +1,264 @@
+"""Device sources: the shoe and the shuffler, reached by URL through their drivers.
+
+Each source owns its device: only its own thread (live) or the loop's pump (simulated) calls
+the driver. What the device says becomes a table input on the service's queue; what the table
+asks of the device (acknowledge a journaled read, shuffle, deliver, count the rest) reaches the
+source through its outbox or a published `device_request` event.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+from typing import Any, Callable
+
+from controller.logsetup import get_logger
+from controller.table import inputs as ti
+from drivers import events as ev
+from drivers.errors import DeviceError
+
+log = get_logger("controller.devices")
+
+
+def from_device(event: ev.DeviceEvent) -> ti.Input | None:
+    """The table input for a typed device event (None for events that change nothing)."""
+    if isinstance(event, ev.CardRead):
+        flags: dict[str, Any] = {k: True for k in ("manual_burn", "face_up")
+                                 if getattr(event, k)}
+        if event.multiple:
+            flags["multiple"] = event.multiple
+        return ti.CardRead(event.code, event.device, event.seq, flags)
+    if isinstance(event, ev.CutCardSeen):
+        return ti.CutCard(event.device)
+    if isinstance(event, ev.ReadFailed):
+        return ti.ReadFailed(event.reason, event.device)
+    if isinstance(event, ev.MultipleCards):
+        return ti.MultipleCards(event.count, event.device)
+    if isinstance(event, ev.DeviceAlarm):
+        return ti.DeviceAlarm(event.device, event.code, event.text)
+    if isinstance(event, ev.DeviceWarning):
+        return ti.DeviceWarning(event.device, event.code, event.text)
+    if isinstance(event, ev.LinkLost):
+        return ti.LinkLost(event.device, event.reason)
+    if isinstance(event, ev.LinkBack):
+        return ti.LinkBack(event.device)
+    if isinstance(event, ev.ShuffleDone):
+        return ti.Shuffled(event.count, dict(event.composition), event.device)
+    if isinstance(event, ev.ShufflerIdentity):
+        return ti.Identity(event.model, event.serial, event.firmware, event.device)
+    if isinstance(event, ev.ShufflerStatus) and event.state in ("jam", "door_open", "error"):
+        return ti.DeviceAlarm(event.device, event.state,
+                              f"shuffler {event.state.replace('_', ' ')} "
+                              f"(code {event.error_code})")
+    return None
+
+
+class DrawTimer:
+    """Marks a card read that came too soon after the previous one for a hand to pull.
+
+    Reads that arrive in one burst, or closer than `min_pull_interval_s`, were drawn together
+    (a double or triple draw): they keep their read order (top card first) and are flagged.
+    The flag is decided here, once, and journaled with the input, so a replay agrees.
+    """
+
+    def __init__(self, min_pull_interval_s: float = 0.15):
+        self.min_pull_interval_s = min_pull_interval_s
+        self.last_t: float | None = None
+
+    @classmethod
+    def for_protocol(cls, protocol: str, min_pull_interval_s: float = 0.15) -> "DrawTimer":
+        """A protocol that flags multiple draws itself (framed) needs no timing guess."""
+        return cls(0.0 if protocol == "framed" else min_pull_interval_s)
+
+    def annotate(self, inp: ti.Input | None, event: ev.DeviceEvent) -> ti.Input | None:
+        if not isinstance(inp, (ti.CardRead, ti.ReadFailed)):
+            return inp
+        t = event.t
+        close = self.last_t is not None and t - self.last_t < self.min_pull_interval_s
+        self.last_t = t
+        if close and isinstance(inp, ti.CardRead):
+            return ti.CardRead(inp.code, inp.device, inp.seq,
+                               dict(inp.flags, with_previous=True))
+        return inp
+
+
+class ShoeSource:
+    """The shoe: reads become inputs; journaled reads are acknowledged from the outbox."""
+
+    def __init__(self, submit: Callable[[Any], None], open_driver: Callable[[], Any], *,
+                 protocol: str, min_pull_interval_s: float = 0.15, read_timeout_s: float = 0.2,
+                 clock: Callable[[], float] | None = None):
+        self.submit, self.protocol = submit, protocol
+        self.driver = open_driver()
+        self.timer = DrawTimer.for_protocol(protocol, min_pull_interval_s)
+        self.read_timeout_s = read_timeout_s
+        self.clock = clock
+        self.outbox: collections.deque[int] = collections.deque()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self.resume_seq: int | None = None
+
+    @property
+    def resends(self) -> bool:
+        """Whether the protocol resends unacknowledged reads (nothing is lost in flight)."""
+        return self.protocol == "framed"
+
+    def ack(self, seq: int) -> None:
+        """From the loop: this read is journaled (the owner's thread tells the shoe)."""
+        self.outbox.append(seq)
+
+    def resume(self, last_seq: int) -> None:
+        """After a restart: reads up to `last_seq` are journaled already."""
+        self.resume_seq = last_seq
+
+    def step(self, timeout: float) -> bool:
+        """One read (owner's thread); True when it produced an input."""
+        drv = self.driver
+        if self.resume_seq is not None:
+            drv.resume(self.resume_seq)
+            self.resume_seq = None
+        while self.outbox:
+            drv.ack(self.outbox.popleft())
+        event = drv.read_event(timeout=timeout)
+        if event is None:
+            return False
+        inp = self.timer.annotate(from_device(event), event)
+        if inp is not None:
+            self.submit(inp)
+        return True
+
+    def pump(self) -> float | None:
+        """Simulated time: read everything the shoe has sent; when the link is down, the time
+        to try again."""
+        while self.step(0.0):
+            pass
+        if not self.driver.connected and self.clock is not None:
+            return self.clock() + max(self.driver.reconnect_delay_s, 0.01)
+        return None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True, name="shoe-reader")
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.step(self.read_timeout_s)
+            except Exception as err:     # never let device input kill the reader silently
+                log.error("shoe reader error", error=repr(err), exc_info=err)
+                self.submit(ti.LinkLost("shoe", repr(err)))
+                self._stop.wait(1.0)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self.driver.close()
+
+
+class ShufflerSource:
+    """The shuffler: works through the table's `device_request`s (shuffle, deliver, count the
+    rest) and reports identity, counts and alarms as inputs."""
+
+    def __init__(self, submit: Callable[[Any], None], open_driver: Callable[[], Any], *,
+                 decks: int, approved_firmware: tuple[str, ...] = (),
+                 shuffle_timeout_s: float = 300.0, threaded: bool = True):
+        self.submit, self.open_driver, self.decks = submit, open_driver, decks
+        self.approved = tuple(approved_firmware)
+        self.shuffle_timeout_s = shuffle_timeout_s
+        self.requests: collections.deque[str] = collections.deque()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        if threaded:
+            self._thread = threading.Thread(target=self._run, daemon=True, name="shuffler")
+            self._thread.start()
+
+    def on_event(self, e: dict) -> None:
+        """From the loop: the table asks something of the shuffler."""
+        if e["event"] == "device_request" and e.get("device") == "shuffler":
+            self.requests.append(e["action"])
+            self._wake.set()
+
+    def pump(self) -> float | None:
+        while self.requests:
+            self._work(self.requests.popleft())
+        return None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait(0.5)
+            self._wake.clear()
+            while self.requests and not self._stop.is_set():
+                self._work(self.requests.popleft())
+
+    def _work(self, action: str) -> None:
+        try:
+            drv = self.open_driver()
+        except DeviceError as err:     # a device that cannot be opened: tell the table
+            self.submit(ti.DeviceAlarm("shuffler", "open_failed", str(err)))
+            return
+        try:
+            if action == "shuffle":
+                self._shuffle(drv)
+            elif action == "deliver":
+                self._deliver(drv)
+            elif action == "count_rest":
+                self._count_rest(drv)
+        except DeviceError as err:
+            self.submit(ti.DeviceAlarm("shuffler", "fault", str(err)))
+        finally:
+            drv.close()
+
+    def _shuffle(self, drv: Any) -> None:
+        from drivers.shuffler import ShuffleCountError, ShufflerFault
+        ident = drv.identify()
+        self.submit(from_device(ident))
+        if self.approved and ident.firmware not in self.approved:
+            self.submit(ti.DeviceAlarm("shuffler", "unapproved_firmware",
+                                       f"firmware {ident.firmware!r} is not on the approved "
+                                       f"list ({', '.join(self.approved)})"))
+            return
+        state = drv.status().state
+        if state in ("jam", "error"):
+            state = drv.clear().state
+        if state == "door_open":
+            self.submit(ti.DeviceAlarm("shuffler", "door_open", "shuffler door open"))
+            return
+        if state not in ("shuffling", "ready"):
+            drv.shuffle(self.decks)
+        try:
+            self.submit(from_device(drv.wait_ready(self.shuffle_timeout_s, decks=self.decks)))
+        except ShuffleCountError as err:
+            self.submit(ti.Shuffled(err.count, dict(err.composition)))
+        except ShufflerFault as err:
+            self.submit(ti.DeviceAlarm("shuffler", err.status.state, str(err)))
+
+    def _deliver(self, drv: Any) -> None:
+        try:
+            drv.deliver()
+        except DeviceError as err:
+            log.warning("shuffler did not deliver; the shoe is taken by hand", error=str(err))
+
+    def _count_rest(self, drv: Any) -> None:
+        """The rest of the ended shoe goes through the shuffler, which counts it card by card
+        (a count that is not whole decks is what is expected here)."""
+        from drivers.shuffler import ShuffleCountError, ShufflerFault
+        if drv.status().state in ("jam", "error"):
+            drv.clear()
+        drv.shuffle(self.decks)
+        try:
+            done = drv.wait_ready(self.shuffle_timeout_s)
+            count, comp = done.count, dict(done.composition)
+        except ShuffleCountError as err:
+            count, comp = err.count, dict(err.composition)
+        except ShufflerFault as err:
+            self.submit(ti.DeviceAlarm("shuffler", err.status.state, str(err)))
+            return
+        drv.clear()
+        self.submit(ti.Remainder(comp, None if comp else count))
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

@@ -1,0 +1,283 @@
+"""The table service: one loop, one queue, one thread that touches the table.
+
+    sources (shoe, shuffler, control socket, timers, virtual actors) ──put──▶ inbox
+    loop:  input ─▶ Table.apply_safely ─▶ journal (input + its events, one transaction,
+           fsynced for durable inputs) ─▶ publish (events carry their journal seq) ─▶ device acks
+
+Nothing is published, acknowledged or answered before its input and events are in the journal.
+A journal that cannot be written stops the table (`TableStopped`): the state it had moved to in
+memory is never seen, and a restart resumes from what is durable. The same loop runs live (real
+clock; sources are threads) and simulated (virtual clock; the loop pumps the sources itself and
+jumps to the next timer when nothing else can happen).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import queue
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+import structlog
+
+from controller.errors import TableStopped
+from controller.journal import Journal, JournalError
+from controller.logsetup import get_logger
+from controller.service.clock import Clock, Timers
+from controller.service.recovery import LOCAL_CURSOR, SNAPSHOT_FORMAT
+from controller.table import Table
+from controller.table.inputs import DURABLE, Input
+
+log = get_logger("controller.service")
+SNAPSHOT_EVERY = 1000      # inputs between snapshots: bounds replay work at restart
+#: events that make an input durable whatever its kind (an override or a hold must survive)
+DURABLE_EVENTS = frozenset({"override", "hold"})
+
+
+class Publisher(Protocol):
+    def publish(self, event: dict) -> None: ...
+
+
+class Pump(Protocol):
+    def pump(self) -> float | None: ...
+
+
+@dataclass
+class Note:
+    """A record for the journal that is not a table input (a sign-in, an account change)."""
+    kind: str
+    data: dict
+    durable: bool = False
+
+
+@dataclass
+class Query:
+    """Run `fn(table)` on the loop's thread and hand its answer to `reply` (read-only)."""
+    fn: Callable[[Table], Any]
+    reply: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
+
+
+@dataclass
+class Submitted:
+    """An input whose outcome someone waits for (a console command)."""
+    input: Input
+    reply: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
+
+
+class TableService:
+    def __init__(self, table: Table, journal: Journal, clock: Clock, *, name: str = "T1",
+                 published_seq: int | None = None):
+        self.table, self.journal, self.clock, self.name = table, journal, clock, name
+        self.inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.timers = Timers()
+        self.publishers: list[Publisher] = []        # outward: stdout, the console's memory
+        self.subscribers: list[Callable[[dict], None]] = []   # in-process actors and devices
+        self.pumps: list[Pump] = []                  # device sources driven by the loop
+        self.acks: dict[str, Callable[[int], None]] = {}      # device → ack a journaled read
+        self.before_input: list[Callable[[], None]] = []    # e.g. a simulated rig saving itself
+        self.published_seq = journal.last_seq if published_seq is None else published_seq
+        self.shoe_seq = 0
+        self.crash_after: int | None = None          # fault injection: die after N inputs
+        self.inputs_since_snapshot = 0
+        self.last_prompt = ""
+        self._stopped = False
+        self.stop_reason = ""
+
+    # ------------------------------------------------------------------ for sources
+    def submit(self, item: Any) -> None:
+        """Queue an input (or a Note, Query, Submitted, or a callable to run on the loop)."""
+        self.inbox.put(item)
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> int:
+        """Run `fn` on the loop's thread after `delay` seconds of the service's clock (from
+        the loop's thread only; other threads submit a callable instead)."""
+        return self.timers.call_at(self.clock.now() + delay, fn)
+
+    def cancel(self, handle: int) -> None:
+        self.timers.cancel(handle)
+
+    def stop(self, reason: str = "") -> None:
+        self._stopped = True
+        self.stop_reason = reason or self.stop_reason
+        self.inbox.put(None)            # wake the loop
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> None:
+        """Serve inputs until stopped (or, on a virtual clock, until nothing can happen)."""
+        self._publish_status()
+        while not self._stopped:
+            item = self._next_virtual() if self.clock.virtual else self._next_real()
+            if item is _IDLE:
+                return
+            if item is not None:
+                self._handle(item)
+
+    def _next_real(self) -> Any:
+        nxt = self.timers.next_time()
+        timeout = 0.5 if nxt is None else min(0.5, max(0.0, nxt - self.clock.now()))
+        try:
+            return self.inbox.get(timeout=timeout)
+        except queue.Empty:
+            self._fire_due()
+            return None
+
+    def _next_virtual(self) -> Any:
+        while True:
+            try:
+                return self.inbox.get_nowait()
+            except queue.Empty:
+                pass
+            wakes = [w for w in (p.pump() for p in self.pumps) if w is not None]
+            if not self.inbox.empty():
+                continue
+            if self._fire_due():
+                continue
+            times = wakes + [t for t in (self.timers.next_time(),) if t is not None]
+            if not times:
+                return _IDLE
+            self.clock.advance_to(min(times))       # type: ignore[union-attr]
+            for p in self.pumps:                     # what devices sent by then comes first
+                p.pump()
+
+    def _fire_due(self) -> bool:
+        due = self.timers.pop_due(self.clock.now())
+        for fn in due:
+            fn()
+        return bool(due)
+
+    def _handle(self, item: Any) -> None:
+        if isinstance(item, Input):
+            self.process(item)
+        elif isinstance(item, Submitted):
+            out = self.process(item.input)
+            if out.refused is not None:
+                item.reply.set_exception(out.refused)
+            elif out.error is not None:
+                item.reply.set_exception(out.error)
+            else:
+                item.reply.set_result({"state": self.table.state, "events": out.events})
+        elif isinstance(item, Note):
+            self._journal_note(item)
+        elif isinstance(item, Query):
+            try:
+                item.reply.set_result(item.fn(self.table))
+            except Exception as err:       # a query never stops the loop
+                item.reply.set_exception(err)
+        elif callable(item):
+            item()
+
+    # ------------------------------------------------------------------ one input
+    def process(self, inp: Input) -> Any:
+        """Apply one input, journal it with its events, then publish and acknowledge."""
+        for hook in self.before_input:
+            hook()
+        out = self.table.apply_safely(inp)
+        record = inp.to_dict()
+        if out.refused is not None:
+            record["refused"] = str(out.refused)
+        if out.error is not None:
+            record["error"] = repr(out.error)
+            log.error("input could not be applied; the table is on hold",
+                      input=inp.type, error=repr(out.error), exc_info=out.error)
+        events = out.events
+        durable = DURABLE[inp.type] or any(e["event"] in DURABLE_EVENTS for e in events)
+        try:
+            seqs = self.journal.append_many(
+                [("input", record)] + [(e["event"], e) for e in events], durable=durable,
+                cursors={LOCAL_CURSOR: self.published_seq})
+        except (JournalError, ValueError) as err:
+            # the table moved in memory only: nobody sees it; the process stops here
+            self._stopped = True
+            raise TableStopped(f"the journal cannot be written, so the table stopped before "
+                               f"announcing anything more: {err}") from err
+        if inp.type == "card" and record.get("seq"):
+            self.shoe_seq = record["seq"]
+        self._after_journal(inp, out.events, seqs)
+        if out.refused is not None:
+            log.warning("input refused", input=record.get("action", inp.type),
+                        why=str(out.refused))
+        return out
+
+    def _after_journal(self, inp: Input, events: list[dict], seqs: list[int]) -> None:
+        self.inputs_since_snapshot += 1
+        if self.inputs_since_snapshot >= SNAPSHOT_EVERY or any(
+                e["event"] == "shoe_ended" for e in events):
+            self.snapshot()
+        if self.crash_after is not None:
+            self.crash_after -= 1
+            if self.crash_after <= 0:
+                _die()
+        for e, seq in zip(events, seqs[1:]):
+            e["seq"] = seq
+        self._bind_context()
+        self.publish(events)
+        self._publish_status()
+        if inp.type == "card":
+            ack = self.acks.get(getattr(inp, "device", ""))
+            seq = getattr(inp, "seq", None)
+            if ack is not None and seq:
+                ack(seq)
+
+    def publish(self, events: list[dict]) -> None:
+        """Hand journaled events (each with its seq) to the publishers and the actors."""
+        for e in events:
+            for pub in self.publishers:
+                pub.publish(e)
+            for sub in self.subscribers:
+                sub(e)
+            if e.get("seq"):
+                self.published_seq = max(self.published_seq, e["seq"])
+
+    def _publish_status(self) -> None:
+        table = self.table
+        prompt = table.prompt()
+        if prompt != self.last_prompt:
+            self.last_prompt = prompt
+            ev = {"event": "prompt", "shoe": table.shoe_no, "state": table.state,
+                  "text": prompt, "expects": table.expects()}
+            for pub in self.publishers:
+                pub.publish(ev)
+        status = table.status()
+        for sub in self.subscribers:
+            sub(status)
+
+    def _bind_context(self) -> None:
+        t = self.table
+        structlog.contextvars.bind_contextvars(
+            table=self.name, shoe=t.shoe_no, round=t.round.number if t.round else None)
+
+    def _journal_note(self, note: Note) -> None:
+        try:
+            self.journal.append(note.kind, note.data, durable=note.durable)
+        except (JournalError, ValueError) as err:
+            self._stopped = True
+            raise TableStopped(f"the journal cannot be written: {err}") from err
+
+    # ------------------------------------------------------------------ snapshots and the end
+    def snapshot(self) -> None:
+        self.journal.snapshot({"format": SNAPSHOT_FORMAT, "table": self.table.snapshot(),
+                               "shoe_seq": self.shoe_seq}, self.journal.last_seq)
+        self.inputs_since_snapshot = 0
+
+    def close(self) -> None:
+        """A clean stop: record what was delivered and snapshot, so a restart replays nothing."""
+        try:
+            if self.journal.last_seq:
+                self.journal.set_cursors({LOCAL_CURSOR: self.published_seq}, durable=True)
+                if self.inputs_since_snapshot:
+                    self.snapshot()
+        except JournalError as err:
+            log.error("journal could not be closed cleanly", error=str(err))
+
+
+_IDLE = object()
+
+
+def _die() -> None:
+    """The `crash@N` fault: the process is killed outright, as by a power cut or kill -9."""
+    import os
+    import signal
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,103 @@
+"""Rebuild the table from its journal: the latest snapshot, then every input after it replayed
+and checked against the events the journal holds for it.
+
+A replay that gives other events than the journal's stops with the record's seq: the journal
+and this software disagree about what happened, and dealing on would build on a guess.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from controller.journal import Journal, JournalError, Record
+from controller.logsetup import get_logger
+from controller.profile import Profile
+from controller.table import Table
+from controller.table.inputs import parse_input
+
+log = get_logger("controller.service")
+
+#: journal records that are not a table input or its events (security and account logs)
+NOTE_KINDS = frozenset({"auth", "account", "note"})
+#: the version of the snapshot layout this release writes and reads
+SNAPSHOT_FORMAT = 2
+LOCAL_CURSOR = "local"
+
+
+@dataclass
+class Recovery:
+    """What opening the journal found."""
+    resumed: bool = False
+    snapshot_seq: int = 0
+    inputs_replayed: int = 0
+    shoe_seq: int = 0                   # the shoe's own number of its last journaled read
+    undelivered: list[dict] = field(default_factory=list)   # events after the local cursor
+
+
+def _groups(records: Iterator[Record]) -> Iterator[tuple[Record, list[Record]]]:
+    """(input record, the records of the events it caused), in journal order."""
+    current: Record | None = None
+    outputs: list[Record] = []
+    for r in records:
+        if r.kind == "input":
+            if current is not None:
+                yield current, outputs
+            current, outputs = r, []
+        elif r.kind in NOTE_KINDS:
+            continue
+        elif current is not None:
+            outputs.append(r)
+    if current is not None:
+        yield current, outputs
+
+
+def _plain(events: list[dict]) -> list[dict]:
+    """Events as the journal stores them (JSON round trip: tuples become lists)."""
+    return json.loads(json.dumps(events))
+
+
+def open_table(profile: Profile, journal: Journal, **table_kw: Any) -> tuple[Table, Recovery]:
+    """The table the journal describes (a new one for an empty journal)."""
+    rec = Recovery()
+    if journal.last_seq == 0:
+        return Table(profile, **table_kw), rec
+    snap = journal.latest_snapshot()
+    table = Table(profile, **table_kw)
+    after = 0
+    if snap is not None:
+        after, state = snap
+        if state.get("format") != SNAPSHOT_FORMAT:
+            raise JournalError(f"journal {journal.path}: its snapshots were written by an older "
+                               f"release of tablectl; keep it for the record and start a new "
+                               f"journal (--journal NEW.db)")
+        table = Table.restore(profile, state["table"], **table_kw)
+        rec.snapshot_seq, rec.shoe_seq = after, state.get("shoe_seq", 0)
+    for inp_rec, out_recs in _groups(journal.records(after_seq=after)):
+        data = inp_rec.data
+        try:
+            inp = parse_input(data)
+        except Exception as err:
+            raise JournalError(f"journal {journal.path}: input seq {inp_rec.seq} cannot be read "
+                               f"back ({err})") from err
+        out = table.apply_safely(inp)
+        expected = [r.data for r in out_recs]
+        if _plain(out.events) != expected or bool(out.refused) != ("refused" in data):
+            raise JournalError(
+                f"journal {journal.path}: replaying input seq {inp_rec.seq} ({data.get('type')}"
+                f"{' ' + str(data.get('action')) if data.get('action') else ''}) does not give "
+                f"the events journaled after it (seq {inp_rec.seq + 1}…); the journal and this "
+                f"release disagree; stop and have it checked (tablectl verify-journal, "
+                f"tablectl recall)")
+        if data.get("type") == "card" and data.get("seq"):
+            rec.shoe_seq = data["seq"]
+        rec.inputs_replayed += 1
+    rec.resumed = True
+    cursor = journal.cursor(LOCAL_CURSOR)
+    if cursor is None:      # a journal from before publishers kept positions: all delivered
+        cursor = journal.last_seq
+    rec.undelivered = [dict(r.data, seq=r.seq) for r in journal.records(after_seq=cursor)
+                       if r.kind != "input" and r.kind not in NOTE_KINDS]
+    log.info("journal replayed", snapshot_seq=rec.snapshot_seq, inputs=rec.inputs_replayed,
+             state=table.state, undelivered=len(rec.undelivered))
+    return table, rec

@@ -1,0 +1,171 @@
+"""The table's state, its events, and holds: what the other parts of the table build on.
+
+Events go to `outbox` as plain dicts; `Table.apply` hands them to the caller, who journals
+them before anyone sees them. A hold records its problems (the latest decides the remedies
+offered) and the state to return to.
+"""
+from __future__ import annotations
+
+import sys
+from functools import partial
+from typing import Any, Callable
+
+from transitions import Machine, MachineError
+
+from controller.errors import CommandRefused
+from controller.games import GameRules
+from controller.integrity import IntegrityWatch
+from controller.profile import Profile
+from controller.table.machine import HOLD_OVERRIDES
+from controller.table.model import Hold, Problem, RoundState, ShoeState
+from controller.table.states import BETTING, DEALING, HOLD, trigger_name
+
+ROUND_EVENTS_WITHOUT_ROUND = frozenset({"shoe_started", "shoe_ended", "burn", "reconciliation"})
+
+
+class TableBase:
+    """State and plumbing shared by the table's parts. One thread drives a table."""
+
+    profile: Profile
+    rules: GameRules
+    machine: Machine
+    machine_model: "MachineModel"
+    shoe: ShoeState | None
+    round: RoundState | None
+    hold: Hold | None
+    shoe_no: int
+    round_count: int
+    bank: dict | None
+    integrity: IntegrityWatch
+    auto_open: bool
+    betting_seconds: float
+    outbox: list[dict]
+    _profile_text: str | None
+    _fire: dict[str, Callable[..., Any]]
+
+    @property
+    def state(self) -> str:
+        """The machine's state: a name from `controller.table.states`."""
+        return self.machine_model.state
+
+    # ------------------------------------------------------------------ events
+    def emit(self, event: str, **fields: Any) -> None:
+        rec: dict[str, Any] = {"event": event, "shoe": self.shoe_no}
+        if self.round is not None and event not in ROUND_EVENTS_WITHOUT_ROUND:
+            rec["round"] = self.round.number
+        rec.update(fields)
+        self.outbox.append(rec)
+
+    def trigger_to(self, name: str, **kw: Any) -> None:
+        """Fire one machine trigger; a move the machine does not allow raises MachineError,
+        which `on_machine_error` turns into a refusal."""
+        self._fire[name](**kw)
+
+    def on_machine_error(self, *_: Any, **__: Any) -> None:
+        """A move the machine does not allow is refused; anything else goes on up."""
+        err = sys.exc_info()[1]
+        if isinstance(err, MachineError):
+            raise CommandRefused(f"not possible while the table is {self.state}: "
+                                 f"{err.value}") from err
+        if err is not None:
+            raise err
+
+    # ------------------------------------------------------------------ rounds
+    def where(self) -> str:
+        """The state that counts for rules: the one a hold will return to, if on hold."""
+        if self.state == HOLD and self.hold is not None:
+            return self.hold.resume_to
+        return self.state
+
+    def round_open(self) -> bool:
+        """A round is in progress (bets open or cards being dealt), possibly on hold."""
+        return self.round is not None and self.where().startswith((DEALING, BETTING))
+
+    # ------------------------------------------------------------------ holds
+    def note(self, kind: str, detail: str, **extra: Any) -> None:
+        """An irregularity the read order corrects by itself: recorded, no hold."""
+        info = {"kind": kind, "detail": detail, **extra}
+        if self.round is not None and self.round_open():
+            self.round.flags.append(info)
+        self.emit("irregularity", kind=kind, detail=detail, **extra)
+
+    def problem(self, kind: str, detail: str, **extra: Any) -> None:
+        """Stop dealing: hold (or add to the hold) with a named problem."""
+        if self.state != HOLD:
+            resume_to = self.state
+            self.trigger_to("hold")
+            self.hold = Hold(resume_to)
+        assert self.hold is not None
+        info = Problem(kind, detail, dict(extra))
+        if self.round is not None and self.round_open():
+            self.round.flags.append(info.as_dict())
+        self.hold.problems.append(info)
+        self.emit("irregularity", kind=kind, detail=detail, **extra)
+        self.emit("hold", reason=kind, detail=detail, resume_to=self.hold.resume_to,
+                  actions=list(remedies(self.hold)), **extra)
+
+    def leave_hold(self, dest: str | None = None) -> None:
+        """Back to the state the hold was entered from (or `dest`)."""
+        if self.hold is None:
+            raise CommandRefused(f"the table is not on hold (it is {self.state})")
+        target = dest or self.hold.resume_to
+        self.trigger_to(f"resume_{trigger_name(target)}")
+        self.hold = None
+        self.emit("resume", state=self.state)
+
+    def need_hold(self, action: str) -> Problem:
+        """The hold's latest problem, if `action` may clear it (the machine's guard)."""
+        self.trigger_to(action)
+        assert self.hold is not None
+        return self.hold.last
+
+    def allows(self, action: str) -> bool:
+        """The machine's guard for a hold override: the hold's kind must be one it clears."""
+        if self.hold is None:
+            raise CommandRefused(f"the table is not on hold (it is {self.state})")
+        kind = self.hold.last.kind
+        if kind not in HOLD_OVERRIDES[action]:
+            raise CommandRefused(f"{action} does not apply: the hold is for {kind} "
+                                 f"({', '.join(remedies(self.hold))} may clear it)")
+        return True
+
+
+#: for each kind of hold, the actions that clear it (the console offers these)
+REMEDIES: dict[str, tuple[str, ...]] = {
+    "unreadable_card": ("enter_card", "void_round"),
+    "card_not_due": ("burn_card", "void_round"),
+    "card_while_betting": ("burn_card", "void_round"),
+    "foreign_card": ("remove_card", "void_round", "end_shoe"),
+    "impossible_card": ("resume", "void_round"),
+    "card_without_shoe": ("resume",),
+    "face_up_card": ("burn_card", "void_round", "resume"),
+    "count_mismatch": ("accept_count", "reject_count"),
+    "device_alarm": ("resume", "void_round"),
+    "link_lost": ("accept_reads", "discard_reads", "resume", "void_round"),
+    "restart_review": ("confirm_layout", "enter_card", "void_round"),
+    "hold": ("resume", "void_round", "end_shoe"),
+    "integrity_alarm": ("end_shoe", "resume"),
+    "missed_shoe_burn": ("end_shoe",),
+    "false_coup": ("void_round", "resume"),
+    "internal_error": ("void_round", "end_shoe"),
+}
+
+
+def remedies(hold: Hold) -> tuple[str, ...]:
+    actions: list[str] = []
+    for prob in hold.problems:
+        for a in REMEDIES.get(prob.kind, ("resume", "void_round")):
+            if a not in actions:
+                actions.append(a)
+    return tuple(actions)
+
+
+class MachineModel:
+    """The machine's own model: the state, and guards and error handling that ask the table.
+    Kept apart from the table so the machine's trigger methods never shadow the table's."""
+
+    def __init__(self, table: TableBase):
+        self.state = ""
+        self.on_machine_error = table.on_machine_error
+        for action in HOLD_OVERRIDES:
+            setattr(self, f"allows_{action}", partial(table.allows, action))

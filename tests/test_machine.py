@@ -1,0 +1,177 @@
+"""The machine is the procedure: each game's successor table is exactly what its rules can do,
+the machine built from it allows nothing else, and the diagram draws only those moves."""
+import re
+
+import pytest
+
+from controller.cards import parse_card
+from controller.errors import CommandRefused
+from controller.games import get_rules
+from controller.games.procedure import RESULT, RULES_DECIDE, step_of
+from controller.profile import load_profile
+from controller.table import Table, command
+from controller.table.diagram import mermaid
+from controller.table.states import BETTING, BURN, dealing
+
+GAMES = ("punto_banco", "andar_bahar", "chemin_de_fer", "baccarat_banque")
+PROFILE = {"punto_banco": "macau", "andar_bahar": "andar-bahar",
+           "chemin_de_fer": "chemin-de-fer", "baccarat_banque": "baccarat-banque"}
+#: one card of each point value 0–9
+CARDS = [parse_card(c) for c in ("TS", "AS", "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S")]
+
+
+def _copy(hands):
+    return {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in hands.items()}
+
+
+def reachable_moves(game):
+    """Every (step, next step) the rules produce over every reachable hand (by totals)."""
+    rules = get_rules(game)
+    moves, seen = set(), set()
+
+    def key(hands):
+        # what the rules can look at: counts, totals, two-card totals, the third card's value
+        # (only the player's third card counts for another hand: the banker's tableau)
+        return tuple((name, tuple(sorted(v.items())) if isinstance(v, dict) else
+                      (len(v), sum(c.point for c in v) % 10, sum(c.point for c in v[:2]) % 10,
+                       v[2].point if len(v) > 2 and name == "player" else None))
+                     for name, v in hands.items())
+
+    def walk(hands):
+        k = key(hands)
+        if k in seen:
+            return
+        seen.add(k)
+        nxt = rules.next_phase(hands)
+        if nxt is None:
+            return
+        step = step_of(nxt)
+        if nxt.startswith(RULES_DECIDE):
+            for value in (True, False):
+                h = _copy(hands)
+                rules.decide(h, nxt[len(RULES_DECIDE):], value)
+                moves.add((step, step_of(rules.next_phase(h))))
+                walk(h)
+            return
+        for card in CARDS:
+            h = _copy(hands)
+            rules.place(h, nxt, card)
+            moves.add((step, step_of(rules.next_phase(h))))
+            walk(h)
+
+    if game == "andar_bahar":
+        # the game card's rank against the cards dealt: a match ends the round on either side
+        return {("game_card", "andar"), ("andar", "bahar"), ("andar", RESULT),
+                ("bahar", "andar"), ("bahar", RESULT)}
+    walk(rules.new_hands())
+    return moves
+
+
+@pytest.mark.parametrize("game", ["punto_banco", "chemin_de_fer"])
+def test_successor_table_is_exactly_what_the_rules_do(game):
+    proc = get_rules(game).procedure
+    assert set(proc.moves()) == reachable_moves(game)
+
+
+def test_banque_successor_table_matches_random_coups():
+    """Two tableaux and three decisions make the full walk long; 6,000 seeded coups with random
+    cards and decisions visit every move of the table, and none outside it."""
+    import random
+    rules = get_rules("baccarat_banque")
+    rng = random.Random(5)
+    seen = set()
+    for _ in range(6000):
+        hands = rules.new_hands()
+        nxt = rules.next_phase(hands)
+        while nxt is not None:
+            if nxt.startswith(RULES_DECIDE):
+                rules.decide(hands, nxt[len(RULES_DECIDE):], rng.random() < 0.5)
+            else:
+                rules.place(hands, nxt, rng.choice(CARDS))
+            after = rules.next_phase(hands)
+            seen.add((step_of(nxt), step_of(after)))
+            nxt = after
+    assert seen == set(rules.procedure.moves())
+
+
+def test_andar_bahar_table_matches_dealt_decks():
+    import random
+    from controller.cards import ordered_shoe
+    rules = get_rules("andar_bahar")
+    seen = set()
+    for seed in range(300):
+        deck = list(ordered_shoe(1))
+        random.Random(seed).shuffle(deck)
+        hands, cur, i = rules.new_hands(), rules.next_phase(rules.new_hands()), 0
+        while cur is not None:
+            rules.place(hands, cur, deck[i])
+            i += 1
+            nxt = rules.next_phase(hands)
+            seen.add((step_of(cur), step_of(nxt)))
+            cur = nxt
+    assert seen == set(rules.procedure.moves())
+
+
+def table_in(game, state_step):
+    """A table of `game` standing at dealing step `state_step` (restored, no callbacks)."""
+    t = Table(load_profile(PROFILE[game]))
+    t.apply(command("new_shoe", cut_position=None))
+    snap = t.snapshot()
+    snap["state"] = dealing(state_step)
+    return Table.restore(t.profile, snap)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_every_out_of_order_step_is_refused_by_the_machine(game):
+    proc = get_rules(game).procedure
+    steps = (BURN,) + proc.steps
+    legal = {s: set(proc.successors.get(s, ())) for s in proc.steps}
+    legal[BURN] = {BURN, proc.first}
+    refused = 0
+    for here in steps:
+        for there in steps:
+            t = table_in(game, here)
+            trigger = f"next_{there}"
+            if there in legal[here]:
+                t.trigger_to(trigger)
+                assert t.state == dealing(there)
+                continue
+            with pytest.raises(CommandRefused, match="not possible"):
+                t.trigger_to(trigger)
+            assert t.state == dealing(here)
+            refused += 1
+        t = table_in(game, here)
+        if RESULT not in legal[here]:
+            with pytest.raises(CommandRefused):
+                t.trigger_to("result")
+    assert refused > len(steps)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_diagram_draws_no_move_the_procedure_forbids(game):
+    proc = get_rules(game).procedure
+    allowed = {(dealing(s), dealing(d)) for s, d in proc.moves() if d != RESULT}
+    allowed |= {(BETTING, dealing(BURN)), (BETTING, dealing(proc.first)),
+                (dealing(BURN), dealing(BURN)), (dealing(BURN), dealing(proc.first))}
+    drawn = set()
+    for line in mermaid(game).splitlines():
+        m = re.match(r"\s*(\S+) --> (\S+): (.*)", line)
+        if m and m.group(1).startswith(("dealing.", "betting")) \
+                and m.group(2).startswith("dealing."):
+            drawn.add((m.group(1), m.group(2)))
+    assert drawn == allowed
+
+
+def test_a_card_is_placed_only_where_the_rules_say():
+    """Through the public way in: each card moves the machine one legal step."""
+    t = Table(load_profile("macau"))
+    t.apply(command("new_shoe", cut_position=400))
+    for code in ("2S", "AH", "3C"):          # a 2 turned: two more burned
+        t.apply({"type": "card", "code": code})
+    assert t.state == dealing("P1")
+    seen = []
+    for code in ("4H", "5C", "KD", "2S", "3D"):
+        t.apply({"type": "card", "code": code})
+        seen.append(t.state)
+    assert seen[:3] == [dealing("B1"), dealing("P2"), dealing("B2")]
+    assert seen[3] == dealing("player_third")
