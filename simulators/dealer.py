@@ -125,11 +125,12 @@ class VirtualDealer:
             self.skip_faults.remove(due[0])
             self.submit(command("report_misplaced", DEALER, "dealer",
                                 detail="burn card placed on Player's box"))
-        self.schedule(self.read_wait_s, self._check_reads)
+        self.schedule(self.read_wait_s, lambda out=model.position: self._check_reads(out))
 
-    def _check_reads(self) -> None:
-        """Cards on the table that the shoe never reported: the dealer says so."""
-        missing = self._in_flight()
+    def _check_reads(self, out: int) -> None:
+        """Cards on the table that the shoe never reported (of those out when this pull was
+        made): the dealer says so."""
+        missing = min(out, self.rig.shoe.position) - self.status.get("reads", 0)
         for _ in range(max(0, missing)):
             self.submit(command("report_unread", DEALER, "dealer",
                                 detail="no read arrived from the shoe"))

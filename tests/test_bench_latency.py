@@ -1,21 +1,82 @@
-"""The latency benchmark runs and decides every card it feeds (figures are printed, not asserted)."""
+"""The latency benchmark runs the production path (ShoeSource thread → TableService → journal →
+publishers, as `tablectl run` wires it) and decides every card it feeds; its figures are printed,
+not asserted."""
+import json
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import latency  # noqa: E402
 
+CARDS = 24
 
-def test_table_pass_decides_every_card(tmp_path):
-    rig = latency.Rig("shoesim", "beetek", latency.shoe_order(8, 30))
+
+@pytest.mark.parametrize("transport", ["pty", "shoesim"])
+def test_table_pass_decides_every_card(tmp_path, transport):
+    rig = latency.Rig(transport, "beetek", latency.shoe_order(8, CARDS))
+    try:
+        res = latency.run(rig, "table", 0.002, str(tmp_path), bare=True)
+    finally:
+        rig.close()
+    assert res.decided == CARDS
+    for part in (res.latencies, res.added, res.queue, res.apply, res.journal, res.publish,
+                 res.bare):
+        assert len(part) == CARDS
+    assert all(x >= 0 for x in res.added + res.journal + res.bare)
+    assert res.rate > 0
+    assert not list(tmp_path.iterdir())         # the journal's directory was cleaned up
+
+
+def test_table_pass_uses_the_service_and_a_durable_journal(tmp_path, monkeypatch):
+    """The cards go through TableService.process and a durable append_many each, not around it."""
+    from controller.journal import Journal
+    from controller.service.loop import TableService
+    processed, durable_writes = [], []
+    process, append_many = TableService.process, Journal.append_many
+
+    def spy_process(self, inp):
+        processed.append(inp.type)
+        return process(self, inp)
+
+    def spy_append(self, items, *, durable=False, cursors=None):
+        items = list(items)
+        if items[0][1].get("type") == "card":
+            durable_writes.append(durable)
+        return append_many(self, items, durable=durable, cursors=cursors)
+
+    monkeypatch.setattr(TableService, "process", spy_process)
+    monkeypatch.setattr(Journal, "append_many", spy_append)
+    rig = latency.Rig("pty", "beetek", latency.shoe_order(8, 10))
     try:
         res = latency.run(rig, "table", 0.0, str(tmp_path))
     finally:
         rig.close()
-    assert len(res.latencies) == len(res.ctl) == len(res.journal) == 30
+    assert res.decided == 10
+    assert processed.count("card") == 10 and processed[0] == "command"     # new_shoe first
+    assert durable_writes == [True] * 10
 
 
-def test_main_smoke(capsys):
-    assert latency.main(["--cards", "20", "--protocol", "beetek", "--transport", "shoesim",
-                         "--table-pace-ms", "0"]) == 0
-    assert "added p99" in capsys.readouterr().out
+def test_main_json_line(capsys):
+    assert latency.main(["--cards", "16", "--protocol", "beetek", "--transport", "pty",
+                         "--table-pace-ms", "2", "--pace-ms", "0", "--json"]) == 0
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out.strip().splitlines()[-1])
+    for key in ("added_p50_ms", "added_p99_ms", "journal_p50_ms", "journal_p99_ms",
+                "bare_sqlite_p50_ms", "bare_sqlite_p99_ms", "journal_vs_bare_p99",
+                "cards_per_s"):
+        assert isinstance(doc[key], (int, float)), key
+    assert doc["path"] == "pty/beetek"
+    assert doc["targets"] == {"added_p99_ms": 1.0, "journal_vs_bare_p99": 1.5}
+    assert isinstance(doc["added_target_met"], bool)
+    assert [r["cards"] for r in doc["runs"]] == [16]
+    assert "added p99" in captured.err and "bare" in captured.err     # the tables, on stderr
+
+
+def test_main_tables_on_stdout(capsys):
+    assert latency.main(["--cards", "12", "--protocol", "beetek", "--transport", "shoesim",
+                         "--table-pace-ms", "1", "--pace-ms", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "added p99" in out and "journal" in out and "bare" in out
+    assert "targets: added p99 <= 1 ms" in out

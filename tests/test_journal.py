@@ -13,8 +13,7 @@ import textwrap
 import pytest
 
 from controller.cli import main as tablectl
-from controller.journal import (DURABLE_KINDS, SCHEMA_VERSION, Journal, JournalError, Record,
-                                device_data)
+from controller.journal import (SCHEMA_VERSION, Journal, JournalError, Record, device_data)
 from controller.journal.chain import GENESIS, record_canonical
 from controller.recall import format_json_lines, format_text, last_rounds
 
@@ -136,17 +135,55 @@ def test_append_many_is_one_transaction_all_or_none(tmp_path):
         assert r.verify().ok
 
 
-def test_append_event_uses_the_event_name_and_durability_of_card_and_override():
-    assert DURABLE_KINDS == {"card", "override"}
+def test_append_event_uses_the_event_name_and_the_callers_durability():
+    # which records are durable is decided once, by the table's inputs (DURABLE), not here
     with Journal(":memory:") as j:
         seen = []
         real = j.append
         j.append = lambda kind, data, *, durable=False: seen.append((kind, durable)) or \
             real(kind, data, durable=durable)
-        for name in ("card", "override", "round_result", "burn"):
-            j.append_event({"event": name, "shoe": 1})
-        assert seen == [("card", True), ("override", True), ("round_result", False),
-                        ("burn", False)]
+        j.append_event({"event": "card", "shoe": 1}, durable=True)
+        j.append_event({"event": "round_result", "shoe": 1})
+        assert seen == [("card", True), ("round_result", False)]
+
+
+def test_cursors_are_kept_with_the_records_they_go_with(tmp_path):
+    path = tmp_path / "j.db"
+    with Journal(path) as j:
+        assert j.cursor("local") is None
+        j.append_many([("input", {"n": 1}), ("card", {"n": 1})], cursors={"local": 0})
+        assert j.cursor("local") == 0
+        j.append_many([("input", {"n": 2})], durable=True, cursors={"local": 2, "mqtt": 1})
+        assert (j.cursor("local"), j.cursor("mqtt")) == (2, 1)
+        j.set_cursors({"local": 3})
+        assert j.verify().ok and j.last_seq == 3
+    with Journal.open_readonly(path) as r:
+        assert r.cursor("local") == 3
+
+
+def test_a_failed_append_moves_no_cursor(tmp_path):
+    with Journal(tmp_path / "j.db") as j:
+        j.append_many([("input", {"n": 1})], cursors={"local": 0})
+        with pytest.raises(ValueError):
+            j.append_many([("input", {"n": 2}), ("card", {"bad": float("nan")})],
+                          cursors={"local": 1})
+        assert j.cursor("local") == 0 and j.last_seq == 1
+
+
+def test_a_version_1_journal_is_upgraded_in_place(tmp_path):
+    path = tmp_path / "old.db"
+    with Journal(path) as j:
+        j.append("input", {"n": 1})
+        head = j.head_hash
+    sql(path, "DROP TABLE cursors")
+    sql(path, "UPDATE schema_version SET version = 1")
+    with Journal.open_readonly(path) as r:          # a reader leaves it as it is
+        assert r.cursor("local") is None and r.verify().ok
+    with Journal(path) as j:
+        assert j.head_hash == head and j.cursor("local") is None
+        j.append_many([("input", {"n": 2})], cursors={"local": 2})
+        assert j.cursor("local") == 2 and j.verify().ok
+    assert sql(path, "SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
 
 
 def test_device_data_holds_type_fields_and_raw_hex():
@@ -225,7 +262,7 @@ def test_wal_and_synchronous_levels_are_applied(tmp_path):
         j._conn = spy
         j.append("device", {"n": 1})
         j.append("card", {"n": 2}, durable=True)
-        j.append_event({"event": "override", "shoe": 1, "round": 1})
+        j.append_event({"event": "override", "shoe": 1, "round": 1}, durable=True)
         j.append_event({"event": "round_result", "shoe": 1, "round": 1})
         j.snapshot({"round": 1}, 4)
         j.append_many([("input", {"type": "card"}), ("card", {"n": 5})], durable=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import controller.app as app
+import controller.service.loop as loop
 from controller.cards import ordered_shoe
 from controller.journal import Journal
 from controller.profile import load_profile
@@ -62,7 +62,7 @@ def test_every_event_of_a_shoe(tmp_path, monkeypatch):
 
     def die():
         raise Crash()
-    monkeypatch.setattr(app, "_die", die)
+    monkeypatch.setattr(loop, "_die", die)
     for k in range(1, inputs + 1):
         path = tmp_path / f"crash{k}.db"
         with pytest.raises(Crash):
@@ -140,7 +140,7 @@ def test_kill_9_with_devices_in_a_separate_process(tmp_path):
 
 
 def test_a_hold_present_at_the_crash_is_still_there_after_restart(tmp_path, monkeypatch):
-    from controller.app import Controller
+    from controller.service.recovery import open_table
     from simulators.shoe import parse_fault
     profile = load_profile("macau")
     faults = [parse_fault("misread@30")]
@@ -153,15 +153,15 @@ def test_a_hold_present_at_the_crash_is_still_there_after_restart(tmp_path, monk
 
     def die():
         raise Crash()
-    monkeypatch.setattr(app, "_die", die)
+    monkeypatch.setattr(loop, "_die", die)
     path = tmp_path / "hold.db"
     with pytest.raises(Crash):
         list(run_simulation(profile, seed=9, faults=faults, journal_path=str(path),
                             crash_after=at))
     journal = Journal(str(path))
-    ctl, rec = Controller.open(profile, journal)
-    assert rec.resumed and ctl.table.state == "hold"
-    assert ctl.table.hold_info["problems"][-1]["kind"] == "unreadable_card"
+    table, rec = open_table(profile, journal)
+    assert rec.resumed and table.state == "hold"
+    assert table.hold.last.kind == "unreadable_card"
     journal.close()
     list(run_simulation(profile, seed=9, faults=faults, journal_path=str(path)))
     assert journal_story(path)[0] == journal_story(ref)[0]

@@ -29,4 +29,4 @@ def test_seeded_hmac_is_an_hmac_over_the_release(tmp_path):
 
 def test_the_release_includes_the_table_and_the_profiles():
     names = {p.name for p in software.source_files()}
-    assert {"table.py", "macau.toml", "base.py"} <= names
+    assert {"core.py", "machine.py", "macau.toml", "base.py"} <= names

@@ -55,7 +55,8 @@ class TableAssembly:
                  publishers: list, plan: Callable[[int], ShoePlan | None], shoes: int,
                  software: str = "", name: str = "T1", virtual: bool = False,
                  betting_seconds: float = 0.0, rig: Any = None, actors: Actors | None = None,
-                 rig_state: str | None = None, clock: Any = None):
+                 rig_state: str | None = None, clock: Any = None,
+                 count_resumed: bool = True):
         self.profile, self.devices, self.rig = profile, devices, rig
         self.actors = actors or Actors()
         self.rig_state = rig_state
@@ -68,10 +69,8 @@ class TableAssembly:
         self.service.publishers.extend(publishers)
         self.memory = Memory()
         self.service.publishers.append(self.memory)
-        # what a crash left journaled but unpublished goes out first (at least once)
-        self.service.publish(self.recovery.undelivered)
-        self.service.published_seq = self.journal.last_seq
-        self.cycle = ShoeCycle(self.service, plan, shoes=shoes, software=software)
+        self.cycle = ShoeCycle(self.service, plan, shoes=shoes, software=software,
+                               count_resumed=count_resumed)
         self.shoe: ShoeSource | None = None
         self.shuffler: ShufflerSource | None = None
         self.supervisor: Any = None
@@ -143,7 +142,11 @@ class TableAssembly:
                 svc.pumps.append(self.shoe)
             if self.shuffler is not None:
                 svc.pumps.append(self.shuffler)
-        elif self.shoe is not None:
+
+    def start_sources(self) -> None:
+        """Live: the shoe's reader thread starts (after `resume`, so a framed shoe's resent
+        reads are checked against the journal from the first one)."""
+        if not self.clock.virtual and self.shoe is not None:
             self.shoe.start()
 
     def start_control(self, socket_path: str, users_db: str, *, group: str | None,
@@ -166,6 +169,11 @@ class TableAssembly:
         table = self.service.table
         if not rec.resumed:
             return None
+        # what a crash left journaled but seen by nobody goes out first (at least once), to the
+        # publishers and to the actors and devices that react to it
+        self.service.publish(rec.undelivered)
+        self.service.published_seq = self.journal.last_seq
+        redone = {e.get("action") for e in rec.undelivered if e["event"] == "device_request"}
         where = f"journal {self.journal_path} at seq {self.journal.last_seq}"
         state = table.state
         if state in (CLOSED, SHOE_ENDED) and not (table.shoe and table.shoe.counting):
@@ -185,7 +193,8 @@ class TableAssembly:
             resends = True          # the simulated shoe resumes at the first unjournaled card
         self.service.submit(Restarted(resends=resends))
         for request in _pending_requests(table):
-            self.service.submit(lambda r=request: self._request(r))
+            if request not in redone:
+                self.service.submit(lambda r=request: self._request(r))
         return line
 
     def _request(self, action: str) -> None:

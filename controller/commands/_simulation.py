@@ -171,7 +171,10 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
     asm.service.crash_after = opts.crash_after
     asm.wire()
     asm.resume(devices_lost=False)
+    asm.start_sources()
     asm.run()
+    if asm.cycle.error:
+        raise InputError(asm.cycle.error)
     stuck = asm.supervisor.stuck if asm.supervisor is not None else None
     if not asm.cycle.done:
         raise InputError(stuck or f"the simulated table stopped at: "

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from controller.config import load_config, override
+from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
 from drivers.shoe import PROTOCOLS
 
@@ -45,6 +46,12 @@ def run(args: argparse.Namespace) -> int:
         # a real shoe with the embedded simulated shuffler makes no sense: assume a manual shoe
         cfg = override(cfg, "shuffler", url="none")
     profile = load_profile_for_use(cfg.table.profile)
+    if not 0 <= cfg.table.demo_rounds <= profile.demo_rounds_max:
+        raise InputError(f"demo rounds {cfg.table.demo_rounds}: the profile {profile.name} "
+                         f"allows 0 to at most {profile.demo_rounds_max} ([table] demo_rounds "
+                         f"or --demo-rounds)")
+    if cfg.table.shoes < 0:
+        raise InputError(f"shoes {cfg.table.shoes}: give 0 (until stopped) or more")
     feed = JsonFeed() if args.json else TextFeed(verbose=True)
     return run_table(cfg, profile, [feed], control=not args.no_control)
 
@@ -100,7 +107,10 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
                         software=release_digest(), name=cfg.table.name,
                         betting_seconds=cfg.table.betting_seconds, rig=rig,
                         actors=Actors(dealer=sim, dealer_pace_s=cfg.simulator.pace_s,
-                                      device_tick_s=1.0))
+                                      device_tick_s=1.0),
+                        # a shoe resumed on real devices is one of --shoes; the embedded
+                        # simulator's cannot be resumed (its devices died with the process)
+                        count_resumed=not sim)
     try:
         asm.open_devices()
         asm.wire()
@@ -108,6 +118,7 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
         if line:
             print(f"tablectl run: {line}", file=sys.stderr)
             get_logger("controller.run").info("resumed", detail=line)
+        asm.start_sources()
         if control:
             k = cfg.console
             asm.start_control(k.socket, k.users_db, group=k.group or None,

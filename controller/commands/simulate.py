@@ -45,6 +45,9 @@ def run(args: argparse.Namespace) -> int:
     profile = load_profile_for_use(args.profile)   # a bad profile stops before the pipeline loads
     from controller.commands._simulation import run_simulation
     from simulators.shoe import FaultError, parse_fault
+    if not 0 <= args.demo_rounds <= profile.demo_rounds_max:
+        raise InputError(f"--demo-rounds {args.demo_rounds}: the profile {profile.name} allows "
+                         f"0 to at most {profile.demo_rounds_max}")
     if args.shoes < 1:
         raise InputError(f"--shoes {args.shoes}: give at least 1")
     crash_after = None

@@ -41,10 +41,15 @@ ACTIONS: Mapping[str, ActionInfo] = {a.name: a for a in (
     ActionInfo("accept_count", "a", "Accept count", "Accept the shuffler's card count and load "
                "the shoe anyway."),
     ActionInfo("reject_count", "j", "Reject count", "Reject the shuffler's card count: the shoe "
-               "is ended unused."),
+               "is shuffled and counted again."),
     ActionInfo("demo_round", "d", "Demo round", "Play one more demonstration round at the start "
                "of the shoe."),
     ActionInfo("switch_mode", "m", "Switch mode", "Change the paytable mode (between rounds)."),
+    ActionInfo("accept_reads", "t", "Accept reads", "The shoe's link is back: the cards it read "
+               "while it was down are the cards on the table; deal them in read order."),
+    ActionInfo("discard_reads", "z", "Discard reads", "The shoe's link is back, but the cards it "
+               "read meanwhile are not trusted: take them out of play, void the round and end "
+               "the shoe."),
     ActionInfo("decide", "k", "Decide", "Give a decision the game is waiting for (its name and "
                "value)."),
 )}
@@ -74,7 +79,10 @@ PROBLEMS: Mapping[str, str] = {
     "card_without_shoe": "A card was read while no shoe was loaded.",
     "internal_error": "The controller met an error it did not expect (tell the technician).",
     "hold": "The table was put on hold.",
-    "link_lost": "The link to a device was lost; reads that arrive are kept for you.",
+    "link_lost": "The link to a device was lost; reads that arrive are kept for you to accept "
+                 "or discard once it is back.",
+    "restart_review": "The controller restarted during a round: check the cards on the table "
+                      "against the record before dealing goes on.",
     "integrity_alarm": "The cards come out in an order a shuffled shoe does not give "
                        "(factory order, or a repeat of the last shoe).",
     "missed_shoe_burn": "A round was started before the new shoe was burned: the shoe is invalid.",

@@ -23,22 +23,32 @@ class ShoeCycle:
     after `shoes` shoes started by this process (0: no such limit)."""
 
     def __init__(self, service: TableService, plan: Callable[[int], ShoePlan | None], *,
-                 shoes: int = 0, software: str = ""):
+                 shoes: int = 0, software: str = "", count_resumed: bool = True):
         self.service, self.plan, self.shoes, self.software = service, plan, shoes, software
-        self.started = 0            # shoes started by this process
+        self.started = 0            # shoes started (or resumed) by this process
+        self._first = count_resumed
         self.finished = 0
         self._asked_at: int | None = None
         self.done = False
+        self.error: str | None = None
 
     def on_event(self, e: dict) -> None:
         kind = e["event"]
-        if kind == "shoe_started":
+        if kind == "refused" and e.get("action") == "new_shoe":
+            # a shoe the table will not start (a bad plan): say why and stop
+            self.error = f"the table refused a new shoe: {e['why']}"
+            self.service.stop(self.error)
+        elif kind == "shoe_started":
             self.started += 1
             self._asked_at = None
         elif kind == "status":
             self._check(e)
 
     def _check(self, st: dict) -> None:
+        if self._first:
+            self._first = False
+            if st["state"] not in (CLOSED, SHOE_ENDED) or st.get("counting"):
+                self.started = 1    # a shoe resumed from the journal counts as one of `shoes`
         if st["state"] not in (CLOSED, SHOE_ENDED) or st.get("counting"):
             return
         if self._asked_at == st["shoe"]:

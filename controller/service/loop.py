@@ -199,6 +199,10 @@ class TableService:
         if out.refused is not None:
             log.warning("input refused", input=record.get("action", inp.type),
                         why=str(out.refused))
+            notice = {"event": "refused", "input": inp.type, "action": record.get("action"),
+                      "user": record.get("user"), "why": str(out.refused)}
+            for sub in self.subscribers:
+                sub(notice)
         return out
 
     def _after_journal(self, inp: Input, events: list[dict], seqs: list[int]) -> None:
