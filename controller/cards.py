@@ -6,7 +6,7 @@ Canonical code: rank `A23456789TJQK` + suit `SHDC` (e.g. `AS`, `TD`). Parsers al
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from drivers.cardcodes import CARD_CODES, RANKS, SUITS
@@ -26,19 +26,16 @@ class CardCodeError(ValueError):
 class Card:
     rank: str
     suit: str
+    #: the canonical code ("TD") and the baccarat point value (A = 1, 2–9 pip, T/J/Q/K = 0),
+    #: kept with the card: both are read for every card dealt
+    code: str = field(init=False, compare=False, repr=False)
+    point: int = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.rank not in RANKS or self.suit not in SUITS or len(self.rank) != 1:
             raise CardCodeError(f"{self.rank}{self.suit}")
-
-    @property
-    def code(self) -> str:
-        return self.rank + self.suit
-
-    @property
-    def point(self) -> int:
-        """Baccarat point value: A = 1, 2–9 pip, T/J/Q/K = 0."""
-        return _POINT[self.rank]
+        object.__setattr__(self, "code", self.rank + self.suit)
+        object.__setattr__(self, "point", _POINT[self.rank])
 
     @property
     def burn_value(self) -> int:

@@ -148,6 +148,9 @@ class RepeatDetector:
                      "the previous shoe", self.index)
 
 
+_NONE: list[Alarm] = []       # shared, never appended to
+
+
 class IntegrityWatch:
     """Both detectors over a table's card reads, kept as plain state so a restart rebuilds them."""
 
@@ -164,7 +167,10 @@ class IntegrityWatch:
 
     def feed(self, code: str) -> list[Alarm]:
         self.current.append(code)
-        return [a for a in (self.factory.feed(code), self.repeat.feed(code)) if a is not None]
+        factory, repeat = self.factory.feed(code), self.repeat.feed(code)
+        if factory is None and repeat is None:
+            return _NONE
+        return [a for a in (factory, repeat) if a is not None]
 
     def to_dict(self) -> dict:
         return {"current": list(self.current), "previous": list(self.previous)}

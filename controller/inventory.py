@@ -18,6 +18,7 @@ class Inventory:
     seen: Counter = field(default_factory=Counter)          # code -> copies seen
     by_place: dict = field(default_factory=lambda: {p: [] for p in PLACES})
     unidentified: int = 0      # cards known to have left the shoe whose code was never read
+    drawn: int = 0             # cards recorded (burns, hands, removed), whatever went back since
 
     @property
     def expected(self) -> Counter:
@@ -35,6 +36,7 @@ class Inventory:
         return None
 
     def record(self, card: Card, place: str) -> None:
+        self.drawn += 1
         self.seen[card.code] += 1
         self.by_place[place].append(card.code)
 

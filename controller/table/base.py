@@ -38,6 +38,7 @@ class TableBase:
     bank: dict | None
     integrity: IntegrityWatch
     auto_open: bool
+    decisions_game: bool           # the game's deal waits for decisions (banking games)
     betting_seconds: float
     outbox: list[dict]
     _profile_text: str | None
@@ -50,11 +51,11 @@ class TableBase:
 
     # ------------------------------------------------------------------ events
     def emit(self, event: str, **fields: Any) -> None:
-        rec: dict[str, Any] = {"event": event, "shoe": self.shoe_no}
         if self.round is not None and event not in ROUND_EVENTS_WITHOUT_ROUND:
-            rec["round"] = self.round.number
-        rec.update(fields)
-        self.outbox.append(rec)
+            self.outbox.append({"event": event, "shoe": self.shoe_no,
+                                "round": self.round.number, **fields})
+        else:
+            self.outbox.append({"event": event, "shoe": self.shoe_no, **fields})
 
     def trigger_to(self, name: str, **kw: Any) -> None:
         """Fire one machine trigger; a move the machine does not allow raises MachineError,

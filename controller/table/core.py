@@ -48,6 +48,7 @@ class Table(CommandsMixin):
                  betting_seconds: float = 0.0, initial: str = CLOSED):
         self.profile = profile
         self.rules = get_rules(profile.game)
+        self.decisions_game = bool(self.rules.procedure.decisions)
         self.auto_open = auto_open
         self.betting_seconds = betting_seconds
         self.outbox = []

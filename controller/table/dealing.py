@@ -20,13 +20,19 @@ from controller.table.states import (BETTING, BURN, BURNING, HOLD, IDLE, LOADED,
                                      step_in)
 
 
+_NUMBERS: dict[Fraction, int | float] = {}
+
+
 def bet_number(x: Fraction) -> int | float:
-    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20."""
-    return int(x) if x.denominator == 1 else float(x)
+    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20 (a paytable has few)."""
+    n = _NUMBERS.get(x)
+    if n is None:
+        n = _NUMBERS[x] = int(x) if x.denominator == 1 else float(x)
+    return n
 
 
 def _flag_list(flags: Mapping[str, Any]) -> list[str]:
-    return sorted(k for k, v in flags.items() if v)
+    return sorted(k for k, v in flags.items() if v) if flags else []
 
 
 class DealingMixin(TableBase):
@@ -194,7 +200,7 @@ class DealingMixin(TableBase):
         has any (the same lists and dict, so the rules' updates land in the round state)."""
         rnd = self.round
         assert rnd is not None
-        if self.rules.procedure.decisions:
+        if self.decisions_game:
             return {**rnd.hands, "decisions": rnd.decisions}
         return rnd.hands
 

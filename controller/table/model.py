@@ -17,7 +17,7 @@ RETURNED = "returned"
 
 def cards_drawn(inventory: Inventory) -> int:
     """Cards read out of the shoe so far (burns, hands, removed), whatever went back since."""
-    return sum(len(inventory.by_place[p]) for p in PLACES)
+    return inventory.drawn
 
 
 @dataclass
