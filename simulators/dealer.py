@@ -74,6 +74,7 @@ class VirtualDealer:
         self.skip_faults = [f for f in rig.faults if f.kind == "skip_burn"]
         self.status: dict = {}
         self._pending = False
+        self._loads_at_start = -1     # set at each shoe start: the shoe is in once loaded
 
     def on_event(self, e: dict) -> None:
         kind = e["event"]
@@ -82,6 +83,7 @@ class VirtualDealer:
             self._maybe_pull()
         elif kind == "shoe_started":
             self.rig.cut_position = e.get("cut_card_position")
+            self._loads_at_start = self.rig._loads
             if self.shuffler:
                 self.rig.gather()
             else:
@@ -108,6 +110,11 @@ class VirtualDealer:
     def _pull(self) -> None:
         self._pending = False
         if self.status.get("expects") not in ("card", "count_back") or self._in_flight() > 0:
+            return
+        if self.rig._loads <= self._loads_at_start:
+            # the shuffler has not delivered the shoe yet: the dealer waits for it
+            self._pending = True
+            self.schedule(max(self.pace_s, 0.05), self._pull)
             return
         model = self.rig.shoe
         if self.device_tick_s:

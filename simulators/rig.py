@@ -56,6 +56,7 @@ class SimRig:
         extra = {"seed": self.seed} if self.continuous else {}
         self.shoe: ShoeModel = kind([], protocol=self.protocol, clock=self.clock, **extra)
         self.cut_position: int | None = None
+        self._loads = 0
         self._hand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()
         registry.register(self.shuffler_name, self.shuffler)
         registry.register(self.name, self.shoe)
@@ -81,6 +82,7 @@ class SimRig:
         """The dealer puts cards in the shoe, with the cut card where the table said."""
         self.shoe.load(cards, cut_position=None if self.continuous else cut_position,
                        faults=self.shoe_faults)
+        self._loads += 1
         return self.shoe
 
     def _delivered(self, order: list[str]) -> None:
@@ -104,10 +106,20 @@ class SimRig:
 
     def save(self, path: str) -> None:
         """Keep what the physical devices would still hold after the controller died: the
-        shoe's cards and cut card, and where the shuffler's and the dealer's shuffles stand."""
+        shoe's cards and cut card, and where the shuffler's and the dealer's shuffles stand.
+        (Cards dealt are not kept: the journal's reads say how far the shoe got.) Written only
+        when something kept has changed since the last time."""
+        shuffler = self.shuffler
+        mark = (self._loads, shuffler.shuffles, shuffler.state, len(shuffler._order),
+                shuffler._door_left, shuffler._tray is None, self.cut_position,
+                getattr(self.shoe, "returned", 0))
+        if mark == getattr(self, "_saved_mark", None):
+            return
+        self._saved_mark = mark
         state = {"cards": self.shoe.cards(), "cut_position": self.shoe.cut_position,
                  "rig_cut": self.cut_position, "shuffler": self.shuffler.to_state(),
-                 "hand": _rng_state(self._hand)}
+                 "hand": _rng_state(self._hand),
+                 "machine": _rng_state(self.shoe._rng) if self.continuous else None}
         tmp = f"{path}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(state, f)
@@ -126,8 +138,18 @@ class SimRig:
         self.cut_position = state["rig_cut"]
         _set_rng_state(self._hand, state["hand"])
         self.load_shoe(state["cards"], state["cut_position"])
+        if self.continuous and state.get("machine") is not None:
+            _set_rng_state(self.shoe._rng, state["machine"])
         self.shoe.skip(dealt)
         return True
+
+    def reseed(self, salt: int) -> None:
+        """A seeded rig started again on a journal that has dealt shoes already: without its
+        saved state it must not shuffle the same shoes again (the table would rightly see a
+        replayed shoe), so its shuffles go on from a seed of their own."""
+        if self.seed is not None:
+            self.shuffler._rng = random.Random(f"{self.seed}:{salt}")
+            self._hand = random.Random(f"{self.seed}:hand:{salt}")
 
     def true_code(self, index: int) -> str | None:
         """The code of the card at draw index `index`, as a person reads it off the card."""

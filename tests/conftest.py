@@ -1,4 +1,11 @@
-"""Options for the behaviour suite: simulator by default, real devices when given a URL."""
+"""Options for the behaviour suite: simulator by default, real devices when given a URL.
+
+Journals in tests skip the fsync (TABLECTL_TEST_NO_FSYNC, inherited by the processes tests
+start) unless a test is about durability: those take the `durable` fixture, which gives them
+and their processes the real full sync.
+"""
+import os
+
 import pytest
 
 from drivers.shoe import PROTOCOLS
@@ -31,3 +38,12 @@ def simulators_installed():
     """Tests open shoesim:// and usb://…?sim= URLs directly, as the application does once it
     has installed the simulators."""
     install()
+
+
+os.environ["TABLECTL_TEST_NO_FSYNC"] = "1"
+
+
+@pytest.fixture
+def durable(monkeypatch):
+    """Real fsync for this test and the processes it starts (crash and disk tests)."""
+    monkeypatch.delenv("TABLECTL_TEST_NO_FSYNC", raising=False)

@@ -254,7 +254,7 @@ class SyncSpy:
         return getattr(self.conn, name)
 
 
-def test_wal_and_synchronous_levels_are_applied(tmp_path):
+def test_wal_and_synchronous_levels_are_applied(tmp_path, durable):
     path = tmp_path / "j.db"
     with Journal(path) as j:
         assert j.pragmas() == {"journal_mode": "wal", "synchronous": 1}    # 1 = NORMAL
@@ -490,7 +490,7 @@ WRITER = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("kill_after", [150, 400])
-def test_kill_9_mid_stream_keeps_every_returned_append(tmp_path, kill_after):
+def test_kill_9_mid_stream_keeps_every_returned_append(tmp_path, kill_after, durable):
     path = str(tmp_path / "j.db")
     acked: dict[int, int] = {}
     for run in range(2):        # the second run continues the chain the first one left

@@ -83,7 +83,7 @@ def run_cli(*args, check=True, **kw):
     return proc
 
 
-def test_kill_9_during_seeded_shoes_resumes_with_the_same_results(tmp_path):
+def test_kill_9_during_seeded_shoes_resumes_with_the_same_results(tmp_path, durable):
     ref = tmp_path / "ref.db"
     run_cli("simulate", "--profile", "live-commission", "--seed", "3", "--shoes", "2",
             "--journal", str(ref), "--json")
@@ -101,7 +101,7 @@ def test_kill_9_during_seeded_shoes_resumes_with_the_same_results(tmp_path):
 
 
 @needs_golden
-def test_kill_9_with_devices_in_a_separate_process(tmp_path):
+def test_kill_9_with_devices_in_a_separate_process(tmp_path, durable):
     """A real rig: the devices run in their own process on ptys; the controller is killed."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     dev = subprocess.Popen(TABLECTL + ["devices", "--shoe-file", str(GOLDEN / "classic-1.shoe"),

@@ -111,6 +111,8 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
                         # a shoe resumed on real devices is one of --shoes; the embedded
                         # simulator's cannot be resumed (its devices died with the process)
                         count_resumed=not sim)
+    if rig is not None and asm.recovery.resumed:
+        rig.reseed(asm.service.table.shoe_no)
     try:
         asm.open_devices()
         asm.wire()

@@ -81,6 +81,7 @@ class TableService:
         self.last_prompt = ""
         self._stopped = False
         self.stop_reason = ""
+        self.journal_failed = False         # a failed write: nothing more goes to the journal
 
     # ------------------------------------------------------------------ for sources
     def submit(self, item: Any) -> None:
@@ -190,7 +191,7 @@ class TableService:
                 cursors={LOCAL_CURSOR: self.published_seq})
         except (JournalError, ValueError) as err:
             # the table moved in memory only: nobody sees it; the process stops here
-            self._stopped = True
+            self._stopped = self.journal_failed = True
             raise TableStopped(f"the journal cannot be written, so the table stopped before "
                                f"announcing anything more: {err}") from err
         if inp.type == "card" and record.get("seq"):
@@ -257,7 +258,7 @@ class TableService:
         try:
             self.journal.append(note.kind, note.data, durable=note.durable)
         except (JournalError, ValueError) as err:
-            self._stopped = True
+            self._stopped = self.journal_failed = True
             raise TableStopped(f"the journal cannot be written: {err}") from err
 
     # ------------------------------------------------------------------ snapshots and the end
@@ -268,6 +269,8 @@ class TableService:
 
     def close(self) -> None:
         """A clean stop: record what was delivered and snapshot, so a restart replays nothing."""
+        if self.journal_failed:
+            return                  # the journal is what failed: leave it as it is on disk
         try:
             if self.journal.last_seq:
                 self.journal.set_cursors({LOCAL_CURSOR: self.published_seq}, durable=True)
