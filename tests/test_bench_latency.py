@@ -1,6 +1,6 @@
-"""The latency benchmark runs the production path (ShoeSource thread → TableService → journal →
-publishers, as `tablectl run` wires it) and decides every card it feeds; its figures are printed,
-not asserted."""
+"""The latency benchmark runs the production path (ShoeSource thread → TableService → journal
+→ publishers, as `tablectl run` wires it) and decides every card it feeds; its figures are
+printed, not asserted."""
 import json
 import sys
 from pathlib import Path

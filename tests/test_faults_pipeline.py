@@ -99,7 +99,7 @@ def test_dropped_link_loses_no_card(tmp_path, protocol, remedy):
     queued = [e["code"] for e in events if e["event"] == "card_queued"]
     # framed: the resent read waits for review, then is dealt like the others
     assert len(queued) == (1 if protocol == "framed" else 0)
-    accepted = [r.data for r in records if r.kind == "card" and "accepted" in r.data["flags"]]
+    accepted = [r.data for r in records if r.kind == "card" and "held" in r.data["flags"]]
     assert [c["code"] for c in accepted] == queued
 
 

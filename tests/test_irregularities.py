@@ -108,7 +108,7 @@ def test_reads_during_a_link_hold_wait_for_the_supervisor_then_are_dealt_when_ac
     ev = t.apply(sup("accept_reads"))
     dealt = of(ev, "card")
     assert [(e["code"], e["slot"], e["flags"]) for e in dealt] == \
-        [("5D", "B1", ["accepted"]), ("6C", "P2", ["accepted"])]
+        [("5D", "B1", ["held"]), ("6C", "P2", ["held"])]
     assert [c.code for c in t.round.hands["banker"]] == ["5D"]
     assert [c.code for c in t.round.hands["player"]] == ["4H", "6C"]
     assert t.state == "dealing.B2" and t.hold is None

@@ -165,3 +165,56 @@ def test_a_hold_present_at_the_crash_is_still_there_after_restart(tmp_path, monk
     journal.close()
     list(run_simulation(profile, seed=9, faults=faults, journal_path=str(path)))
     assert journal_story(path)[0] == journal_story(ref)[0]
+
+
+def test_a_restart_with_a_shoe_that_cannot_resend_holds_for_review(tmp_path, durable):
+    """Bee-Tek cannot resend: after kill -9 mid-round the table holds with the round's layout;
+    reads that come meanwhile wait; the supervisor enters a card the controller never saw (or
+    confirms the layout), and every card ends up dealt in shoe order."""
+    from tests.test_link_review import Rig, seeded_shoe
+    import tempfile
+    import shutil
+    where = Path(tempfile.mkdtemp(prefix="rst", dir="/tmp"))
+    rig = Rig(where)
+    try:
+        rig.accounts()
+        dev = subprocess.Popen(TABLECTL + ["devices", "--seed", "5", "--pace-ms", "40"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=rig.env, cwd=where)
+        rig.procs.append(dev)
+        url = dev.stdout.readline().split()[1]
+        ctl = rig.run(url)
+        rig.wait(lambda s: s["round"] is not None and s["shoe"]["cards_out"] > 25,
+                 "dealing a round")
+        ctl.send_signal(signal.SIGKILL)
+        ctl.wait()
+        rig.procs.remove(ctl)
+        rig.out.close()
+        rig.err.close()
+        ctl = rig.run(url)
+        held = rig.wait(lambda s: s["hold"] is not None and s["hold"]["queued"],
+                        "a restart review with reads kept")
+        assert held["hold"]["problems"][-1]["kind"] == "restart_review"
+        assert "layout" in held["hold"]["problems"][-1]
+        shoe = seeded_shoe()
+        reads = held["shoe"]["cards_out"]          # the cards dealt before the kill
+        first_kept = shoe.index(held["hold"]["queued"][0], reads)
+        if first_kept > reads:          # the read in flight at the kill was lost: enter it
+            assert first_kept == reads + 1
+            done = rig.override("enter_card", shoe[reads], reason="on the table, never read")
+        else:
+            done = rig.override("confirm_layout", reason="layout matches the cards")
+        assert done.returncode == 0, done.stderr
+        rig.wait(lambda s: s["hold"] is None and s["shoe"]["cards_out"] > reads + 10,
+                 "dealing on")
+        ctl.terminate()
+        ctl.wait(timeout=10)
+        with Journal.open_readonly(rig.journal) as j:
+            assert j.verify().ok
+            cards = [r.data for r in j.records(kinds=["card"])]
+            restarted = [r.data for r in j.records(kinds=["restarted"])]
+        assert [c["code"] for c in cards] == shoe[:len(cards)]      # none lost, none twice
+        assert restarted and restarted[-1]["resends"] is False
+    finally:
+        rig.close()
+        shutil.rmtree(where, ignore_errors=True)

@@ -17,7 +17,7 @@ from controller.profile import parse_profile
 from controller.roles import OVERRIDE_ACTIONS
 from controller.table.decisions import DecisionsMixin
 from controller.table.inputs import Command
-from controller.table.model import ShoeState
+from controller.table.model import QueuedRead, ShoeState
 from controller.table.states import (BURNING, CLOSED, HOLD, IDLE, LOADED, SHOE_ENDED,
                                      SHUFFLING)
 
@@ -278,8 +278,21 @@ class CommandsMixin(DecisionsMixin):
             raise CommandRefused(why)
         if last.kind == "unreadable_card":
             shoe.inventory.unidentified = max(0, shoe.inventory.unidentified - 1)
-        self.leave_hold()
-        self.take_card(card.code, {"entered": True})
+        hold = self.hold
+        assert hold is not None
+        if "link_lost" in hold.kinds or hold.queued:
+            # the card was drawn before the reads kept during the hold: it goes first; after a
+            # lost link they wait, all together, for the supervisor to accept or discard them
+            hold.problems = [p for p in hold.problems
+                             if p.kind not in ("unreadable_card", "restart_review")]
+            hold.queued.insert(0, QueuedRead(card.code, {"entered": True}))
+            self.emit("card_queued", code=card.code, queued=len(hold.queued),
+                      reason="entered by hand; it was drawn before the reads kept meanwhile")
+            if "link_lost" in hold.kinds:
+                return
+        else:
+            hold.queued = [QueuedRead(card.code, {"entered": True})]
+        self.leave_hold()           # deals what the hold kept, in order
 
     def burn_card(self) -> None:
         """Burn the card that caused the hold (drawn when none was due, foreign, face up)."""

@@ -31,6 +31,10 @@ def bet_number(x: Fraction) -> int | float:
     return n
 
 
+#: holds during which reads wait in order for review instead of being cards not due
+REVIEWED_HOLDS = frozenset({"link_lost", "restart_review"})
+
+
 def _flag_list(flags: Mapping[str, Any]) -> list[str]:
     return sorted(k for k, v in flags.items() if v) if flags else []
 
@@ -100,14 +104,14 @@ class DealingMixin(TableBase):
                          f"{self.where()}; no card was due", code=card.code)
 
     def _card_while_held(self, card: Card, flags: Mapping[str, Any]) -> None:
-        """On a hold for a lost link, reads are kept in order for the supervisor to review
-        (a link outage delays reads, it does not make them wrong); on any other hold a card
-        is not due."""
+        """On a hold for a lost link or a restart's review, reads are kept in order for the
+        supervisor (the shoe went on while the controller could not follow: the reads are
+        late, not wrong); on any other hold a card is not due."""
         hold = self.hold
-        if hold is not None and hold.kinds == {"link_lost"}:
-            hold.queued.append(QueuedRead(card.code, dict(flags)))
+        if hold is not None and hold.kinds & REVIEWED_HOLDS:
+            hold.queued.append(QueuedRead(card.code, dict(flags, held=True)))
             self.emit("card_queued", code=card.code, queued=len(hold.queued),
-                      reason="the table is on hold for a lost link")
+                      reason="the table is on hold for a review of the reads")
             return
         self._card_not_due(card)
 
@@ -115,7 +119,7 @@ class DealingMixin(TableBase):
         """Deal reads kept during a hold, in read order; if one of them holds the table again,
         the rest wait with that hold and are dealt when it is cleared."""
         for i, q in enumerate(reads):
-            self.take_card(q.code, dict(q.flags, accepted=True))
+            self.take_card(q.code, q.flags)
             if self.state == HOLD and self.hold is not None:
                 self.hold.queued = list(reads[i + 1:])
                 return
