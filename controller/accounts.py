@@ -263,7 +263,7 @@ class AccountStore:
                     detail: str = "") -> None:
         db.execute("INSERT INTO account_log (at, actor, action, name, detail) "
                    "VALUES (?, ?, ?, ?, ?)", (self._now_iso(), actor, action, name, detail))
-        log.info("accounts.change", actor=actor, action=action, user=name, detail=detail)
+        log.info("account changed", actor=actor, action=action, user=name, detail=detail)
 
     def _require_manager(self, db: sqlite3.Connection, by: str) -> None:
         row = self._row(db, by)
@@ -294,7 +294,7 @@ class AccountStore:
                                    "manager (--as MANAGER)")
             self._insert(db, name, "manager", secret)
             self._log_change(db, name, "bootstrap", name, "role=manager")
-        log.warning("accounts.bootstrap", user=name, path=str(self.path))
+        log.warning("first account made", user=name, path=str(self.path))
 
     def add(self, name: str, role: str, secret: str, *, by: str) -> None:
         check_name(name)

@@ -201,7 +201,7 @@ class ControlServer:
                                         kwargs={"poll_interval": 0.05},
                                         name="control-api", daemon=True)
         self._thread.start()
-        log.info("control.listening", socket=str(self.path), group=self.group)
+        log.info("control socket listening", socket=str(self.path), group=self.group)
         return self
 
     def close(self) -> None:
@@ -225,7 +225,7 @@ class ControlServer:
         except FileNotFoundError:
             pass
         self._server = None
-        log.info("control.closed", socket=str(self.path))
+        log.info("control socket closed", socket=str(self.path))
 
     def __enter__(self) -> "ControlServer":
         return self.start()
@@ -258,7 +258,7 @@ class ControlServer:
         except OSError as err:
             if err.errno in (errno.ECONNREFUSED, errno.ENOENT):
                 self.path.unlink(missing_ok=True)
-                log.warning("control.stale_socket_removed", socket=str(self.path))
+                log.warning("stale control socket removed", socket=str(self.path))
                 return
             raise ControlError(f"{self.path}: cannot check the existing socket "
                                f"({err.strerror or err})") from err
@@ -284,7 +284,7 @@ class ControlServer:
                     # the framing is lost: answer, then hang up rather than guess
                     wfile.write(encode(self._error(None, "malformed", "request line longer "
                                                    f"than {self.max_line} bytes")))
-                    log.warning("control.oversized_line", limit=self.max_line)
+                    log.warning("control request too long", limit=self.max_line)
                     return
                 if not line.strip():
                     continue
@@ -331,10 +331,10 @@ class ControlServer:
             result = self._handle(req)
         except _Refusal as ref:
             rid = rid if rid is not None else ref.rid
-            log.warning("control.refused", id=rid, error=ref.code, message=ref.message)
+            log.warning("control request refused", id=rid, error=ref.code, message=ref.message)
             return self._error(rid, ref.code, ref.message)
         except Exception as err:  # one bad request must never stop the server
-            log.exception("control.internal_error", id=rid)
+            log.exception("control request failed", id=rid)
             return self._error(rid, "internal", f"internal error: {type(err).__name__}: {err}")
         answer = {"id": rid, "ok": True, "result": result}
         if req.get("_view_token"):
@@ -370,7 +370,7 @@ class ControlServer:
         if problem:
             raise _Refusal("invalid_args", problem)
         command = Command(user, role, action, dict(args), reason)
-        log.info("control.command", id=req.get("id"), user=user, role=role, action=action,
+        log.info("control command", id=req.get("id"), user=user, role=role, action=action,
                  args=args, reason=reason)
         try:
             self.submit(command)

@@ -1,7 +1,10 @@
 """structlog configured once, in the entry point: JSON lines when not a tty, console otherwise.
 
 Logs go to stderr so that `--json` event output on stdout stays machine-readable. Standard
-library loggers (transitions, pyserial) are routed through the same processors.
+library loggers (transitions, pyserial) are routed through the same processors. Every line
+carries the table, shoe and round the service loop has bound (contextvars), and an exception's
+traceback (structured in JSON, as text on a terminal). Events are named in plain lowercase
+words ("shoe link lost"), with their details as fields.
 """
 from __future__ import annotations
 
@@ -21,7 +24,10 @@ def configure(level: str = "WARNING", json_logs: bool | None = None) -> None:
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.StackInfoRenderer(),
     ]
+    # tracebacks: a structured list in JSON lines; the console renderer prints them itself
+    tracebacks = [structlog.processors.dict_tracebacks] if json_logs else []
     renderer = (structlog.processors.JSONRenderer() if json_logs
                 else structlog.dev.ConsoleRenderer(colors=False))
     structlog.configure(
@@ -33,7 +39,7 @@ def configure(level: str = "WARNING", json_logs: bool | None = None) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=shared, processors=[
-            structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer]))
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta, *tracebacks, renderer]))
     root = logging.getLogger()
     if not _configured:
         root.addHandler(handler)

@@ -218,6 +218,8 @@ class TableService:
         for e, seq in zip(events, seqs[1:]):
             e["seq"] = seq
         self._bind_context()
+        for e in events:
+            _log_event(e)
         self.publish(events)
         self._publish_status()
         if inp.type == "card":
@@ -281,6 +283,21 @@ class TableService:
 
 
 _IDLE = object()
+
+
+def _log_event(e: dict) -> None:
+    """The events a technician looks for in the log (the journal has them all)."""
+    kind = e["event"]
+    if kind == "hold":
+        log.warning("table on hold", reason=e.get("reason"), detail=e.get("detail"),
+                    seq=e.get("seq"))
+    elif kind in ("shoe_started", "shoe_ended"):
+        log.info(kind.replace("_", " "), reason=e.get("reason"), seq=e.get("seq"))
+    elif kind == "override":
+        log.info("override", action=e.get("action"), user=e.get("user"), seq=e.get("seq"))
+    elif kind == "alarm" and e.get("severity") == "error":
+        log.warning("device alarm", source=e.get("source"), code=e.get("code"),
+                    text=e.get("text"), seq=e.get("seq"))
 
 
 def _die() -> None:
