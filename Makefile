@@ -15,13 +15,16 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/tablectl run --config config/table.toml
 
+# layers, types, then every test, on both cores
 test: $(STAMP)
 	$(BIN)/lint-imports
-	$(BIN)/pytest
+	$(BIN)/mypy
+	$(BIN)/pytest -n 2
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/latency.py --protocol beetek
+	$(BIN)/python bench/flood.py
 	$(BIN)/python bench/odds.py
 	$(BIN)/python bench/recovery.py
 
