@@ -376,7 +376,7 @@ class AccountStore:
         else:
             result = self._attempt(name, secret, now, context)
         event = log.info if result.ok else log.warning
-        event("accounts.auth", user=result.user, ok=result.ok, code=result.code,
+        event("sign-in attempt", user=result.user, ok=result.ok, code=result.code,
               role=result.role, context=context, failures=result.failures)
         return result
 

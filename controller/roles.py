@@ -38,6 +38,9 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
 OVERRIDE_ACTIONS = frozenset(SUPERVISOR_ACTIONS + MANAGER_ACTIONS)
 
 REASON_MAX_CHARS = 500
+#: the most rounds (recall) or overrides (audit) one socket request may ask for: a console shows
+#: ten; a longer story is `tablectl recall --journal` on the journal file itself
+READ_LIMIT = 100
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,9 @@ def _check_value(arg: Arg, value: Any) -> str | None:
     if arg.kind == "int":
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             return f"expected a whole number ≥ 0, got {value!r}"
+        if arg.name in ("count", "limit") and value > READ_LIMIT:
+            return (f"at most {READ_LIMIT} at a time, not {value} (for more, run tablectl "
+                    f"recall or tablectl audit on the journal)")
         return None
     if value is None or not isinstance(value, (str, int, float, bool)):
         return f"expected {_KIND_HELP['scalar']}, got {value!r}"

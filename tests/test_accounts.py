@@ -273,7 +273,7 @@ def test_every_attempt_is_logged_without_the_secret(store, monkeypatch):
     store.authenticate("mia", "Wrong-Secret-9", context="hold")
     store.authenticate("mia", "manager-pin-1", context="hold")
     store.authenticate("nobody", "Other-Secret-8")
-    auth = [kw for event, kw in recorder.events if event == "accounts.auth"]
+    auth = [kw for event, kw in recorder.events if event == "sign-in attempt"]
     assert [(a["user"], a["ok"], a["code"]) for a in auth] == [
         ("mia", False, "wrong_pin"), ("mia", True, "ok"), ("nobody", False, "unknown_user")]
     assert auth[0]["context"] == "hold"

@@ -363,7 +363,7 @@ def test_no_pin_in_the_server_log(server, monkeypatch):
     monkeypatch.setattr(control_api, "log", Recorder())
     ask(server, action="hold", reason="spill")
     ask(server, action="hold", reason="spill", pin="Wrong-Secret-77")
-    assert any(event == "control.command" for event, _ in events)
+    assert any(event == "control command" for event, _ in events)
     text = repr(events)
     assert PINS["sam"] not in text and "Wrong-Secret-77" not in text
 

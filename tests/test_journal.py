@@ -271,7 +271,7 @@ def test_wal_and_synchronous_levels_are_applied(tmp_path, durable):
         assert spy.inserts == [("records", 1), ("records", 2), ("records", 2), ("records", 1),
                                ("snapshots", 2), ("records*", 2), ("records*", 1)]
         j._conn = spy.conn
-        assert j.pragmas()["synchronous"] == 1           # back to NORMAL after each
+        assert j.pragmas()["synchronous"] == 1           # NORMAL again for the last one
     # WAL mode is a property of the file, seen by any later connection.
     assert sql(path, "PRAGMA journal_mode") == [("wal",)]
     assert sql(path, "SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]

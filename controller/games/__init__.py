@@ -10,6 +10,7 @@ from typing import Mapping, Protocol
 
 from controller.cards import Card
 from controller.errors import ProfileError
+from controller.games.procedure import Procedure
 # The game modules import nothing from this package's namespace, so loading them here is no cycle.
 from controller.games import andar_bahar, baccarat_banque, chemin_de_fer, punto_banco
 
@@ -19,8 +20,10 @@ Hands = dict[str, list[Card]]
 class GameRules(Protocol):
     game: str
     bets: tuple[str, ...]
-    #: the dealing phases in the order they can occur (names of the nested machine states)
+    #: the dealing phases (card slots) in the order they can occur
     phases: tuple[str, ...]
+    #: the round's procedure as data: which step may follow which (the table's machine)
+    procedure: Procedure
 
     def new_hands(self) -> Hands: ...
 

@@ -73,8 +73,11 @@ class PuntoBancoRound(NamedTuple):
     natural: bool
     bets: Mapping[str, Fraction]               # net result per unit of every bet (read-only)
     burned_before: tuple[str, ...] = ()        # the between-round burn before this round
-    #: always False: a void round is a RoundResult
-    void = False
+
+    @property
+    def void(self) -> bool:
+        """Always False: a void round is a RoundResult."""
+        return False
 
     @property
     def player(self) -> list[str]:
@@ -328,7 +331,7 @@ class ShoeDeal:
                 result = new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
                                                table[key], burned))
                 yield result
-            if continuous:
+            if continuous and isinstance(result, PuntoBancoRound):
                 # the round's cards go back (its burn, then Player's, then Banker's)
                 for code in (*result.burned_before, *result.player, *result.banker):
                     at = randint(pos, len(codes))
@@ -377,7 +380,7 @@ def _canonical(codes: Iterable[str | Card]) -> list[str]:
     out = list(codes)
     try:
         if _CODES.issuperset(out):
-            return out
+            return [str(c) for c in out]
     except TypeError:                           # not hashable: not a card either
         pass
     return [c.code if isinstance(c, Card) else parse_card(c).code for c in out]

@@ -132,7 +132,7 @@ def _key_of(player: list[Card], banker: list[Card]) -> int:
 
 def _representatives() -> tuple[tuple[list[Card], list[Card]], ...]:
     """For every settlement key, a Player and a Banker hand that have it."""
-    by = {}                                   # (cards, total, pair) -> hand
+    by: dict[tuple[int, int, bool], list[Card]] = {}      # (cards, total, pair) -> hand
     ranks = "A23456789T"
     for a in ranks:
         for b in ranks:
@@ -146,9 +146,9 @@ def _representatives() -> tuple[tuple[list[Card], list[Card]], ...]:
             for bt in range(10):
                 for pp in (False, True):
                     for bp in (False, True):
-                        p, b = by.get((n_p, pt, pp)), by.get((n_b, bt, bp))
-                        if p is not None and b is not None and out[_key_of(p, b)] is None:
-                            out[_key_of(p, b)] = (p, b)
+                        ph, bh = by.get((n_p, pt, pp)), by.get((n_b, bt, bp))
+                        if ph is not None and bh is not None and out[_key_of(ph, bh)] is None:
+                            out[_key_of(ph, bh)] = (ph, bh)
     assert None not in out
     return tuple(out)
 

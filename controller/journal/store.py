@@ -107,6 +107,7 @@ class Journal:
         self._lock = threading.Lock()
         # tests whose subject is not durability may skip the fsync (never set in production)
         self._fsync = os.environ.get("TABLECTL_TEST_NO_FSYNC") != "1"
+        self._sync = "NORMAL"                   # the writer connection's synchronous level
         self._conn: sqlite3.Connection | None = None
         self._last_seq = 0
         self._head = GENESIS
@@ -255,16 +256,21 @@ class Journal:
 
     @contextmanager
     def _full_sync(self) -> Iterator[None]:
-        """Commits inside run with synchronous=FULL (WAL fsynced before COMMIT returns)."""
-        conn = self._live()
-        if not self._fsync:
-            yield
-            return
-        conn.execute("PRAGMA synchronous=FULL")
-        try:
-            yield
-        finally:
-            conn.execute("PRAGMA synchronous=NORMAL")
+        """Commits inside run with synchronous=FULL (WAL fsynced before COMMIT returns).
+        The level is left as it is until a non-durable commit needs NORMAL: a live table's
+        appends are nearly all durable, and switching costs a statement each way."""
+        if self._fsync:
+            self._sync_level("FULL")
+        yield
+
+    def _normal_sync(self) -> None:
+        if self._sync != "NORMAL":
+            self._sync_level("NORMAL")
+
+    def _sync_level(self, level: str) -> None:
+        if self._sync != level:
+            self._live().execute(f"PRAGMA synchronous={level}")
+            self._sync = level
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -295,6 +301,8 @@ class Journal:
                 head = record_hash(head, seq, utc, mono, kind, data_json)
                 rows.append((seq, utc, mono, kind, data_text, head))
             try:
+                if not durable:
+                    self._normal_sync()
                 with self._full_sync() if durable else nullcontext():
                     if len(rows) == 1 and not cursors:
                         conn.execute(_INSERT, rows[0])      # autocommit: one statement
@@ -362,6 +370,8 @@ class Journal:
         with self._lock:
             conn = self._live()
             try:
+                if not durable:
+                    self._normal_sync()
                 with self._full_sync() if durable else nullcontext():
                     conn.execute("BEGIN IMMEDIATE")
                     try:

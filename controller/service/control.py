@@ -1,5 +1,7 @@
 """The control socket's side of the service: commands go through the loop like any input;
-reads are answered off the loop's thread, so a console never slows the dealing.
+reads are answered off the loop's thread, so a console never holds up a card (measured by
+bench/flood.py: the pace holds under a flood; a large recall still delays single cards by tens
+of milliseconds through Python's interpreter lock, hence its cap, `roles.READ_LIMIT`).
 
 - `state`: a read-only query run between two inputs (microseconds) plus the recent rounds,
   alarms and overrides the `Memory` publisher kept;

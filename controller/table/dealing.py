@@ -230,8 +230,8 @@ class DealingMixin(TableBase):
         demo = shoe.demo_left > 0
         if demo:
             shoe.demo_left -= 1
-        hands = self.rules.new_hands()
-        decisions = hands.pop("decisions", {})
+        hands: dict[str, Any] = dict(self.rules.new_hands())
+        decisions: dict[str, Any] = hands.pop("decisions", {})
         self.round = RoundState(number=self._next_round_number(), demo=demo, hands=hands,
                                 burn_due=policies.between_round_burn(self.profile, shoe.rounds),
                                 decisions=decisions,

@@ -7,6 +7,8 @@ a hold included (self-loops, with the guard that checks the kind of hold).
 """
 from __future__ import annotations
 
+from typing import Any
+
 from transitions.extensions import GraphMachine
 
 from controller.games import get_rules
@@ -30,7 +32,8 @@ def mermaid(game: str = "punto_banco") -> str:
                      transitions=drawn_transitions(game), auto_transitions=False,
                      graph_engine="mermaid", show_conditions=True,
                      title=f"Table machine ({game})")
-    return m.model.get_graph().draw(None)
+    model: Any = m.model
+    return str(model.get_graph().draw(None))
 
 
 def document(games: tuple[str, ...] = GAMES) -> str:
