@@ -15,11 +15,12 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/tablectl run --config config/table.toml
 
-# layers, types, then every test, on both cores
+# layers, types, then every test: four workers on two cores, since many tests wait on devices
+# and processes rather than compute
 test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 4
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py

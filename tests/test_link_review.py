@@ -69,7 +69,7 @@ class Rig:
 
     def devices(self) -> str:
         dev = subprocess.Popen([sys.executable, "-m", "controller.cli", "devices", "--tcp",
-                                "--seed", str(SEED), "--pace-ms", "60",
+                                "--seed", str(SEED), "--pace-ms", "40",
                                 "--fault", f"drop@{DROP_AT}"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=self.env, cwd=self.dir)
@@ -151,9 +151,10 @@ def test_reads_after_a_lost_link_are_reviewed_then_dealt_in_shoe_order(where):
         assert held["hold"]["queued"] == shoe[DROP_AT:DROP_AT + len(held["hold"]["queued"])]
         accepted = rig.override("accept_reads", reason="the reads match the cards dealt")
         assert accepted.returncode == 0, accepted.stderr
-        rig.wait(lambda s: s["hold"] is None and s["shoe"]["cards_out"] > DROP_AT + 20,
+        rig.wait(lambda s: s["hold"] is None and s["shoe"]["cards_out"] > DROP_AT + 30,
                  "dealing on after the review")
-        assert ctl.wait(timeout=90) == 0, (where / "run.err").read_text()[-2000:]
+        ctl.terminate()                      # a clean stop (SIGTERM) mid-shoe
+        assert ctl.wait(timeout=20) in (0, 130, -15), (where / "run.err").read_text()[-2000:]
     finally:
         rig.close()
     with Journal.open_readonly(rig.journal) as j:

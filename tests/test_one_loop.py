@@ -202,3 +202,25 @@ def test_a_second_start_closes_what_the_embedded_simulator_left_and_deals_on(tmp
     assert [e["reason"] for e in ended][:1] == ["devices_lost"]
     assert [e["shoe"] for e in events if e["event"] == "shoe_started"] == [2]
     assert ended[-1]["shoe"] == 2 and ended[-1]["reason"] == "cut_card"
+
+
+def test_sigterm_is_a_clean_stop_and_the_next_start_replays_nothing(tmp_path):
+    from controller.profile import load_profile
+    from controller.service.recovery import open_table
+    journal = tmp_path / "j.db"
+    proc = subprocess.Popen(TABLECTL + ["run", "--profile", "macau", "--seed", "8", "--pace",
+                                        "0.005", "--shoes", "0", "--no-control", "--journal",
+                                        str(journal), "--json", "--config",
+                                        str(ROOT / "config" / "table.toml")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env(), cwd=ROOT)
+    for line in proc.stdout:
+        if '"event":"round_result"' in line and '"round":3,' in line:
+            break
+    proc.terminate()
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err[-2000:]
+    with Journal(journal) as j:
+        table, rec = open_table(load_profile("macau"), j)
+        assert rec.resumed and rec.inputs_replayed == 0 and rec.undelivered == []
+        assert table.shoe_no == 1 and table.round is not None

@@ -62,6 +62,7 @@ def is_sim_url(url: str) -> bool:
 
 def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
     """The live table: devices by URL, the one service loop, until the shoes are dealt."""
+    import signal
     import sys
     from pathlib import Path
 
@@ -128,5 +129,8 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
     except BaseException:
         asm.close()
         raise
+    # a service manager stops the table with SIGTERM: a clean stop, like the end of the shoes
+    # (what was delivered is recorded and a snapshot taken, so the next start replays nothing)
+    signal.signal(signal.SIGTERM, lambda signum, frame: asm.service.stop("terminated"))
     asm.run()
     return 0
