@@ -32,7 +32,7 @@ class TableCfg:
     profile: str = "macau"
     betting_seconds: float = 0.0      # 0: bets close as soon as a round opens (unattended)
     demo_rounds: int = 0
-    shoes: int = 1                    # shoes to run before exiting; 0 = until stopped
+    shoes: int = 0                    # shoes to run before exiting; 0 = until stopped
 
 
 @dataclass(frozen=True)

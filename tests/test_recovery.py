@@ -116,7 +116,7 @@ def test_kill_9_with_devices_in_a_separate_process(tmp_path, durable):
         journal = tmp_path / "rig.db"
         cmd = TABLECTL + ["run", "--profile", "classic", "--shoe-url", url, "--shoe-protocol",
                           "framed", "--shuffler-url", "none", "--journal", str(journal),
-                          "--no-control", "--json"]
+                          "--no-control", "--json", "--shoes", "1"]
         rng = random.Random(5)
         for _ in range(4):
             ctl = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
