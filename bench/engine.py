@@ -61,34 +61,18 @@ def shoes(profile, n: int, seed: int = 1) -> list[list[str]]:
 
 def machine_shoe(profile, codes: list[str], cut: int | None) -> tuple[int, int]:
     """One shoe through the table machine in process: (complete rounds, cards read).
-
-    The one place that knows the table's API: the table that takes typed inputs through
-    `Table.apply`, or the one before it (card reads through `on_card`)."""
-    from controller.table import Table
+    The one place that knows the table's API (`Table.apply`)."""
+    from controller.table import Table, command
     t = Table(profile)
     cards = 0
-    if hasattr(t, "apply"):
-        from controller.table import command
-        events = t.apply(command("new_shoe", cut_position=cut))
-        for i, code in enumerate(codes):
-            if t.state == "shoe_ended":
-                break
-            if i == cut:
-                events += t.apply({"type": "cut_card"})
-            events += t.apply({"type": "card", "code": code})
-            cards += 1
-    else:
-        from controller.actions import apply_input
-        from controller.inputs import command
-        apply_input(t, command("new_shoe", cut_position=cut))
-        for i, code in enumerate(codes):
-            if t.state == "shoe_ended":
-                break
-            if i == cut:
-                t.on_cut_card()
-            t.on_card(code)
-            cards += 1
-        events = t.drain()
+    events = t.apply(command("new_shoe", cut_position=cut))
+    for i, code in enumerate(codes):
+        if t.state == "shoe_ended":
+            break
+        if i == cut:
+            events += t.apply({"type": "cut_card"})
+        events += t.apply({"type": "card", "code": code})
+        cards += 1
     rounds = sum(1 for e in events if e["event"] == "round_result" and not e.get("void"))
     return rounds, cards
 

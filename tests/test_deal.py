@@ -110,32 +110,16 @@ def table_events(profile, codes, cut):
     table that takes typed inputs through `apply`, or the one before it)."""
     from controller.table import Table
     t = Table(profile)
-    if hasattr(t, "apply"):
-        from controller.table import command
-        events = t.apply(command("new_shoe", cut_position=cut))
-        for i, code in enumerate(codes):
-            if t.state == "shoe_ended":
-                break
-            if i == cut:
-                events += t.apply({"type": "cut_card"})
-            events += t.apply({"type": "card", "code": code})
-        if t.state != "shoe_ended":
-            events += t.apply(command("shoe_empty"))
-        return events
-    from controller.actions import apply_input
-    from controller.inputs import command
-    apply_input(t, command("new_shoe", cut_position=cut))
-    events = t.drain()
+    from controller.table import command
+    events = t.apply(command("new_shoe", cut_position=cut))
     for i, code in enumerate(codes):
         if t.state == "shoe_ended":
             break
         if i == cut:
-            t.on_cut_card()
-        t.on_card(code)
-        events += t.drain()
+            events += t.apply({"type": "cut_card"})
+        events += t.apply({"type": "card", "code": code})
     if t.state != "shoe_ended":
-        t.shoe_empty()
-        events += t.drain()
+        events += t.apply(command("shoe_empty"))
     return events
 
 

@@ -321,7 +321,8 @@ class Journal:
                     cursors: Mapping[str, int] | None = None) -> None:
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.executemany(_INSERT, rows)
+            if rows:
+                conn.executemany(_INSERT, rows)
             if cursors:
                 conn.executemany(_SET_CURSOR, list(cursors.items()))
             conn.execute("COMMIT")
@@ -373,14 +374,7 @@ class Journal:
                 if not durable:
                     self._normal_sync()
                 with self._full_sync() if durable else nullcontext():
-                    conn.execute("BEGIN IMMEDIATE")
-                    try:
-                        conn.executemany(_SET_CURSOR, list(cursors.items()))
-                        conn.execute("COMMIT")
-                    except BaseException:
-                        if conn.in_transaction:
-                            conn.execute("ROLLBACK")
-                        raise
+                    self._insert_all(conn, [], cursors)
             except sqlite3.Error as err:
                 raise self._error("cannot record a publisher's position", err) from err
 

@@ -259,18 +259,10 @@ class DealingMixin(TableBase):
         rnd, shoe = self.round, self.shoe
         assert rnd is not None and shoe is not None
         hands = self.hands_for_rules()
-        fields: dict[str, Any] = {"game": self.profile.game}
-        if rnd.burned_before:
-            fields["burned_before"] = list(rnd.burned_before)
-        fields.update(self.rules.outcome(hands))
-        if rnd.demo:
-            fields["bets"] = {b: 0 for b in self.profile.paytable}
-            fields["demo"] = True
-        else:
-            fields["bets"] = {b: bet_number(x) for b, x in
-                              self.rules.settle(hands, self.profile.paytable).items()}
-        if rnd.flags:
-            fields["irregularities"] = [f["kind"] for f in rnd.flags]
+        fields = self._result_fields(self.rules.outcome(hands))
+        fields["bets"] = {b: 0 for b in self.profile.paytable} if rnd.demo else \
+            {b: bet_number(x) for b, x in self.rules.settle(hands, self.profile.paytable).items()}
+        self._mark(fields)
         self.trigger_to("result")
         fields.update(self._pass_bank(void=False))
         self.emit("round_result", **fields)
@@ -295,17 +287,12 @@ class DealingMixin(TableBase):
         self.trigger_to("void_round")
         self.set_aside_queued()
         self.hold = None
-        fields: dict[str, Any] = {"game": self.profile.game}
-        if rnd.burned_before:
-            fields["burned_before"] = list(rnd.burned_before)
-        fields.update(rnd.layout())
-        if self.rules.procedure.decisions:
-            fields["decisions"] = dict(rnd.decisions)
+        outcome: dict[str, Any] = dict(rnd.layout())
+        if self.decisions_game:
+            outcome["decisions"] = dict(rnd.decisions)
+        fields = self._result_fields(outcome)
         fields.update(void=True, reason=reason, bets={b: 0 for b in self.profile.paytable})
-        if rnd.demo:
-            fields["demo"] = True
-        if rnd.flags:
-            fields["irregularities"] = [f["kind"] for f in rnd.flags]
+        self._mark(fields)
         fields.update(self._pass_bank(void=True))
         self.emit("round_result", **fields)
         if end_shoe and self.shoe is not None:
@@ -313,6 +300,25 @@ class DealingMixin(TableBase):
             self.finish_shoe(end_shoe)
         else:
             self._after_round()
+
+    def _result_fields(self, outcome: dict) -> dict[str, Any]:
+        """A round_result's fields: the game, the burn before the round, the outcome."""
+        rnd = self.round
+        assert rnd is not None
+        fields: dict[str, Any] = {"game": self.profile.game}
+        if rnd.burned_before:
+            fields["burned_before"] = list(rnd.burned_before)
+        fields.update(outcome)
+        return fields
+
+    def _mark(self, fields: dict[str, Any]) -> None:
+        """A demonstration round says so; a round with irregularities names them."""
+        rnd = self.round
+        assert rnd is not None
+        if rnd.demo:
+            fields["demo"] = True
+        if rnd.flags:
+            fields["irregularities"] = [f["kind"] for f in rnd.flags]
 
     def _pass_bank(self, *, void: bool) -> dict:
         """Who holds the bank after a coup (banking games); the result's `bank_seat` fields."""
