@@ -27,7 +27,7 @@ schedule; and the requests served during the flood phase, by kind. Expectation: 
 holds at --rate and the added latency stays near the quiet one under the flood.
 
     python bench/flood.py [--cards 60] [--rate 3] [--prefill-shoes 40] [--prefill-cache F]
-                          [--recall-rounds 500] [--clients 1] [--kdf production|fast]
+                          [--recall-rounds 100] [--clients 1] [--kdf production|fast]
                           [--switch-interval S] [--json]
 
 With --json the table goes to stderr and stdout gets one JSON line: pace_quiet, pace_flood,
@@ -393,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="macau shoes simulated into the journal first (about 80 rounds each)")
     ap.add_argument("--prefill-cache", metavar="FILE",
                     help="reuse this prefilled journal (copied; made and kept when missing)")
-    ap.add_argument("--recall-rounds", type=int, default=500, help="rounds a recall asks for")
+    ap.add_argument("--recall-rounds", type=int, default=100, help="rounds a recall asks for")
     ap.add_argument("--clients", type=int, default=1, help="connections per kind of request")
     ap.add_argument("--kinds", default=",".join(KINDS),
                     help=f"the kinds of request that flood (of {', '.join(KINDS)})")
