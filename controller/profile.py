@@ -25,7 +25,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 GAMES = ("punto_banco", "andar_bahar", "chemin_de_fer", "baccarat_banque")
 #: allowed deck counts per game (RULES.md §1, §4, §5; standards §1.1)
 DECK_RANGE = {"punto_banco": (6, 12), "andar_bahar": (1, 1), "chemin_de_fer": (6, 12),
-              "baccarat_banque": (3, 12)}
+              "baccarat_banque": (6, 12)}
+#: why a banking game's shoe has at least six decks (said when a profile asks for fewer)
+_BANKING_DECKS = "Chemin de Fer and Baccarat en Banque are dealt from at least six full decks"
 BURN_RULES = ("first_card", "decks", "fixed", "none")
 CUT_AFTER = ("finish", "one_more", "no_more_coup")
 FACE_UP = ("valid", "burn", "void")
@@ -172,6 +174,11 @@ def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
     description = r.get("description", str, default="")
     game = r.get("game", str, choices=GAMES)
     lo, hi = DECK_RANGE[game]
+    if game in ("chemin_de_fer", "baccarat_banque"):
+        asked = data.get("decks")
+        if isinstance(asked, int) and not isinstance(asked, bool) and asked < lo:
+            raise ProfileError(where, "decks", f"{asked} decks: {_BANKING_DECKS}",
+                               f"set decks between {lo} and {hi}")
     decks = r.get("decks", int, lo=lo, hi=hi)
 
     b = r.table("burn")

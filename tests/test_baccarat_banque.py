@@ -195,13 +195,13 @@ def test_decision_errors_and_seats():
 
 def test_profile():
     p = load_profile("baccarat-banque")
-    assert p.game == "baccarat_banque" and p.decks == 3
+    assert p.game == "baccarat_banque" and p.decks == 6
     assert p.cut_card.default_from_end == p.cut_card.min_from_end == p.cut_card.max_from_end == 10
     assert p.cut_card.after == "no_more_coup"
     assert set(p.paytable) == set(RULES.bets)
     with pytest.raises(ProfileError):
-        parse_profile({"game": "baccarat_banque", "decks": 3, "paytable": {"right": 1},
+        parse_profile({"game": "baccarat_banque", "decks": 6, "paytable": {"right": 1},
                        "game_options": {"false_coup": "later"}}, "bb.toml")
     with pytest.raises(ProfileError) as err:
-        parse_profile({"game": "baccarat_banque", "decks": 3, "paytable": {"banker": 1}}, "bb.toml")
+        parse_profile({"game": "baccarat_banque", "decks": 6, "paytable": {"banker": 1}}, "bb.toml")
     assert err.value.key == "paytable.banker"

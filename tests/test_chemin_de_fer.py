@@ -327,7 +327,7 @@ def test_profile():
     assert p.cut_card.enabled and p.cut_card.default_from_end == 7
     assert p.cut_card.min_from_end == p.cut_card.max_from_end == 7
     assert p.cut_card.after == "no_more_coup"
-    assert p.game_options == {"false_coup": "correct"}
+    assert p.game_options == {"false_coup": "void"}
     assert set(p.paytable) == set(RULES.bets)
 
 

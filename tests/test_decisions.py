@@ -24,9 +24,11 @@ def decision(name, value, user="dealer"):
 
 
 def started(profile_name="chemin-de-fer", **options):
+    """A banking table after its burn; false coups are corrected at once unless asked (the
+    shipped profiles void them: tested through the pipeline)."""
     profile = load_profile(profile_name)
-    if options:
-        profile = replace(profile, game_options={**profile.game_options, **options})
+    options.setdefault("false_coup", "correct")
+    profile = replace(profile, game_options={**profile.game_options, **options})
     t = Table(profile)
     new_shoe(t, cut_position=300)
     deal(t, BURN)

@@ -161,7 +161,8 @@ def test_chemin_de_fer_decisions_file_and_a_forced_false_coup(tmp_path):
     path.write_text(f"# the players' calls\n1 banker_seat 4\n"
                     f"{forced} player_draw stand   # a false coup: stands on a mandatory draw\n"
                     f"1:{f} {first_choice['name']} stand\n")
-    events = cdf(decisions=str(path))
+    correcting = replace(load_profile("chemin-de-fer"), game_options={"false_coup": "correct"})
+    events = cdf(decisions=str(path), profile=correcting)
     got = of(events, "round_result")
     assert got[0]["bank_seat"] == 4 and got[0]["decisions"] == {"banker_seat": 4}
     coup = [e for e in of(events, "irregularity") if e["kind"] == "false_coup"]
@@ -180,15 +181,18 @@ def test_chemin_de_fer_decisions_file_and_a_forced_false_coup(tmp_path):
         check_coup(r)
 
 
+@pytest.mark.parametrize("name", ["chemin-de-fer", "baccarat-banque"])
+def test_the_shipped_profiles_void_a_false_coup(name):
+    assert load_profile(name).game_options == {"false_coup": "void"}
+
+
 def test_false_coup_void_remedy_through_the_pipeline(tmp_path):
     base = of(cdf(), "round_result")
     forced = next(r["round"] for r in base if len(r["player"]) == 3
                   and two_card_total(r["player"]) <= 4)
     path = tmp_path / "d.txt"
     path.write_text(f"{forced} player_draw stand\n")
-    profile = load_profile("chemin-de-fer")
-    profile = replace(profile, game_options={"false_coup": "void"})
-    events = run_simulation(profile, seed=3, decisions=str(path))
+    events = run_simulation(load_profile("chemin-de-fer"), seed=3, decisions=str(path))
     voided = [r for r in of(events, "round_result") if r["round"] == forced][0]
     assert voided["void"] and voided["irregularities"] == ["false_coup"]
     assert set(voided["bets"].values()) == {0}
@@ -216,7 +220,7 @@ def test_bad_decisions_file_is_one_line_exit_2(tmp_path, capsys):
 def test_baccarat_en_banque_shoe():
     events = run_simulation(load_profile("baccarat-banque"), seed=2)
     start = of(events, "shoe_started")[0]
-    assert start["decks"] == 3 and start["cut_card_position"] == start["cards"] - 10
+    assert start["decks"] == 6 and start["cut_card_position"] == start["cards"] - 10
     rounds = of(events, "round_result")
     assert len(rounds) > 10 and of(events, "shoe_ended")[0]["reason"] == "cut_card"
     bank_draws = [d for d in of(events, "decision") if d["name"] == "bank_draw"]
