@@ -80,6 +80,20 @@ class SimulatorCfg:
 
 
 @dataclass(frozen=True)
+class FeedCfg:
+    url: str = ""                     # mqtt://host:1883 or mqtts://host:8883; empty: no feed
+    topic_prefix: str = "tables"      # topics {prefix}/{table}/events, /state, /status
+    username: str = ""
+    password_file: str = ""           # the password on its first line (never in this file)
+    ca_file: str = ""                 # mqtts: the CA that signed the broker; empty: system CAs
+    cert_file: str = ""               # mqtts: client certificate (and key) for mutual TLS
+    key_file: str = ""
+    keepalive_s: int = 15             # the broker publishes "offline" after 1.5x this silence
+    drain_timeout_s: float = 5.0      # a clean exit waits this long for the broker to take all
+    retry_max_s: float = 30.0         # reconnect delay doubles from 0.5 s up to this
+
+
+@dataclass(frozen=True)
 class Config:
     table: TableCfg = field(default_factory=TableCfg)
     shoe: ShoeCfg = field(default_factory=ShoeCfg)
@@ -87,6 +101,7 @@ class Config:
     storage: StorageCfg = field(default_factory=StorageCfg)
     console: ConsoleCfg = field(default_factory=ConsoleCfg)
     simulator: SimulatorCfg = field(default_factory=SimulatorCfg)
+    feed: FeedCfg = field(default_factory=FeedCfg)
     path: str = "(defaults)"
 
 
@@ -137,7 +152,8 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
     root = Section(data, str(p), ConfigError)
     parts = {name: _section(root.table(name), cls) for name, cls in
              (("table", TableCfg), ("shoe", ShoeCfg), ("shuffler", ShufflerCfg),
-              ("storage", StorageCfg), ("console", ConsoleCfg), ("simulator", SimulatorCfg))}
+              ("storage", StorageCfg), ("console", ConsoleCfg), ("simulator", SimulatorCfg),
+              ("feed", FeedCfg))}
     root.done()
     cfg = Config(**parts, path=str(p))
     _check(cfg)
