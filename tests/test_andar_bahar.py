@@ -210,7 +210,8 @@ def test_profiles_hold_both_modes():
     assert ab.paytables == nc.paytables
     assert nc.with_mode("commission").paytable == ab.paytable
     for p in (ab, nc):
-        assert p.burn.rule == "none" and not p.cut_card.enabled and p.game_options == {}
+        assert p.burn.rule == "none" and not p.cut_card.enabled
+        assert p.game_options == {"modes": "both"}
         for table in p.paytables.values():
             RULES.validate_paytable(table, p.path)
     assert "first_three" not in nc.paytable and "first_andar" not in nc.paytable

@@ -43,6 +43,51 @@ def test_andar_bahar_golden_decks_through_the_cli(capsys, name, options):
     compare(want, events)
     assert [r["round"] for r in of(events, "round_result")] == list(range(1, len(want) + 1))
     assert len(of(events, "shoe_started")) == len(want)
+    # dealt in the rules' order: the game card, then bets, then Andar and Bahar: never a hold
+    assert not of(events, "hold") and not of(events, "irregularity")
+    kinds = [e["event"] for e in events if e["event"] in ("card", "bets_open", "bets_closed")]
+    for first in range(len(kinds)):
+        if kinds[first] == "bets_open":
+            assert kinds[first - 1] == "card" and kinds[first + 1] == "bets_closed"
+
+
+def test_every_andar_bahar_round_settles_both_modes(capsys):
+    from controller.cards import cards as parse_cards
+    from controller.games.andar_bahar import RULES as AB
+    from controller.table.dealing import bet_number
+    profile = load_profile("andar-bahar")
+    events = cli_events(capsys, "--profile", "andar-bahar", "--seed", "9", "--shoes", "30")
+    rounds = of(events, "round_result")
+    assert len(rounds) == 30
+    for r in rounds:
+        hands = {"game_card": parse_cards([r["game_card"]]), "andar": parse_cards(r["andar"]),
+                 "bahar": parse_cards(r["bahar"])}
+        assert set(r["bets_by_mode"]) == {"commission", "no_commission"}
+        for mode, table in profile.paytables.items():
+            want = {b: bet_number(x) for b, x in AB.settle(hands, table).items()}
+            assert r["bets_by_mode"][mode] == want
+        assert r["bets"] == r["bets_by_mode"]["commission"]      # the profile's mode
+
+
+def test_a_void_andar_bahar_round_keeps_the_shapes_of_a_settled_one():
+    t = Table(load_profile("andar-bahar"))
+    new_shoe(t)
+    deal(t, ["5S", "9H"])
+    void = of(t.apply(command("void_round", user="sup", role="supervisor", reason="dispute")),
+              "round_result")[0]
+    assert void["void"] and void["game_card"] == "5S" and void["andar"] == ["9H"]
+    assert void["bahar"] == [] and void["cards_dealt"] == 1
+    assert set(void["bets_by_mode"]) == {"commission", "no_commission"}
+    assert all(v == 0 for bets in void["bets_by_mode"].values() for v in bets.values())
+
+
+def test_one_mode_at_a_time_when_the_profile_says_so():
+    profile = load_profile("andar-bahar")
+    profile = replace(profile, game_options={"modes": "one"})
+    t = Table(profile)
+    new_shoe(t)
+    result = of(deal(t, "5S 9H 2C 5D".split()), "round_result")[0]
+    assert "bets_by_mode" not in result and result["bets"]["andar"] == 0.9
 
 
 def test_andar_bahar_seeded_decks_one_round_each(capsys, monkeypatch):

@@ -127,6 +127,8 @@ def test_every_out_of_order_step_is_refused_by_the_machine(game):
     steps = (BURN,) + proc.steps
     legal = {s: set(proc.successors.get(s, ())) for s in proc.steps}
     legal[BURN] = {BURN, proc.first}
+    if proc.bets_after:                 # its card opens the bets: no card step follows it
+        legal[proc.bets_after] = set()
     refused = 0
     base = table_in(game, BURN)
     for here in steps:
@@ -152,9 +154,13 @@ def test_every_out_of_order_step_is_refused_by_the_machine(game):
 @pytest.mark.parametrize("game", GAMES)
 def test_the_diagram_draws_no_move_the_procedure_forbids(game):
     proc = get_rules(game).procedure
-    allowed = {(dealing(s), dealing(d)) for s, d in proc.moves() if d != RESULT}
-    allowed |= {(BETTING, dealing(BURN)), (BETTING, dealing(proc.first)),
-                (dealing(BURN), dealing(BURN)), (dealing(BURN), dealing(proc.first))}
+    allowed = {(dealing(s), dealing(d)) for s, d in proc.moves()
+               if d != RESULT and s != proc.bets_after}
+    allowed |= {(dealing(BURN), dealing(BURN)), (dealing(BURN), dealing(proc.first))}
+    if proc.bets_after:                 # bets open after that card and close onto what follows
+        allowed |= {(BETTING, dealing(d)) for d in proc.successors[proc.bets_after]}
+    else:
+        allowed |= {(BETTING, dealing(BURN)), (BETTING, dealing(proc.first))}
     drawn = set()
     for line in mermaid(game).splitlines():
         m = re.match(r"\s*(\S+) --> (\S+): (.*)", line)
@@ -162,6 +168,23 @@ def test_the_diagram_draws_no_move_the_procedure_forbids(game):
                 and m.group(2).startswith("dealing."):
             drawn.add((m.group(1), m.group(2)))
     assert drawn == allowed
+
+
+def test_andar_bahar_shows_the_game_card_before_bets():
+    """The seed's order: the game card, then the betting window, then Andar and Bahar."""
+    t = Table(load_profile("andar-bahar"), betting_seconds=20)
+    t.apply(command("new_shoe"))
+    assert t.state == dealing("game_card")
+    events = t.apply({"type": "card", "code": "7S"})       # due: no irregularity, no hold
+    assert [e["event"] for e in events] == ["card", "bets_open"] and t.state == BETTING
+    early = Table.restore(t.profile, t.snapshot(), betting_seconds=20)
+    early.apply({"type": "card", "code": "2D"})            # Andar's card before bets close
+    assert early.state == "hold" and early.hold.last.kind == "card_while_betting"
+    events = t.apply(command("close_bets", user="timer"))
+    assert [e["event"] for e in events] == ["bets_closed"] and t.state == dealing("andar")
+    events = t.apply({"type": "card", "code": "7H"})        # Andar's first card matches
+    result = [e for e in events if e["event"] == "round_result"][0]
+    assert result["winner"] == "andar" and result["game_card"] == "7S"
 
 
 def test_a_card_is_placed_only_where_the_rules_say():

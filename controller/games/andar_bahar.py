@@ -25,6 +25,7 @@ CARD_COUNT_BETS = {f"cards_{lo}_{hi}": (lo, hi) for lo, hi in (
     (46, 49))}
 BETS = ("andar", "bahar", "first_andar", "first_bahar", "first_three", *CARD_COUNT_BETS)
 FIRST_THREE_PATTERNS = ("straight_flush", "straight", "flush")
+MODES_OPTIONS = ("both", "one")
 ONE = Fraction(1)
 
 
@@ -144,11 +145,13 @@ def validate_paytable(paytable: Mapping, where: str) -> None:
                                    f"write {bet} = <payout to 1>")
 
 
-#: the round's procedure: the game card, then Andar and Bahar in turn until a match
+#: the round's procedure: the game card, then bets are taken, then Andar and Bahar in turn until
+#: a card matches the game card's rank
 PROCEDURE = Procedure(
     game="andar_bahar", slots=PHASES, decisions=(),
     successors={"game_card": ("andar",), "andar": ("bahar", RESULT),
-                "bahar": ("andar", RESULT)})
+                "bahar": ("andar", RESULT)},
+    bets_after="game_card")
 
 
 class AndarBaharRules:
@@ -171,10 +174,25 @@ class AndarBaharRules:
         hands[phase].append(card)
 
     def outcome(self, hands) -> dict:
+        return {**self.partial_outcome(hands), "winner": winner(hands),
+                "cards_dealt": len(hands["andar"]) + len(hands["bahar"])}
+
+    def partial_outcome(self, hands) -> dict:
+        """The fields of a round stopped before its end (void), shaped as a complete round's."""
         return {"game_card": hands["game_card"][0].code if hands["game_card"] else None,
                 "andar": codes(hands["andar"]), "bahar": codes(hands["bahar"]),
-                "winner": winner(hands),
                 "cards_dealt": len(hands["andar"]) + len(hands["bahar"])}
+
+    def validate_options(self, options: Mapping, where: str) -> None:
+        """`[game_options] modes`: "both" (default: every mode's bets are live in every round,
+        as players switch modes themselves) or "one" (one mode at a time, `switch_mode`)."""
+        for key, value in options.items():
+            if key != "modes":
+                raise ProfileError(where, f"game_options.{key}", "andar_bahar has no such option",
+                                   'use modes = "both" or "one"')
+            if value not in MODES_OPTIONS:
+                raise ProfileError(where, "game_options.modes", f"{value!r} is not allowed",
+                                   'use "both" or "one"')
 
     def settle(self, hands, paytable: Mapping) -> dict[str, Fraction]:
         return settle(hands, paytable)

@@ -35,11 +35,15 @@ def decision_of(step: str) -> str | None:
 
 @dataclass(frozen=True)
 class Procedure:
-    """Card slots, decision points and the legal successors of each step of a round."""
+    """Card slots, decision points and the legal successors of each step of a round.
+
+    Bets are taken before the round's first card, or — `bets_after` — once that step's card is
+    dealt (Andar Bahar's game card is shown first, then bets are taken)."""
     game: str
     slots: tuple[str, ...]
     decisions: tuple[str, ...]
     successors: Mapping[str, tuple[str, ...]]
+    bets_after: str | None = None
 
     def __post_init__(self) -> None:
         steps = set(self.steps)
@@ -52,6 +56,10 @@ class Procedure:
         missing = steps - set(self.successors)
         if missing:
             raise ValueError(f"{self.game}: no successors for {', '.join(sorted(missing))}")
+        if self.bets_after is not None and (self.bets_after not in self.slots
+                                            or RESULT in self.successors[self.bets_after]):
+            raise ValueError(f"{self.game}: bets_after {self.bets_after!r} must be a card slot "
+                             f"that a round goes on from")
 
     @property
     def first(self) -> str:

@@ -50,15 +50,19 @@ def transitions_for(proc: Procedure) -> list[dict[str, Any]]:
         dict(trigger="burn_more", source=[LOADED, BURNING], dest=BURNING),
         dict(trigger="burn_done", source=[LOADED, BURNING], dest=IDLE),
         dict(trigger="no_burn", source=LOADED, dest=IDLE),
-        dict(trigger="open_bets", source=IDLE, dest=BETTING),
     ]
-    # bets close onto the between-round burn or the round's first card; then the procedure
-    nexts: dict[str, list[str]] = {BURN: [BETTING, dealing(BURN)],
-                                   proc.first: [BETTING, dealing(BURN)]}
+    # the round starts with bets (they close onto the between-round burn or its first card),
+    # or with the cards dealt before the bets (Andar Bahar's game card), which open them
+    start = IDLE if proc.bets_after else BETTING
+    nexts: dict[str, list[str]] = {BURN: [start, dealing(BURN)],
+                                   proc.first: [start, dealing(BURN)]}
+    t.append(dict(trigger="open_bets", dest=BETTING,
+                  source=dealing(proc.bets_after) if proc.bets_after else IDLE))
     for src in proc.steps:
         for dst in proc.successors[src]:
             if dst != RESULT:
-                nexts.setdefault(dst, []).append(dealing(src))
+                nexts.setdefault(dst, []).append(BETTING if src == proc.bets_after
+                                                 else dealing(src))
     for dst, sources in nexts.items():
         t.append(dict(trigger=f"next_{dst}", source=sources, dest=dealing(dst)))
     t += [

@@ -111,6 +111,7 @@ class RoundState:
     pending: str | None = None                             # the decision the deal waits for
     bank_seat: int | None = None                           # the seat holding the bank
     cards: int = 0                                         # cards dealt to the hands
+    after_bets: str | None = None      # the step due once bets close (bets after a first card)
 
     def layout(self) -> dict[str, list[str]]:
         return {k: [c.code for c in v] for k, v in self.hands.items()}
@@ -119,7 +120,8 @@ class RoundState:
         return {"number": self.number, "demo": self.demo, "hands": self.layout(),
                 "burned_before": list(self.burned_before), "burn_due": self.burn_due,
                 "flags": list(self.flags), "decisions": dict(self.decisions),
-                "pending": self.pending, "bank_seat": self.bank_seat, "cards": self.cards}
+                "pending": self.pending, "bank_seat": self.bank_seat, "cards": self.cards,
+                "after_bets": self.after_bets}
 
     @classmethod
     def from_dict(cls, d: dict) -> "RoundState":
@@ -128,7 +130,8 @@ class RoundState:
                    burned_before=list(d["burned_before"]), burn_due=d["burn_due"],
                    flags=list(d["flags"]), decisions=dict(d.get("decisions", {})),
                    pending=d.get("pending"), bank_seat=d.get("bank_seat"),
-                   cards=d.get("cards", sum(len(v) for v in hands.values())))
+                   cards=d.get("cards", sum(len(v) for v in hands.values())),
+                   after_bets=d.get("after_bets"))
 
 
 @dataclass
