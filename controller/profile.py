@@ -32,6 +32,8 @@ BURN_RULES = ("first_card", "decks", "fixed", "none")
 CUT_AFTER = ("finish", "one_more", "no_more_coup")
 FACE_UP = ("valid", "burn", "void")
 STRAY_CARD = ("burn", "void")
+#: when the players' display shows a round: as the shoe reads it, or on the dealer's reveal
+REVEAL = ("on_read", "on_reveal")
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class Profile:
     game_options: Mapping[str, Any] = field(default_factory=dict)
     rtp_band: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     continuous_shuffler: bool = False
+    reveal: str = "on_read"      # [display] reveal: on_read | on_reveal
 
     @property
     def paytable(self) -> Mapping[str, BetRule]:
@@ -235,6 +238,9 @@ def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
 
     opts = r.get("game_options", dict, {})
     csm = r.get("continuous_shuffler", bool, False)
+    disp = r.table("display")
+    reveal = disp.get("reveal", str, "on_read", choices=REVEAL)
+    disp.done()
     r.done()
 
     validate_options(game, opts, where)
@@ -246,4 +252,4 @@ def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
                    demo_rounds_max=demo_max, face_up_card=face_up, card_when_none_due=stray,
                    paytables=paytables, mode=mode, path=where, sha256=sha256,
                    description=description, game_options=opts, rtp_band=bands,
-                   continuous_shuffler=csm)
+                   continuous_shuffler=csm, reveal=reveal)

@@ -15,7 +15,8 @@ from typing import Any, Mapping
 ROLES = ("dealer", "supervisor", "manager", "auditor")
 
 DEALER_ACTIONS = ("open_bets", "close_bets", "start_round", "confirm_result", "report_misplaced",
-                  "cut_card", "shoe_empty", "report_unread", "decide", "count_done")
+                  "cut_card", "shoe_empty", "report_unread", "decide", "count_done", "reveal",
+                  "stake", "banco", "accept_stakes")
 SUPERVISOR_ACTIONS = (
     "hold", "resume", "void_round", "enter_card", "burn_card", "remove_card", "confirm_layout",
     "end_shoe", "change_shoe", "accept_count", "reject_count", "demo_round", "switch_mode",
@@ -64,7 +65,10 @@ ACTION_ARGS: Mapping[str, tuple[Arg, ...]] = {
     "remove_card": (Arg("code", "card", required=False),),   # default: the card held
     "switch_mode": (Arg("mode", "str"),),
     "end_shoe": (Arg("void", "scalar", required=False),),
-    "decide": (Arg("name", "str"), Arg("value", "scalar")),
+    "decide": (Arg("name", "str"), Arg("value", "scalar"), Arg("seat", "int", required=False)),
+    "stake": (Arg("seat", "int"), Arg("amount", "int")),
+    "banco": (Arg("seat", "int"),),
+    "accept_stakes": (Arg("amount", "int"),),
     "change_profile": (Arg("profile", "str"),),
     "users": (Arg("op", "str"), Arg("name", "str", required=False)),
     "recall": (Arg("count", "int", required=False),),

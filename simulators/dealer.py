@@ -75,11 +75,13 @@ class VirtualDealer:
         self.status: dict = {}
         self._pending = False
         self._loads_at_start = -1     # set at each shoe start: the shoe is in once loaded
+        self._revealing: tuple | None = None      # (shoe, round) whose reveal is on its way
 
     def on_event(self, e: dict) -> None:
         kind = e["event"]
         if kind == "status":
             self.status = e
+            self._maybe_reveal()
             self._maybe_pull()
         elif kind == "shoe_started":
             self.rig.cut_position = e.get("cut_card_position")
@@ -95,6 +97,18 @@ class VirtualDealer:
         elif kind == "cards_returned":
             # the dealer puts the round's cards back into the continuous shuffler
             self.rig.shoe.return_cards(e["cards"])  # type: ignore[attr-defined]
+
+    def _maybe_reveal(self) -> None:
+        """Hands dealt face down are turned over after a pause, as a dealer would."""
+        due = (self.status.get("shoe"), self.status.get("reveal_due"))
+        if due[1] is None or self.status.get("expects") != "reveal" or self._revealing == due:
+            return
+        self._revealing = due
+        self.schedule(self.pace_s, lambda: self._reveal(due))
+
+    def _reveal(self, due: tuple) -> None:
+        if (self.status.get("shoe"), self.status.get("reveal_due")) == due:
+            self.submit(command("reveal", DEALER, "dealer"))
 
     def _in_flight(self) -> int:
         return self.rig.shoe.position - self.status.get("reads", 0)

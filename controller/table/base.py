@@ -35,6 +35,7 @@ class TableBase:
     hold: Hold | None
     shoe_no: int
     round_count: int
+    reveal_due: int | None         # the round whose result waits for the dealer's reveal
     bank: dict | None
     integrity: IntegrityWatch
     auto_open: bool

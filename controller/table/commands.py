@@ -15,14 +15,14 @@ from controller.cards import CardCodeError, parse_card
 from controller.errors import CommandRefused, ProfileError
 from controller.profile import parse_profile
 from controller.roles import OVERRIDE_ACTIONS
-from controller.table.decisions import DecisionsMixin
+from controller.table.stakes import StakesMixin
 from controller.table.inputs import Command
 from controller.table.model import QueuedRead, ShoeState
 from controller.table.states import (BURNING, CLOSED, HOLD, IDLE, LOADED, SHOE_ENDED,
                                      SHUFFLING)
 
 
-class CommandsMixin(DecisionsMixin):
+class CommandsMixin(StakesMixin):
     """The commands of `controller.table.Table`, one method each (`HANDLERS`)."""
 
     def run_command(self, cmd: Command) -> None:
@@ -82,7 +82,8 @@ class CommandsMixin(DecisionsMixin):
                               shuffler=bool(shuffler))
         self.emit("shoe_started", decks=p.decks, cards=p.cards, cut_card_position=cut_position,
                   profile=p.name, profile_sha256=p.sha256, game=p.game,
-                  **({"software_sha256": software} if software else {}))
+                  **({"software_sha256": software} if software else {}),
+                  **({"reveal": p.reveal} if p.reveal != "on_read" else {}))
         if shuffler:
             self.emit("device_request", device="shuffler", action="shuffle", decks=p.decks)
         else:
@@ -148,6 +149,8 @@ class CommandsMixin(DecisionsMixin):
 
     # ---------------------------------------------------------------- rounds
     def open_bets(self) -> None:
+        if self.reveal_due is not None:
+            raise CommandRefused(f"round {self.reveal_due} is not revealed yet: reveal it first")
         if self.state in (LOADED, BURNING):
             assert self.shoe is not None
             self.shoe.invalid = True
@@ -159,6 +162,17 @@ class CommandsMixin(DecisionsMixin):
 
     def close_bets_cmd(self) -> None:
         self.close_bets()
+
+    def reveal(self) -> None:
+        """The dealer turns the hands over (profile `[display] reveal = "on_reveal"`): the
+        result read earlier is shown to the table, and dealing goes on."""
+        number = self.reveal_due
+        if number is None:
+            raise CommandRefused("no result is waiting to be revealed")
+        self.reveal_due = None
+        self.emit("reveal", round=number)
+        if self.state == IDLE:
+            self.between_rounds()
 
     def confirm_result(self) -> None:
         """The dealer confirms the result shown for the last round (recorded, changes nothing)."""
@@ -223,8 +237,10 @@ class CommandsMixin(DecisionsMixin):
         self._profile_text = text           # snapshots keep it: a restart deals the same rules
         self.emit("profile_changed", profile=new.name, profile_sha256=new.sha256)
 
-    def decide(self, name: Any, value: Any, user: str = "") -> None:
-        """A hand's draw/stand decision or a seat input (chemin de fer, baccarat en banque)."""
+    def decide(self, name: Any, value: Any, user: str = "", seat: Any = None) -> None:
+        """A hand's draw/stand decision or a seat input (chemin de fer, baccarat en banque);
+        with `seat`, only the hand's own player may give a draw decision."""
+        self.check_decider(str(name), seat)
         self.take_decision(str(name), value, user=user)
 
     # ---------------------------------------------------------------- supervisor
@@ -361,7 +377,7 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "start_round": CommandsMixin.open_bets, "close_bets": CommandsMixin.close_bets_cmd,
     "shoe_empty": CommandsMixin.shoe_empty_cmd, "cut_card": CommandsMixin.cut_card,
     "report_unread": CommandsMixin.report_unread, "abandon_shoe": CommandsMixin.abandon_shoe,
-    "confirm_result": CommandsMixin.confirm_result,
+    "confirm_result": CommandsMixin.confirm_result, "reveal": CommandsMixin.reveal,
     "change_profile": CommandsMixin.change_profile,
     "report_misplaced": CommandsMixin.report_misplaced, "hold": CommandsMixin.hold_cmd,
     "resume": CommandsMixin.resume_cmd, "void_round": CommandsMixin.void_round_cmd,
@@ -372,4 +388,6 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "demo_round": CommandsMixin.demo_round, "switch_mode": CommandsMixin.switch_mode,
     "decide": CommandsMixin.decide, "accept_reads": CommandsMixin.accept_reads,
     "discard_reads": CommandsMixin.discard_reads, "count_done": CommandsMixin.count_done_cmd,
+    "stake": CommandsMixin.stake, "banco": CommandsMixin.banco,
+    "accept_stakes": CommandsMixin.accept_stakes,
 }

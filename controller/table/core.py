@@ -57,6 +57,7 @@ class Table(CommandsMixin):
         self.hold = None
         self.shoe_no = 0
         self.round_count = 0
+        self.reveal_due = None
         self.integrity = IntegrityWatch()
         self._profile_text: str | None = None
         new_bank = getattr(self.rules, "new_bank", None)
@@ -211,6 +212,8 @@ class Table(CommandsMixin):
             return "card"
         if s == SHOE_ENDED and self.shoe is not None and self.shoe.counting == "shoe":
             return "count_back"
+        if s == IDLE and self.reveal_due is not None:
+            return "reveal"
         return {BETTING: "bets", IDLE: "open"}.get(s)
 
     def status(self) -> dict[str, Any]:
@@ -225,6 +228,8 @@ class Table(CommandsMixin):
         name = self.decision_due()
         if name is not None:
             d["decision"], d["default"] = name, self.default_decision()
+        if self.reveal_due is not None:
+            d["reveal_due"] = self.reveal_due
         if hold is not None:
             d["hold"] = {"kind": hold.last.kind, "detail": hold.last.detail, **hold.last.extra,
                          "kinds": sorted(hold.kinds), "link_back": hold.link_back,
@@ -251,6 +256,8 @@ class Table(CommandsMixin):
             assert shoe is not None
             left = (shoe.start_burn_total or 0) - len(shoe.start_burn)
             return f"Burn {left} more card(s)"
+        if s == IDLE and self.reveal_due is not None:
+            return "Reveal the cards"
         if s == IDLE:
             return "Open bets"
         if s == BETTING:
@@ -291,6 +298,7 @@ class Table(CommandsMixin):
                 "resume_to": hold.resume_to, "problems": [x.as_dict() for x in hold.problems],
                 "actions": list(remedies(hold)), "link_back": hold.link_back,
                 "queued": [q.code for q in hold.queued]},
+            "reveal_due": self.reveal_due,
         }
 
     # ------------------------------------------------------------------ snapshots
@@ -299,7 +307,8 @@ class Table(CommandsMixin):
                 "shoe": self.shoe.to_dict() if self.shoe else None,
                 "round": self.round.to_dict() if self.round else None,
                 "hold": self.hold.to_dict() if self.hold else None,
-                "round_count": self.round_count, "integrity": self.integrity.to_dict(),
+                "round_count": self.round_count, "reveal_due": self.reveal_due,
+                "integrity": self.integrity.to_dict(),
                 "bank": dict(self.bank) if self.bank is not None else None,
                 "profile_text": self._profile_text, "profile_name": self.profile.name,
                 "mode": self.profile.mode}
@@ -316,6 +325,7 @@ class Table(CommandsMixin):
         self.round = RoundState.from_dict(snap["round"]) if snap["round"] else None
         self.hold = Hold.from_dict(snap["hold"]) if snap.get("hold") else None
         self.round_count = snap.get("round_count", self.shoe.rounds if self.shoe else 0)
+        self.reveal_due = snap.get("reveal_due")
         if snap.get("bank") is not None:
             self.bank = dict(snap["bank"])
         self.integrity = IntegrityWatch.from_dict(snap["integrity"]) if snap.get("integrity") \

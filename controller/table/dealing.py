@@ -15,7 +15,8 @@ from controller.games.procedure import RESULT, decision_of, step_of
 from controller.table import policies
 from controller.table.base import TableBase
 from controller.errors import CommandRefused
-from controller.table.model import MachineInventory, QueuedRead, RoundState, cards_drawn
+from controller.table.model import (MachineInventory, QueuedRead, RoundState, Stakes,
+                                     cards_drawn)
 from controller.table.states import (BETTING, BURN, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED,
                                      step_in)
 
@@ -183,6 +184,12 @@ class DealingMixin(TableBase):
             nxt = self.next_step()
         self.emit("card", n=cards_drawn(shoe.inventory), code=card.code, slot=slot,
                   flags=_flag_list(flags))
+        if slot == self.rules.procedure.bets_after:
+            # the cards shown before the bets are out: bets open, then the round goes on
+            rnd.after_bets = nxt
+            self.trigger_to("open_bets")
+            self._bets_open()
+            return
         self.advance(nxt)
 
     def next_step(self) -> str:
@@ -213,38 +220,60 @@ class DealingMixin(TableBase):
 
     # ------------------------------------------------------------------ between rounds
     def between_rounds(self) -> None:
-        """The table is idle: end the shoe if it is due to end, else open the next round when
+        """The table is idle: end the shoe if it is due to end, else start the next round when
         the table runs by itself."""
+        if self.reveal_due is not None:
+            return              # the hands are still face down: the dealer reveals them first
         shoe = self.shoe
         if shoe is not None and shoe.end_reason:
             self.finish_shoe(shoe.end_reason)
         elif self.auto_open and self.state == IDLE:
             self.open_round()
-            if self.betting_seconds <= 0:
-                self.close_bets()
 
     def open_round(self) -> None:
+        """A new round: bets open, or first the cards dealt before the bets (Andar Bahar's
+        game card), after which they open."""
         shoe = self.shoe
         assert shoe is not None
-        self.trigger_to("open_bets")
+        proc = self.rules.procedure
+        burn_due = policies.between_round_burn(self.profile, shoe.rounds)
+        if proc.bets_after:
+            self.trigger_to("next_burn" if burn_due > 0 else f"next_{proc.first}")
+        else:
+            self.trigger_to("open_bets")
         demo = shoe.demo_left > 0
         if demo:
             shoe.demo_left -= 1
         hands: dict[str, Any] = dict(self.rules.new_hands())
         decisions: dict[str, Any] = hands.pop("decisions", {})
         self.round = RoundState(number=self._next_round_number(), demo=demo, hands=hands,
-                                burn_due=policies.between_round_burn(self.profile, shoe.rounds),
-                                decisions=decisions,
-                                bank_seat=self.bank["banker"] if self.bank else None)
+                                burn_due=burn_due, decisions=decisions,
+                                bank_seat=self.bank["banker"] if self.bank else None,
+                                stakes=Stakes() if hasattr(self.rules, "pool_stakes") else None)
         shoe.rounds += 1
         self.round_count += 1
         self.emit("round_started", demo=demo)
+        if not proc.bets_after:
+            self._bets_open()
+
+    def pool(self) -> None:
+        """Bets are closing: games with stakes against a bank settle who plays (StakesMixin)."""
+
+    def _bets_open(self) -> None:
         self.emit("bets_open", closes_in_s=self.betting_seconds)
+        if self.auto_open and self.betting_seconds <= 0:
+            self.close_bets()
 
     def close_bets(self) -> None:
         rnd = self.round
         assert rnd is not None
-        self.trigger_to("next_burn" if rnd.burn_due > 0 else f"next_{self.rules.procedure.first}")
+        self.pool()
+        if rnd.after_bets:
+            nxt, rnd.after_bets = rnd.after_bets, None
+            self.trigger_to(f"next_{nxt}")
+        else:
+            self.trigger_to("next_burn" if rnd.burn_due > 0
+                            else f"next_{self.rules.procedure.first}")
         self.emit("bets_closed")
 
     def _next_round_number(self) -> int:
@@ -260,9 +289,15 @@ class DealingMixin(TableBase):
         assert rnd is not None and shoe is not None
         hands = self.hands_for_rules()
         fields = self._result_fields(self.rules.outcome(hands))
-        fields["bets"] = {b: 0 for b in self.profile.paytable} if rnd.demo else \
-            {b: bet_number(x) for b, x in self.rules.settle(hands, self.profile.paytable).items()}
+        fields["bets"] = self._bets(hands, self.profile.paytable)
+        if self._all_modes():
+            fields["bets_by_mode"] = {mode: self._bets(hands, table)
+                                      for mode, table in self.profile.paytables.items()}
         self._mark(fields)
+        if self.profile.reveal == "on_reveal":
+            # known to the controller now, shown to the table only on the dealer's reveal
+            fields["reveal"] = "pending"
+            self.reveal_due = rnd.number
         self.trigger_to("result")
         fields.update(self._pass_bank(void=False))
         self.emit("round_result", **fields)
@@ -287,11 +322,15 @@ class DealingMixin(TableBase):
         self.trigger_to("void_round")
         self.set_aside_queued()
         self.hold = None
-        outcome: dict[str, Any] = dict(rnd.layout())
+        partial = getattr(self.rules, "partial_outcome", None)
+        outcome: dict[str, Any] = partial(self.hands_for_rules()) if partial else rnd.layout()
         if self.decisions_game:
             outcome["decisions"] = dict(rnd.decisions)
         fields = self._result_fields(outcome)
         fields.update(void=True, reason=reason, bets={b: 0 for b in self.profile.paytable})
+        if self._all_modes():
+            fields["bets_by_mode"] = {mode: {b: 0 for b in table}
+                                      for mode, table in self.profile.paytables.items()}
         self._mark(fields)
         fields.update(self._pass_bank(void=True))
         self.emit("round_result", **fields)
@@ -301,6 +340,18 @@ class DealingMixin(TableBase):
         else:
             self._after_round()
 
+    def _bets(self, hands: dict, paytable: Any) -> dict[str, int | float]:
+        """Net result per unit of every bet of `paytable` (every bet 0 in a demonstration)."""
+        assert self.round is not None
+        if self.round.demo:
+            return {b: 0 for b in paytable}
+        return {b: bet_number(x) for b, x in self.rules.settle(hands, paytable).items()}
+
+    def _all_modes(self) -> bool:
+        """Every mode of the profile is live in each round (players choose theirs)."""
+        p = self.profile
+        return len(p.paytables) > 1 and p.game_options.get("modes", "both") == "both"
+
     def _result_fields(self, outcome: dict) -> dict[str, Any]:
         """A round_result's fields: the game, the burn before the round, the outcome."""
         rnd = self.round
@@ -309,6 +360,8 @@ class DealingMixin(TableBase):
         if rnd.burned_before:
             fields["burned_before"] = list(rnd.burned_before)
         fields.update(outcome)
+        if rnd.stakes is not None:
+            fields.update(rnd.stakes.result_fields())
         return fields
 
     def _mark(self, fields: dict[str, Any]) -> None:
@@ -352,6 +405,7 @@ class DealingMixin(TableBase):
         self.trigger_to("end_shoe")
         self.set_aside_queued()
         self.hold = None
+        self.reveal_due = None      # a result never revealed stays off the scoreboard
         shoe.end_reason = reason
         self.emit("shoe_ended", rounds=shoe.rounds, reason=reason)
         if shoe.continuous:
