@@ -343,3 +343,38 @@ def test_profile_rejects_bad_options(options, key):
 
 def test_hand_total_helper_matches_two_card_table():
     assert all(hand_total(cards(v)) == t for t, v in TWO.items())
+
+
+# --- stakes against the bank --------------------------------------------------------------------
+
+def test_banco_plays_the_whole_bank_alone_first_caller_counter_clockwise():
+    from controller.games.chemin_de_fer import BankRotation, pool_stakes
+    bank = BankRotation.start(range(1, 13))                     # seat 1 banks
+    pool = pool_stakes(bank, {3: 500, 5: 900}, banco=[9, 4], limit=1000)
+    assert (pool.active, pool.banco) == (4, 4)                  # 4 comes before 9 from seat 1
+    assert pool.accepted == {4: 1000} and pool.refused == {3: 500, 5: 900}
+
+
+def test_stakes_are_pooled_up_to_the_bank_and_the_excess_refused():
+    from controller.games.chemin_de_fer import BankRotation, pool_stakes
+    bank = BankRotation.start(range(1, 13)).with_banker(6)      # counter-clockwise: 7, 8, …, 5
+    pool = pool_stakes(bank, {2: 400, 7: 300, 9: 500}, limit=900)
+    assert pool.accepted == {7: 300, 9: 500, 2: 100} and pool.refused == {2: 300}
+    assert pool.active == 9 and pool.banco is None              # the highest stake covered
+
+
+def test_equal_highest_stakes_go_to_the_first_seat_counter_clockwise_from_the_bank():
+    from controller.games.chemin_de_fer import BankRotation, pool_stakes
+    bank = BankRotation.start(range(1, 13)).with_banker(10)     # order: 11, 12, 1, …, 9
+    assert pool_stakes(bank, {3: 500, 12: 500, 11: 200}).active == 12
+    assert pool_stakes(bank, {3: 500, 9: 500}).active == 3
+
+
+def test_a_stake_from_the_banker_seat_or_a_stranger_is_refused():
+    from controller.games.chemin_de_fer import BankRotation, pool_stakes
+    from controller.errors import InputError
+    bank = BankRotation.start(range(1, 13))
+    with pytest.raises(InputError, match="seat 1 is not a punter"):
+        pool_stakes(bank, {1: 100})
+    with pytest.raises(InputError, match="seat 13"):
+        pool_stakes(bank, {13: 100})

@@ -276,3 +276,68 @@ def test_machine_ledger_takes_back_strays_but_not_a_foreign_copy():
     assert back.cards_out == 1 and back.by_place["returned"] == ["KD", "AS", "2C"]
     with pytest.raises(ValueError, match="not out"):
         back.return_cards(["QH"])
+
+
+# --- stakes, banco, and who decides ---------------------------------------------------------
+
+def betting(profile_name="chemin-de-fer"):
+    """A chemin de fer table after its burn, bets open with a window (stakes are taken then)."""
+    t = Table(replace(load_profile(profile_name), game_options={"false_coup": "void"}),
+              betting_seconds=30)
+    new_shoe(t, cut_position=300)
+    deal(t, BURN)
+    assert t.state == "betting"
+    return t
+
+
+def test_the_highest_covered_stake_plays_and_only_that_seat_decides_on_five():
+    t = betting()
+    for seat, amount in ((3, 500), (5, 700), (8, 200)):
+        t.apply(command("stake", seat=seat, amount=amount))
+    t.apply(command("accept_stakes", amount=1000))
+    pooled = of(t.apply(command("close_bets")), "stakes_pooled")[0]
+    assert pooled["stakes"] == {"3": 500, "5": 500} and pooled["refused"] == {"5": 200, "8": 200}
+    assert pooled["active_player"] == 3                      # 500 each: seat 3 comes first
+    deal(t, "2S 3H 3C 3D")                                   # player 5: his choice
+    assert t.decision_due() == "player_draw"
+    with pytest.raises(CommandRefused, match="seat 5 does not play the hand"):
+        t.apply(command("decide", name="player_draw", value="stand", seat=5))
+    done = t.apply(command("decide", name="player_draw", value="stand", seat=3))
+    result = of(done, "round_result")[0]                     # banker 6, player stood: over
+    assert result["active_player"] == 3 and result["banco"] is None
+    assert result["stakes"] == {"3": 500, "5": 500} and result["decisions"]["player_draw"] is False
+
+
+def test_banco_is_recorded_in_the_result():
+    t = betting()
+    t.apply(command("stake", seat=3, amount=500))
+    t.apply(command("banco", seat=7))
+    t.apply(command("close_bets"))
+    result = of(deal(t, "9S 2H KC 4D"), "round_result")[0]   # player natural 9
+    assert (result["banco"], result["active_player"]) == (7, 7)
+    assert result["stakes"] == {"7": None}                    # the whole bank, amount unstated
+
+
+def test_stakes_only_while_bets_are_open_and_never_from_the_bank():
+    t = betting()
+    with pytest.raises(CommandRefused, match="holds the bank"):
+        t.apply(command("stake", seat=1, amount=100))
+    t.apply(command("close_bets"))
+    with pytest.raises(CommandRefused, match="only while bets are open"):
+        t.apply(command("stake", seat=3, amount=100))
+    punto = Table(load_profile("macau"), betting_seconds=30)
+    new_shoe(punto, cut_position=400)
+    deal(punto, ["2S", "AH", "3C"])
+    with pytest.raises(CommandRefused, match="takes no stakes"):
+        punto.apply(command("stake", seat=3, amount=100))
+
+
+def test_stakes_and_banco_from_a_decisions_file(tmp_path):
+    from controller.commands._simulation import run_simulation
+    path = tmp_path / "d.txt"
+    path.write_text("1 stake 3 500\n1 stake 5 500\n1 accept_stakes 800\n2 banco 6\n")
+    events = run_simulation(load_profile("chemin-de-fer"), seed=3, decisions=str(path))
+    results = {r["round"]: r for r in of(events, "round_result")}
+    assert results[1]["stakes"] == {"3": 500, "5": 300} and results[1]["active_player"] == 3
+    assert results[2]["banco"] == 6 and results[2]["active_player"] == 6
+    assert all(r["stakes"] == {} for n, r in results.items() if n > 2)

@@ -325,6 +325,51 @@ class BankRotation:
         return max(staked, key=lambda s: (stakes[s], -order.index(s)))
 
 
+@dataclass(frozen=True)
+class Pool:
+    """The stakes of a coup once bets close: who plays the hand for all, and what was covered."""
+    accepted: Mapping[int, int | None]   # seat → stake covered (None: banco, the whole bank)
+    refused: Mapping[int, int]           # seat → the excess the banker would not cover
+    active: int | None                   # the punter who plays the hand (None: no stake)
+    banco: int | None                    # the seat that called banco, if one did
+
+
+def pool_stakes(bank: BankRotation, stakes: Mapping[int, int], banco: Iterable[int] = (),
+                limit: int | None = None) -> Pool:
+    """The punters' stakes against the bank: a "Banco" caller (the first counter-clockwise from
+    the banker) plays the whole bank alone; otherwise stakes are pooled counter-clockwise from
+    the banker up to `limit` (the banker refuses the excess), and the highest stake covered
+    plays the hand for all, ties going to the first counter-clockwise."""
+    order = bank.punters()
+    unknown = sorted(set(stakes) - set(order)) + sorted(set(banco) - set(order))
+    if unknown:
+        raise InputError(f"seat {unknown[0]} is not a punter at this coup (the bank is seat "
+                         f"{bank.banker})")
+    refused: dict[int, int] = {}
+    callers = [s for s in order if s in set(banco)]
+    if callers:
+        caller = callers[0]
+        whole = limit if limit is not None else (stakes.get(caller) or None)
+        refused = {s: n for s, n in stakes.items() if s != caller and n > 0}
+        return Pool({caller: whole}, refused, caller, caller)
+    left = limit
+    accepted: dict[int, int | None] = {}
+    for seat in order:
+        n = stakes.get(seat, 0)
+        if n <= 0:
+            continue
+        take = n if left is None else min(n, left)
+        if take:
+            accepted[seat] = take
+        if take < n:
+            refused[seat] = n - take
+        if left is not None:
+            left -= take
+    staked = {s: n for s, n in accepted.items() if n}
+    active = bank.active_player(staked) if staked else None
+    return Pool(accepted, refused, active, None)
+
+
 class BankingRules(ABC):
     """What Chemin de Fer and Baccarat en Banque share: phases, decisions, the bank's seat.
 
@@ -421,6 +466,11 @@ class CheminDeFerRules(BankingRules):
 
     def check_draw(self, hands, move: str, options: Mapping | None = None) -> FalseCoup | None:
         return check_draw(hands, move, options)
+
+    def pool_stakes(self, bank: Mapping, stakes: Mapping[int, int], banco: Iterable[int] = (),
+                    limit: int | None = None) -> Pool:
+        """Who plays the hand for all, and what the bank covers (`pool_stakes`)."""
+        return pool_stakes(BankRotation.from_dict(bank), stakes, banco, limit)
 
     def bank_after_coup(self, bank: Mapping, hands, *, void: bool = False,
                         misdraw: bool = False) -> dict:
