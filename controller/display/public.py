@@ -1,0 +1,212 @@
+"""What the table's displays may show, kept from the table's published events (pure, no I/O).
+
+The players' scoreboard and the dealer's page are public: anyone near the table may see them.
+So everything they show passes through here, and only named fields of named events pass:
+
+- a round's result enters the roads and the "last result" when it is shown at the table: at
+  once (profile `[display] reveal = "on_read"`), or — `"on_reveal"`, the result carries
+  `reveal: "pending"` — only with the dealer's `reveal` event for that round. A result never
+  revealed (the shoe ended first) never appears;
+- with `on_reveal` the cards of a round are shown face down (their slot, not their code) until
+  that round is revealed;
+- the dealer's prompt names only the step due; on hold it is replaced by plain words for the
+  kind of hold (a hold's own detail may name cards, so it is never shown).
+
+The supervisor's console, the `--json` feed and the journal see everything at once; they do
+not go through here.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from controller.roads import ShoeRoads
+
+#: the fields of a round result a display may show (never bets or irregularities)
+RESULT_FIELDS = (
+    "shoe", "round", "game", "player", "banker", "player_total", "banker_total", "winner",
+    "natural", "demo", "game_card", "andar", "bahar", "cards_dealt", "right", "left", "bank",
+    "right_total", "left_total", "bank_total", "right_winner", "left_winner", "naturals",
+    "burned_before")
+#: the hand lists of a result, in the order the dealer's page lists them
+HANDS = ("game_card", "player", "banker", "andar", "bahar", "right", "left", "bank")
+
+#: a hold in words for the dealer (by kind only)
+HOLD_WORDS: Mapping[str, str] = {
+    "unreadable_card": "The shoe could not read a card. Wait for the supervisor.",
+    "card_not_due": "A card left the shoe when none was due. Wait for the supervisor.",
+    "card_while_betting": "A card was drawn while bets were open. Wait for the supervisor.",
+    "foreign_card": "A card that is not of this shoe was read. Wait for the supervisor.",
+    "face_up_card": "A card came out face up. Wait for the supervisor.",
+    "count_mismatch": "The shuffler's card count is wrong. Wait for the supervisor.",
+    "device_alarm": "A device raised an alarm. Wait for the supervisor.",
+    "link_lost": "The link to the shoe is lost. Leave the cards where they are.",
+    "restart_review": "The controller restarted. The supervisor checks the cards on the table.",
+    "integrity_alarm": "The cards come out in an unshuffled order. Stop dealing.",
+    "missed_shoe_burn": "A round was started before the shoe was burned. Stop dealing.",
+    "false_coup": "A hand drew or stood against the rules. Wait for the supervisor.",
+    "hold": "The supervisor has stopped the table.",
+}
+DEFAULT_HOLD_WORDS = "The table is on hold. Wait for the supervisor."
+_INITIALS = {"P": "player", "B": "banker", "R": "right", "L": "left"}
+
+
+def hand_of(slot: Any, game: Any = None) -> str:
+    """The hand a card slot belongs to: P2 → player, banker_third → banker, B1 → bank in
+    Baccarat en Banque; burn and Andar Bahar's slots are their own."""
+    slot = str(slot)
+    if slot.endswith("_third"):
+        return slot[:-len("_third")]
+    if len(slot) == 2 and slot[1].isdigit() and slot[0] in _INITIALS:
+        return "bank" if slot[0] == "B" and game == "baccarat_banque" else _INITIALS[slot[0]]
+    return slot
+
+
+def public_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A round result as a display shows it; a void round without its cards."""
+    if result.get("void"):
+        return {"shoe": result.get("shoe"), "round": result.get("round"),
+                "game": result.get("game"), "void": True, "reason": result.get("reason", "")}
+    return {k: result[k] for k in RESULT_FIELDS if k in result}
+
+
+class RevealGate:
+    """The reveal rule alone, for any public output: `publish(event)` gives the round
+    results to show now — a result at once, or a `reveal: "pending"` one with the dealer's
+    `reveal` event for its round; a shoe's end drops what was never revealed."""
+
+    def __init__(self) -> None:
+        self.pending: dict[tuple[Any, Any], Mapping[str, Any]] = {}
+
+    def publish(self, e: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        kind = e.get("event")
+        if kind == "round_result":
+            if e.get("reveal") == "pending":
+                self.pending[(e.get("shoe"), e.get("round"))] = e
+                return []
+            return [e]
+        if kind == "reveal":
+            result = self.pending.pop((e.get("shoe"), e.get("round")), None)
+            return [] if result is None else [result]
+        if kind in ("shoe_started", "shoe_ended"):
+            self.pending.clear()
+        return []
+
+
+class PublicView:
+    """The displays' state: the roads, the last result shown and the dealer's page.
+
+    `publish(event)` takes the table's published events (and its `status` dicts) in order and
+    returns which views changed: "scoreboard" (roads, last result) and/or "dealer". Events
+    already seen (a seq at or below the last one) are ignored, so a journal read at start and
+    the events republished after a restart can overlap."""
+
+    def __init__(self, reveal: str = "on_read"):
+        self.reveal = reveal
+        self.roads = ShoeRoads()
+        self.last_seq = 0
+        self.gate = RevealGate()
+        self.last_result: dict[str, Any] | None = None
+        self.shown_at: float | None = None   # when the last result reached the display
+        self.shoe: Any = None
+        self.game: Any = None
+        self.round: Any = None
+        self.cards: list[dict[str, Any]] = []   # the current round's, maybe face down
+        self.prompt = ""
+        self.status: dict[str, Any] = {}
+
+    def publish(self, e: Mapping[str, Any], now: float | None = None) -> set[str]:
+        kind = e.get("event")
+        seq = e.get("seq")
+        if seq is not None:
+            if seq <= self.last_seq:
+                return set()
+            self.last_seq = seq
+        if kind == "status":
+            return self._status(e)
+        if kind == "prompt":
+            self.prompt = str(e.get("text", ""))
+            return {"dealer"}
+        if kind == "shoe_started":
+            self.reveal = e.get("reveal", "on_read")
+            self.game = e.get("game")
+            self.roads.publish(e)
+            self.gate.publish(e)
+            self.shoe, self.round, self.cards = e.get("shoe"), None, []
+            if e.get("game") != "andar_bahar":
+                self.last_result = None
+            return {"scoreboard", "dealer"}
+        if kind == "shoe_ended":
+            self.gate.publish(e)
+            return set()
+        if kind == "round_started":
+            self.shoe, self.round, self.cards = e.get("shoe"), e.get("round"), []
+            return {"dealer"}
+        if kind == "card":
+            return self._card(e)
+        if kind in ("round_result", "reveal"):
+            changed: set[str] = set()
+            for result in self.gate.publish(e):
+                changed |= self._show(result, now)
+            return changed
+        return set()
+
+    def _status(self, e: Mapping[str, Any]) -> set[str]:
+        hold = e.get("hold")
+        status = {"state": e.get("state"), "expects": e.get("expects"), "shoe": e.get("shoe"),
+                  "round": e.get("round"), "step": e.get("step"),
+                  "hold": hold.get("kind") if isinstance(hold, Mapping) else None}
+        if status == self.status:
+            return set()
+        self.status = status
+        return {"dealer"}
+
+    def _card(self, e: Mapping[str, Any]) -> set[str]:
+        if e.get("round") is None:
+            return set()                   # the shoe-start burn is not a round's card
+        if (e.get("shoe"), e.get("round")) != (self.shoe, self.round):
+            self.shoe, self.round, self.cards = e.get("shoe"), e.get("round"), []
+        face_down = self.reveal == "on_reveal"
+        self.cards.append({"hand": hand_of(e.get("slot"), self.game),
+                           "code": None if face_down else e.get("code")})
+        return {"dealer"}
+
+    def _show(self, result: Mapping[str, Any], now: float | None) -> set[str]:
+        shown = public_result(result)
+        self.roads.add_result(shown)
+        self.last_result, self.shown_at = shown, now
+        if (shown.get("shoe"), shown.get("round")) == (self.shoe, self.round) \
+                and not shown.get("void"):
+            self.cards = revealed_cards(shown)
+        return {"scoreboard", "dealer"}
+
+    # ------------------------------------------------------------------ the views
+    def roads_json(self) -> dict[str, Any]:
+        return self.roads.to_json()
+
+    def scoreboard(self) -> dict[str, Any]:
+        """The players' page: the roads, the last result shown and when it reached us."""
+        return {"roads": self.roads_json(), "last_result": self.last_result,
+                "shown_at": self.shown_at}
+
+    def dealer(self) -> dict[str, Any]:
+        """The dealer's page (and `/api/state`): the prompt or the hold in words, the round's
+        cards (face down until revealed), the last result shown."""
+        st = self.status
+        hold = st.get("hold")
+        words = HOLD_WORDS.get(hold, DEFAULT_HOLD_WORDS) if hold or st.get("state") == "hold" \
+            else None
+        return {"state": st.get("state"), "expects": st.get("expects"), "shoe": self.shoe,
+                "round": self.round, "prompt": words or self.prompt, "hold": words,
+                "cards": list(self.cards), "last_result": self.last_result}
+
+
+def revealed_cards(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The cards of a shown result, hand by hand, for the dealer's page."""
+    out = [{"hand": "burn", "code": code} for code in result.get("burned_before") or ()]
+    for hand in HANDS:
+        cards = result.get(hand)
+        if isinstance(cards, str):
+            cards = [cards]
+        for code in cards if isinstance(cards, list) else ():
+            out.append({"hand": hand, "code": code})
+    return out
