@@ -379,3 +379,21 @@ def test_simulate_deals_seeded_shoes_by_the_rules(capsys):
     assert sim["shoes"] == 1 and sim["rounds"] > 50 and sim["seed"] == 3
     assert set(sim["mean_return"]) == set(doc["bets"])
     assert "1/1 shoes" in captured.err
+
+
+def test_first_three_return_by_the_game_card_shown_before_bets():
+    """The game card is shown before bets: First 3 returns 70.27 % after an A, 2 or K and
+    89.88 % otherwise; the average over the thirteen ranks is the bet's overall RTP."""
+    from controller.odds import compute_odds
+    from controller.odds.report import rank_classes, to_json
+    from controller.profile import load_profile
+    report = compute_odds(load_profile("andar-bahar"))
+    by_rank = report.by_game_card["first_three"]
+    assert sum(by_rank.values()) / 13 == report.bets["first_three"].rtp
+    classes = {tuple(ranks): rtp for ranks, rtp in rank_classes(by_rank)}
+    assert round(float(classes[("A", "2", "K")]) * 100, 2) == 70.27
+    assert round(float(classes[("3", "4", "5", "6", "7", "8", "9", "T", "J", "Q")]) * 100,
+                 2) == 89.88
+    doc = to_json(report)["bets"]["first_three"]["by_game_card"]
+    assert [c["ranks"] for c in doc][0] == ["A", "2", "K"]
+    assert "by_game_card" not in to_json(report)["bets"]["andar"]

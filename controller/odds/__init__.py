@@ -10,7 +10,7 @@ payout (banker 9.5 for 0.95) is refused (controller.profile.load_profile_for_use
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from types import EllipsisType
 from typing import Mapping
@@ -69,6 +69,9 @@ class OddsReport:
     decks: int | None                         # None: infinite deck
     outcomes: Mapping[str, Fraction]
     bets: Mapping[str, BetOdds]
+    #: bets whose return depends on a card shown before bets are taken (Andar Bahar's game
+    #: card): bet → the card's rank → RTP once it is known
+    by_game_card: Mapping[str, Mapping[str, Fraction]] = field(default_factory=dict)
 
 
 def parse_decks(text: str) -> int | None:
@@ -111,7 +114,11 @@ def compute_odds(profile, decks: int | None | EllipsisType = ..., mode: str | No
         profile = profile.with_mode(mode)
     n = profile.decks if decks is ... else decks
     outcomes, bets = paytable_odds(profile.game, profile.paytable, n)
-    return OddsReport(profile.name, profile.game, profile.mode, n, outcomes, bets)
+    by_card = {}
+    if profile.game == "andar_bahar" and "first_three" in profile.paytable:
+        by_card["first_three"] = ab.first_three_rtp_by_game_card(
+            n, profile.paytable["first_three"])
+    return OddsReport(profile.name, profile.game, profile.mode, n, outcomes, bets, by_card)
 
 
 def check_rtp_bands(profile) -> None:

@@ -59,23 +59,55 @@ def cards_dealt(decks: int | None) -> CardsDealt:
 @lru_cache(maxsize=16)
 def first_three(decks: int | None) -> dict[str | None, Fraction]:
     """Pattern (straight_flush, straight, flush, None) → probability, for `decks` decks."""
-    spades = [c for c in ALL_CARDS if c.suit == "S"]
+    out: dict[str | None, Fraction] = {}
+    for rank_dist in first_three_by_game_card(decks).values():
+        for pattern, p in rank_dist.items():
+            out[pattern] = out.get(pattern, Fraction(0)) + p / 13   # every rank equally likely
+    return out
+
+
+@lru_cache(maxsize=16)
+def first_three_by_game_card(decks: int | None) -> dict[str, dict[str | None, Fraction]]:
+    """For each rank of the game card (shown before bets are taken): pattern → probability."""
+    return {g.rank: _first_three_after(g, decks) for g in ALL_CARDS if g.suit == "S"}
+
+
+def _first_three_after(g, decks: int | None) -> dict[str | None, Fraction]:
+    """Given game card `g` (its suit does not matter, by symmetry): every ordered pair of the
+    next two cards, weighted by the ways to draw it from what is left."""
     counts: dict[str | None, int] = {}
-    for g in spades:
-        for a in ALL_CARDS:
-            ends = a.rank == g.rank     # Andar's first card matches: two cards, the bet loses
-            for b in ALL_CARDS:
-                if decks is None:
-                    ways = 1
-                else:
-                    ways = decks * (decks - (a == g)) * (decks - (b == g) - (b == a))
-                    if ways <= 0:
-                        continue
-                pattern = None if ends else first_three_pattern(g, a, b)
-                counts[pattern] = counts.get(pattern, 0) + ways
+    for a in ALL_CARDS:
+        ends = a.rank == g.rank         # Andar's first card matches: two cards, the bet loses
+        for b in ALL_CARDS:
+            if decks is None:
+                ways = 1
+            else:
+                ways = (decks - (a == g)) * (decks - (b == g) - (b == a))
+                if ways <= 0:
+                    continue
+            pattern = None if ends else first_three_pattern(g, a, b)
+            counts[pattern] = counts.get(pattern, 0) + ways
     n = 52 if decks is None else 52 * decks
-    total = n ** 3 if decks is None else n * (n - 1) * (n - 2)
-    return {pattern: Fraction(4 * ways, total) for pattern, ways in counts.items()}
+    total = n ** 2 if decks is None else (n - 1) * (n - 2)
+    return {pattern: Fraction(ways, total) for pattern, ways in counts.items()}
+
+
+def first_three_rtp_by_game_card(decks: int | None, rule) -> dict[str, Fraction]:
+    """The first_three bet's RTP once the game card is known, rank → RTP."""
+    out = {}
+    for rank, dist in first_three_by_game_card(decks).items():
+        mean = Fraction(0)
+        lose = ONE
+        for pattern, p in dist.items():
+            if pattern is None:
+                continue
+            pays = rule.option(pattern)
+            if pays is None:
+                raise InputError(f"andar_bahar: bet 'first_three' needs a payout for {pattern}")
+            mean += pays * p
+            lose -= p
+        out[rank] = 1 + mean - lose
+    return out
 
 
 def outcomes(decks: int | None) -> dict[str, Fraction]:

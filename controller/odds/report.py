@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import Any, Mapping
 
 from controller.odds import BetOdds, OddsReport
 
@@ -56,8 +56,19 @@ def to_json(report: OddsReport) -> dict[str, Any]:
         "decks": "inf" if report.decks is None else report.decks,
         "outcomes": {name: {"p": float(p), "fraction": exact_text(p)}
                      for name, p in report.outcomes.items()},
-        "bets": {bet: _bet_json(o) for bet, o in report.bets.items()},
+        "bets": {bet: dict(_bet_json(o), **({"by_game_card": [
+            {"ranks": ranks, "rtp": float(rtp), "rtp_fraction": exact_text(rtp)}
+            for ranks, rtp in rank_classes(report.by_game_card[bet])]}
+            if bet in report.by_game_card else {})) for bet, o in report.bets.items()},
     }
+
+
+def rank_classes(by_rank: Mapping[str, Fraction]) -> list[tuple[list[str], Fraction]]:
+    """Ranks grouped by equal return, in rank order of their first member."""
+    groups: dict[Fraction, list[str]] = {}
+    for rank, rtp in by_rank.items():
+        groups.setdefault(rtp, []).append(rank)
+    return [(ranks, rtp) for rtp, ranks in groups.items()]
 
 
 def _bet_json(o: BetOdds) -> dict[str, Any]:
@@ -95,4 +106,10 @@ def to_text(report: OddsReport) -> str:
             for bet, o in report.bets.items()]
     lines += table(["Bet", "Payout", "P(win)", "P(push)", "P(loss)", "RTP %", "House edge %",
                      "RTP (exact)"], rows, {2, 3, 4, 5, 6})
+    for bet, by_rank in report.by_game_card.items():
+        lines += ["", f"{bet} is bet after the game card is shown, so its return depends on it "
+                  f"(the RTP above is the average):"]
+        for ranks, rtp in rank_classes(by_rank):
+            lines.append(f"  game card {', '.join(ranks)}: RTP {float(rtp) * 100:.4f} % "
+                         f"({exact_text(rtp)})")
     return "\n".join(lines)
