@@ -135,6 +135,25 @@ def header_text(state: Mapping[str, Any]) -> Text:
             out.append(", cut card seen (last round of the shoe)", style="yellow")
     else:
         out.append("\nNo shoe loaded")
+    feed = feed_text(state.get("feed"))
+    if feed.plain:
+        out.append("\n")
+        out.append_text(feed)
+    return out
+
+
+def feed_text(feed: Any) -> Text:
+    """The floor feed's link when the table has one: up to date, or how far behind and why."""
+    feed = _dict(feed)
+    if not feed:
+        return Text()
+    behind = feed.get("behind") or 0
+    where = clean(feed.get("broker", "?"))
+    if not behind and feed.get("connected"):
+        return Text(f"Floor feed {where}: up to date", style="dim")
+    out = Text(f"Floor feed {where}: behind by {clean(behind)} event(s)", style="bold yellow")
+    if feed.get("problem"):
+        out.append(f" ({clean(feed['problem'])})", style="yellow")
     return out
 
 

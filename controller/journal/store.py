@@ -436,6 +436,13 @@ class Journal:
                 return
             last = rows[-1][0]
 
+    def count(self, after_seq: int = 0, exclude_kinds: Iterable[str] = ()) -> int:
+        """How many records have seq > after_seq, those of `exclude_kinds` left out."""
+        extra = tuple(exclude_kinds)
+        where = "seq > ?" + (f" AND kind NOT IN ({', '.join('?' * len(extra))})" if extra else "")
+        row = self._row(f"SELECT count(*) FROM records WHERE {where}", (after_seq, *extra))
+        return int(row[0]) if row else 0
+
     def records_backward(self, before_seq: int | None = None) -> Iterator[Record]:
         """Records newest first (those with seq < before_seq when given)."""
         sql = f"SELECT {_COLUMNS} FROM records WHERE seq < ? ORDER BY seq DESC LIMIT {PAGE}"

@@ -93,6 +93,7 @@ class ControlAdapter:
         view = table.view()
         view.update(table=self.name, alarms=list(self.memory.alarms),
                     last_rounds=list(self.memory.rounds))
+        view.update(self.service.outlets)        # e.g. "feed": connected, behind, problem
         return view
 
     def _table_command(self, cmd: Any) -> TableCommand:

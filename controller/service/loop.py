@@ -75,6 +75,11 @@ class TableService:
         self.acks: dict[str, Callable[[int], None]] = {}      # device → ack a journaled read
         self.before_input: list[Callable[[], None]] = []    # e.g. a simulated rig saving itself
         self.published_seq = journal.last_seq if published_seq is None else published_seq
+        # positions of publishers on threads of their own (the floor feed's "acknowledged up
+        # to"): they set the values, the loop writes them with its next input and at close
+        self.cursors: dict[str, int] = {}
+        # what those publishers report for the state view (each value replaced, never mutated)
+        self.outlets: dict[str, dict] = {}
         self.shoe_seq = 0
         self.crash_after: int | None = None          # fault injection: die after N inputs
         self.inputs_since_snapshot = 0
@@ -188,7 +193,7 @@ class TableService:
         try:
             seqs = self.journal.append_many(
                 [("input", record)] + [(e["event"], e) for e in events], durable=durable,
-                cursors={LOCAL_CURSOR: self.published_seq})
+                cursors={**self.cursors, LOCAL_CURSOR: self.published_seq})
         except (JournalError, ValueError) as err:
             # the table moved in memory only: nobody sees it; the process stops here
             self._stopped = self.journal_failed = True
@@ -275,7 +280,8 @@ class TableService:
             return                  # the journal is what failed: leave it as it is on disk
         try:
             if self.journal.last_seq:
-                self.journal.set_cursors({LOCAL_CURSOR: self.published_seq}, durable=True)
+                self.journal.set_cursors({**self.cursors, LOCAL_CURSOR: self.published_seq},
+                                         durable=True)
                 if self.inputs_since_snapshot:
                     self.snapshot()
         except JournalError as err:

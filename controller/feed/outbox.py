@@ -1,0 +1,341 @@
+"""The floor feed: the journal is the outbox.
+
+On its own thread the feed reads the journal (a read-only connection) after the last `seq` the
+broker acknowledged, publishes each public event in journal order at QoS 1, and hands each new
+"acknowledged up to" to the table's loop, which writes it (cursor "feed") in the transaction of
+its next input; a clean stop writes it too. After a broker outage, a network cut or a restart
+of the controller the feed starts again from that cursor: nothing is lost, and what was in
+flight may arrive twice (consumers keep the last `seq` per table). Each connection is a fresh
+MQTT session: what it had in flight is simply read from the journal again.
+
+The table never waits for the broker: on the loop's thread the feed only notes the newest seq
+and the table's view (`publish`, `on_state`) and wakes its thread. A broker that is down, slow or
+refusing costs a warning (one line when the link fails, one when it is back) and a growing
+"behind" figure in the state view, the console and the `state` topic.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import threading
+import time
+from typing import Any, MutableMapping
+
+from controller.feed.broker import Broker, Failure, connect_error, new_client, refused
+from controller.journal import Journal, JournalError, utc_now
+from controller.logsetup import get_logger
+
+log = get_logger("controller.feed")
+
+CURSOR = "feed"
+#: journal records that are not public events (the loop's inputs, security and account notes)
+PRIVATE_KINDS = frozenset({"input", "auth", "account", "note"})
+WINDOW = 256                 # events published and not yet acknowledged, at most
+STATE_EVERY_S = 0.2          # the retained state is republished at most this often
+BEHIND_EVERY_S = 0.5         # how often the "behind" figure is counted while behind
+STILL_BEHIND_S = 60.0        # a reminder in the log while the broker stays away
+
+
+def _json(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class FloorFeed:
+    """One table's feed. `start()` once the loop is wired; `close()` after the loop stopped."""
+
+    def __init__(self, broker: Broker, journal: Journal, *, table: str,
+                 cursors: MutableMapping[str, int], outlets: MutableMapping[str, dict],
+                 drain_timeout_s: float = 5.0, retry_max_s: float = 30.0):
+        self.broker, self.table = broker, table
+        self.journal_path = journal.path
+        self.cursors, self.outlets = cursors, outlets
+        self.drain_timeout_s, self.retry_max_s = drain_timeout_s, retry_max_s
+        start = journal.cursor(CURSOR)
+        if start is None:
+            # the feed's first start on this journal: what came before it is not owed, and the
+            # position is on disk before anything after it is dealt (a crash then owes all)
+            start = journal.last_seq
+            journal.set_cursors({CURSOR: start}, durable=True)
+        self.acked = start
+        self.newest = journal.last_seq           # the newest seq journaled (set by the loop)
+        self.cursors[CURSOR] = start
+        self.topics = {leaf: broker.topic(table, leaf) for leaf in ("events", "state", "status")}
+        self.client_id = f"tablectl-{broker.prefix}-{table}"[:64]
+        self._wake = threading.Event()
+        self._acks: collections.deque[int] = collections.deque()   # from paho's thread
+        self._connack: Any = None
+        self._answered = threading.Event()       # CONNACK, or the connection closed
+        self._connected = threading.Event()
+        self._lost = False
+        self._state: dict | None = None          # the newest view (replaced, never mutated)
+        self._state_sent: tuple[dict | None, int] = (None, 0)    # (view, behind) last sent
+        self._state_at = 0.0
+        self._closing = False
+        self._finished = False                   # everything owed delivered, offline sent
+        self._deadline = float("inf")
+        self._failure: Failure | None = None
+        self._failed_at = 0.0
+        self._reminded_at = 0.0
+        self.behind = 0
+        self._behind_at = 0.0
+        self._thread: threading.Thread | None = None
+        self._reader: Journal | None = None
+        self._report()
+
+    # ------------------------------------------------------------------ the loop's side
+    def publish(self, event: dict) -> None:
+        """A publisher on the loop's thread: note the newest seq and wake the feed."""
+        seq = event.get("seq")
+        if seq:
+            self.newest = max(self.newest, seq)
+            self._wake.set()
+
+    def on_state(self, view: dict) -> None:
+        """The table's view changed (loop's thread): the feed sends the newest."""
+        self._state = view
+        self._wake.set()
+
+    # ------------------------------------------------------------------ lifetime
+    def start(self) -> "FloorFeed":
+        self._thread = threading.Thread(target=self._run, name=f"feed-{self.table}",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Deliver what is owed (waiting at most drain_timeout_s for the broker), publish
+        `offline`, and leave the acknowledged seq for the journal's last write."""
+        if self._thread is None:
+            return
+        self._deadline = time.monotonic() + self.drain_timeout_s
+        self._closing = True
+        self._wake.set()
+        self._thread.join(self.drain_timeout_s + 5.0)
+        self._thread = None
+        self.cursors[CURSOR] = self.acked
+        owed = self._count_behind()
+        if owed:
+            log.warning("feed stopped with events not delivered; they go out at the next start",
+                        broker=self.broker.where, behind=owed, acknowledged_seq=self.acked)
+        if self._reader is not None:
+            self._reader.close()
+
+    # ------------------------------------------------------------------ the feed's thread
+    def _run(self) -> None:
+        delay = 0.5
+        while not self._done():
+            try:
+                self._reader = self._reader or Journal.open_readonly(self.journal_path)
+                if self._session():
+                    delay = 0.5
+            except JournalError as err:     # the table's own journal: it stops the table itself
+                self._fail(Failure(f"the journal cannot be read: {err}"))
+            if self._done() or (self._closing and self._failure and self._failure.lasting):
+                return
+            self._wait(delay if not self._closing else 0.2)
+            delay = min(delay * 2, self.retry_max_s)
+
+    def _done(self) -> bool:
+        return self._closing and (self._finished or time.monotonic() >= self._deadline)
+
+    def _wait(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while not self._done() and time.monotonic() < end:
+            self._wake.wait(min(0.5, end - time.monotonic()))
+            self._wake.clear()
+            self._count_behind_now()
+
+    def _session(self) -> bool:
+        """One connection: publish from the journal until it ends. True if it connected."""
+        b = self.broker
+        client = new_client(b, self.client_id)
+        client.will_set(self.topics["status"], _json({"table": self.table, "status": "offline",
+                                                      "clean": False}), qos=1, retain=True)
+        client.max_inflight_messages_set(WINDOW)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        self._connack, self._lost = None, False
+        self._answered.clear()
+        self._connected.clear()
+        self._acks.clear()
+        try:
+            client.connect(b.host, b.port, keepalive=b.keepalive_s, clean_start=True)
+        except Exception as err:       # OSError, ssl.SSLError, paho's own: one line each
+            self._fail(connect_error(b, err))
+            return False
+        client.loop_start()
+        try:
+            self._answered.wait(10.0)
+            code = self._connack
+            if code is None or code.is_failure:
+                self._fail(refused(b, code) if code is not None else Failure(
+                    f"{b.where} did not answer as an MQTT broker (no CONNACK"
+                    f"{'; a TLS listener needs mqtts://' if not b.tls else ''})"))
+                return False
+            self._connected.set()
+            self._up()
+            self._stream(client)
+            return True
+        finally:
+            self._connected.clear()
+            try:
+                client.disconnect()
+            finally:
+                client.loop_stop()
+
+    def _stream(self, client: Any) -> None:
+        """Publish after the acknowledged seq, in order, WINDOW at most in flight."""
+        client.publish(self.topics["status"], _json(
+            {"table": self.table, "status": "online", "utc": utc_now()}), qos=1, retain=True)
+        pending: collections.deque[list] = collections.deque()   # [seq, mid or None]
+        in_flight: dict[int, list] = {}
+        pos = self.acked
+        self._state_sent = (None, 0)
+        while True:
+            if self._lost:
+                self._fail(Failure(f"the connection to {self.broker.where} was lost"))
+                return
+            while self._acks:                              # acknowledged by the broker
+                entry = in_flight.pop(self._acks.popleft(), None)
+                if entry is not None:
+                    entry[1] = None
+            while pending and pending[0][1] is None:
+                self.acked = pending.popleft()[0]
+            if not pending:
+                self.acked = max(self.acked, pos)
+            self.cursors[CURSOR] = self.acked
+            if pos < self.newest and len(in_flight) < WINDOW:
+                pos = self._send(client, pos, pending, in_flight)
+            self._count_behind_now()
+            self._send_state(client)
+            if self._closing:
+                if self.acked >= self.newest and not in_flight and \
+                        self._state_sent == (self._state, self.behind):
+                    self._goodbye(client)
+                    return
+                if time.monotonic() >= self._deadline:
+                    return
+            self._wake.wait(STATE_EVERY_S if self._state_sent[0] is not self._state else 0.5)
+            self._wake.clear()
+
+    def _send(self, client: Any, pos: int, pending: collections.deque,
+              in_flight: dict[int, list]) -> int:
+        assert self._reader is not None
+        room = WINDOW - len(in_flight)
+        for r in self._reader.records(after_seq=pos):
+            pos = r.seq
+            if r.kind in PRIVATE_KINDS:
+                pending.append([r.seq, None])
+                continue
+            payload = _json({**r.data, "seq": r.seq, "table": self.table, "utc": r.utc})
+            info = client.publish(self.topics["events"], payload, qos=1)
+            entry = [r.seq, info.mid]
+            pending.append(entry)
+            in_flight[info.mid] = entry
+            room -= 1
+            if room <= 0 or pos >= self.newest:
+                break
+        return pos
+
+    def _send_state(self, client: Any) -> None:
+        """The newest view with the feed's lag, retained; at most every STATE_EVERY_S."""
+        view, now = self._state, time.monotonic()
+        if view is None or self._state_sent[0] is view and self._state_sent[1] == self.behind:
+            return
+        if now - self._state_at < STATE_EVERY_S and not self._closing:
+            return
+        self._state_sent, self._state_at = (view, self.behind), now
+        client.publish(self.topics["state"], _json(
+            {**view, "feed_behind": self.behind, "utc": utc_now()}), qos=1, retain=True)
+
+    def _goodbye(self, client: Any) -> None:
+        info = client.publish(self.topics["status"], _json(
+            {"table": self.table, "status": "offline", "clean": True, "utc": utc_now()}),
+            qos=1, retain=True)
+        try:
+            info.wait_for_publish(max(0.1, min(2.0, self._deadline - time.monotonic())))
+        except (RuntimeError, ValueError):
+            pass
+        self._finished = True
+
+    # ------------------------------------------------------------------ paho's thread
+    def _on_connect(self, client: Any, userdata: Any, flags: Any, reason_code: Any,
+                    properties: Any) -> None:
+        self._connack = reason_code
+        self._answered.set()
+
+    def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any,
+                       properties: Any) -> None:
+        self._lost = True
+        self._answered.set()
+        self._wake.set()
+
+    def _on_publish(self, client: Any, userdata: Any, mid: int, reason_code: Any,
+                    properties: Any) -> None:
+        if getattr(reason_code, "is_failure", False):
+            # the broker took the message but will not route it (not authorised for the topic):
+            # it is not delivered, so the feed must not count it as such
+            log.warning("feed: the broker refused a message", broker=self.broker.where,
+                        reason=str(reason_code))
+            self._lost = True
+        else:
+            self._acks.append(mid)
+        self._wake.set()
+
+    # ------------------------------------------------------------------ health
+    def _fail(self, failure: Failure) -> None:
+        now = time.monotonic()
+        # one line when the link fails (and when a passing failure turns into a lasting one)
+        if self._failure is None or self._failure.lasting != failure.lasting:
+            log.warning(f"feed: {failure.text}; the table deals on and the events wait in the "
+                        f"journal", broker=self.broker.where, table=self.table)
+            self._failed_at = self._reminded_at = now
+        elif now - self._reminded_at >= STILL_BEHIND_S:
+            self._reminded_at = now
+            log.warning(f"feed still behind by {self._count_behind()}: {failure.text}",
+                        broker=self.broker.where, table=self.table)
+        self._failure = failure
+        self._report()
+
+    def _up(self) -> None:
+        if self._failure is not None:
+            log.warning("feed: the broker is back; sending what is owed",
+                        broker=self.broker.where, table=self.table,
+                        behind=self._count_behind(), down_s=round(time.monotonic()
+                                                                 - self._failed_at, 1))
+        else:
+            log.info("feed connected", broker=self.broker.where, table=self.table)
+        self._failure = None
+        self._report()
+
+    def _count_behind_now(self) -> None:
+        now = time.monotonic()
+        if self.acked >= self.newest:
+            changed = self.behind != 0
+            self.behind = 0
+        elif now - self._behind_at >= BEHIND_EVERY_S:
+            self._behind_at = now
+            before = self.behind
+            self.behind = self._count_behind()
+            changed = before != self.behind
+        else:
+            return
+        if changed:
+            self._report()
+
+    def _count_behind(self) -> int:
+        """Public events journaled after the acknowledged seq."""
+        if self.acked >= self.newest or self._reader is None:
+            return 0 if self.acked >= self.newest else self.newest - self.acked
+        try:
+            return self._reader.count(after_seq=self.acked, exclude_kinds=PRIVATE_KINDS)
+        except JournalError:
+            return self.newest - self.acked
+
+    def _report(self) -> None:
+        """What the state view and the console show (a new dict each time)."""
+        self.outlets["feed"] = {
+            "broker": self.broker.where, "connected": self._connected.is_set(),
+            "behind": self.behind, "acknowledged_seq": self.acked,
+            "problem": self._failure.text if self._failure else None}

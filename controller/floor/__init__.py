@@ -1,0 +1,1 @@
+"""The floor view: every table on the floor feed's broker (`tablectl floor`)."""
