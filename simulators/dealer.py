@@ -25,6 +25,10 @@ documented default (which the table publishes with its status). Decisions file
     2:14 banker_draw stand     # round 14 of shoe 2
     7 banker_seat 4            # seat 4 takes the bank for round 7
 
+    1 stake 3 500              # chemin de fer, while bets are open: seat 3 stakes 500
+    1 accept_stakes 800        # the banker covers 800 and refuses the excess
+    2 banco 6                  # seat 6 calls "Banco" and plays the whole bank alone
+
 ROUND counts within its shoe (SHOE defaults to 1). NAME is one of the game's decisions; VALUE
 is draw/stand (or true/false) for a draw decision, a seat number 1–12 for a seat decision. A
 draw decision is given when the table asks for it; one that the table does not ask for is
@@ -48,7 +52,9 @@ PLAYER, BANKER = "virtual-player", "virtual-banker"
 BANK_DECISIONS = frozenset({"banker_draw", "bank_draw", "banker_seat"})
 MAX_SEAT = 12
 MAX_HOLD_ACTIONS = 20          # a hold the virtual supervisor cannot clear: give up
-_LINE = re.compile(r"(?:(\d+):)?(\d+)\s+(\S+)\s+(\S+)")
+_LINE = re.compile(r"(?:(\d+):)?(\d+)\s+(\S+)\s+(\S+)(?:\s+(\S+))?")
+#: what punters and the banker put up while bets are open (chemin de fer): name → its values
+STAKE_LINES = {"stake": ("seat", "amount"), "banco": ("seat",), "accept_stakes": ("amount",)}
 
 Submit = Callable[[dict], None]
 Schedule = Callable[[float, Callable[[], None]], Any]
@@ -265,8 +271,10 @@ class ScriptedDecision:
 
 
 def read_decisions(path: str | Path, draw_names: Iterable[str],
-                   seat_names: Iterable[str] = ()) -> list[ScriptedDecision]:
-    """Parse a decisions file (format in the module docstring) for a game's decision names."""
+                   seat_names: Iterable[str] = (),
+                   stakes: bool = False) -> list[ScriptedDecision]:
+    """Parse a decisions file (format in the module docstring) for a game's decision names;
+    `stakes`: the game also takes `stake SEAT AMOUNT`, `banco SEAT`, `accept_stakes AMOUNT`."""
     draw_names, seat_names = tuple(draw_names), tuple(seat_names)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -283,8 +291,20 @@ def read_decisions(path: str | Path, draw_names: Iterable[str],
             raise DecisionsFileError(f"{where}: {line!r} is not a decision; write "
                                      f"[SHOE:]ROUND NAME VALUE, e.g. 3 player_draw stand")
         shoe, rnd, name, value = int(m.group(1) or 1), int(m.group(2)), m.group(3), m.group(4)
+        extra = m.group(5)
         if shoe < 1 or rnd < 1:
             raise DecisionsFileError(f"{where}: shoe and round numbers start at 1")
+        if stakes and name in STAKE_LINES:
+            words = [value] + ([extra] if extra else [])
+            wants = STAKE_LINES[name]
+            if len(words) != len(wants) or not all(w.isdigit() for w in words):
+                raise DecisionsFileError(f"{where}: {name} takes {' '.join(w.upper() for w in wants)}"
+                                         f" (whole numbers), e.g. 1 {name} "
+                                         f"{' '.join('3' if w == 'seat' else '500' for w in wants)}")
+            out.append(ScriptedDecision(shoe, rnd, name, dict(zip(wants, map(int, words))), n))
+            continue
+        if extra:
+            raise DecisionsFileError(f"{where}: {name} takes one value, not {value} {extra}")
         if name in draw_names:
             word = value.lower()
             if word not in ("draw", "stand", "true", "false"):
@@ -296,7 +316,8 @@ def read_decisions(path: str | Path, draw_names: Iterable[str],
                                          f"not {value!r}")
             value = int(value)
         else:
-            known = ", ".join(draw_names + seat_names) or "none"
+            known = ", ".join(draw_names + seat_names + (tuple(STAKE_LINES) if stakes else ())) \
+                or "none"
             raise DecisionsFileError(f"{where}: no decision {name!r} in this game "
                                      f"(decisions: {known})")
         out.append(ScriptedDecision(shoe, rnd, name, value, n))
@@ -313,12 +334,29 @@ class VirtualPlayers:
     script: list[ScriptedDecision] = field(default_factory=list)
     used: set = field(default_factory=set)          # line numbers already given
 
+    def stakes(self, shoe: int, rnd: int) -> list[dict]:
+        """While bets are open: the stakes, banco calls and the banker's cover of this coup."""
+        out = []
+        for d in self.script:
+            if d.line in self.used or (d.shoe, d.round) != (shoe, rnd) or \
+                    d.name not in STAKE_LINES:
+                continue
+            self.used.add(d.line)
+            who = BANKER if d.name == "accept_stakes" else PLAYER
+            out.append({"action": d.name, "args": dict(d.value), "user": who,
+                        "role": "banker" if who == BANKER else "player",
+                        "reason": f"decisions file line {d.line}"})
+        return out
+
+    def has_stakes(self) -> bool:
+        return any(d.name in STAKE_LINES for d in self.script)
+
     def act(self, shoe: int, rnd: int, phase: str, pending: str | None,
             default: Any = None) -> list[dict]:
         """The decisions to give now (possibly none)."""
         out = []
         for d in self.script:
-            if d.line in self.used or (d.shoe, d.round) != (shoe, rnd):
+            if d.line in self.used or (d.shoe, d.round) != (shoe, rnd) or d.name in STAKE_LINES:
                 continue
             if not d.name.endswith("_draw"):
                 due = True                      # a seat: given as the coup's dealing starts
@@ -356,6 +394,10 @@ class PlayersActor:
         self.status: dict = {}
 
     def on_event(self, e: dict) -> None:
+        if e["event"] == "status" and e.get("state") == "betting" and e.get("round"):
+            for act in self.players.stakes(e["shoe"], e["round"]):
+                self.submit(command(act["action"], act["user"], act["role"], act["reason"],
+                                    **act["args"]))
         if e["event"] != "status" or e.get("step") is None:
             return
         key = (e["shoe"], e["round"], e["step"], e.get("decision"), e.get("reads"))

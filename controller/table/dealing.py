@@ -408,6 +408,8 @@ class DealingMixin(TableBase):
         self.reveal_due = None      # a result never revealed stays off the scoreboard
         shoe.end_reason = reason
         self.emit("shoe_ended", rounds=shoe.rounds, reason=reason)
+        if reason == "devices_lost":
+            return      # the shoe's cards went with its devices: nothing is left to count
         if shoe.continuous:
             self._reconcile(rest=[], method="ledger")
         elif shoe.shuffler:

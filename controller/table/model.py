@@ -100,6 +100,39 @@ class ShoeState:
 
 
 @dataclass
+class Stakes:
+    """Chemin de Fer's stakes on a coup: what the punters put up and called while bets were
+    open, and — once bets close — what the bank covered and who plays the hand for all."""
+    offered: dict[int, int] = field(default_factory=dict)   # seat → stake
+    banco: list[int] = field(default_factory=list)          # seats that called banco, in order
+    limit: int | None = None                                # the banker covers up to this
+    accepted: dict[int, int | None] | None = None           # set when bets close
+    refused: dict[int, int] = field(default_factory=dict)
+    active: int | None = None                               # who plays the hand for all
+    banco_seat: int | None = None
+
+    def result_fields(self) -> dict[str, Any]:
+        """A round result's `stakes`, `active_player` and `banco` (seats as JSON keys)."""
+        return {"stakes": {str(k): v for k, v in (self.accepted or {}).items()},
+                "active_player": self.active, "banco": self.banco_seat}
+
+    def to_dict(self) -> dict:
+        return {"offered": {str(k): v for k, v in self.offered.items()},
+                "banco": list(self.banco), "limit": self.limit,
+                "accepted": None if self.accepted is None else
+                {str(k): v for k, v in self.accepted.items()},
+                "refused": {str(k): v for k, v in self.refused.items()},
+                "active": self.active, "banco_seat": self.banco_seat}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Stakes":
+        return cls({int(k): v for k, v in d["offered"].items()}, list(d["banco"]), d["limit"],
+                   None if d["accepted"] is None else
+                   {int(k): v for k, v in d["accepted"].items()},
+                   {int(k): v for k, v in d["refused"].items()}, d["active"], d["banco_seat"])
+
+
+@dataclass
 class RoundState:
     number: int
     demo: bool = False
@@ -112,6 +145,7 @@ class RoundState:
     bank_seat: int | None = None                           # the seat holding the bank
     cards: int = 0                                         # cards dealt to the hands
     after_bets: str | None = None      # the step due once bets close (bets after a first card)
+    stakes: Stakes | None = None       # games where punters stake against a bank (chemin de fer)
 
     def layout(self) -> dict[str, list[str]]:
         return {k: [c.code for c in v] for k, v in self.hands.items()}
@@ -121,7 +155,8 @@ class RoundState:
                 "burned_before": list(self.burned_before), "burn_due": self.burn_due,
                 "flags": list(self.flags), "decisions": dict(self.decisions),
                 "pending": self.pending, "bank_seat": self.bank_seat, "cards": self.cards,
-                "after_bets": self.after_bets}
+                "after_bets": self.after_bets,
+                "stakes": None if self.stakes is None else self.stakes.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict) -> "RoundState":
@@ -131,7 +166,8 @@ class RoundState:
                    flags=list(d["flags"]), decisions=dict(d.get("decisions", {})),
                    pending=d.get("pending"), bank_seat=d.get("bank_seat"),
                    cards=d.get("cards", sum(len(v) for v in hands.values())),
-                   after_bets=d.get("after_bets"))
+                   after_bets=d.get("after_bets"),
+                   stakes=Stakes.from_dict(d["stakes"]) if d.get("stakes") else None)
 
 
 @dataclass
