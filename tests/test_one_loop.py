@@ -224,3 +224,21 @@ def test_sigterm_is_a_clean_stop_and_the_next_start_replays_nothing(tmp_path):
         table, rec = open_table(load_profile("macau"), j)
         assert rec.resumed and rec.inputs_replayed == 0 and rec.undelivered == []
         assert table.shoe_no == 1 and table.round is not None
+
+
+def test_a_betting_window_closes_on_the_service_clock():
+    """simulate --betting-seconds 12: bets open by themselves and the timer closes them after
+    the window, in simulated time; the results are those of an instant window."""
+    from controller.commands._simulation import run_simulation
+    from controller.profile import load_profile
+    profile = load_profile("classic")
+    timed = run_simulation(profile, seed=4, betting_seconds=12)
+    instant = run_simulation(profile, seed=4)
+    opened = [e for e in timed if e["event"] == "bets_open"]
+    assert opened and all(e["closes_in_s"] == 12 for e in opened)
+    closes = [e for e in timed if e["event"] == "bets_closed"]
+    assert len(closes) == len(opened)
+    strip = [{k: v for k, v in e.items() if k != "seq"} for e in timed
+             if e["event"] == "round_result"]
+    assert strip == [{k: v for k, v in e.items() if k != "seq"} for e in instant
+                     if e["event"] == "round_result"]
