@@ -94,6 +94,11 @@ class FeedCfg:
 
 
 @dataclass(frozen=True)
+class DisplayCfg:
+    listen: str = ""                  # HOST:PORT of the web display; empty: no display
+
+
+@dataclass(frozen=True)
 class Config:
     table: TableCfg = field(default_factory=TableCfg)
     shoe: ShoeCfg = field(default_factory=ShoeCfg)
@@ -102,6 +107,7 @@ class Config:
     console: ConsoleCfg = field(default_factory=ConsoleCfg)
     simulator: SimulatorCfg = field(default_factory=SimulatorCfg)
     feed: FeedCfg = field(default_factory=FeedCfg)
+    display: DisplayCfg = field(default_factory=DisplayCfg)
     path: str = "(defaults)"
 
 
@@ -153,7 +159,7 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
     parts = {name: _section(root.table(name), cls) for name, cls in
              (("table", TableCfg), ("shoe", ShoeCfg), ("shuffler", ShufflerCfg),
               ("storage", StorageCfg), ("console", ConsoleCfg), ("simulator", SimulatorCfg),
-              ("feed", FeedCfg))}
+              ("feed", FeedCfg), ("display", DisplayCfg))}
     root.done()
     cfg = Config(**parts, path=str(p))
     _check(cfg)
@@ -171,6 +177,9 @@ def _check(cfg: Config) -> None:
                        ("simulator.pace_s", cfg.simulator.pace_s)):
         if value < 0:
             raise ConfigError(where, key, f"{value} is negative", "use 0 or more")
+    if cfg.display.listen:
+        from controller.display.server import parse_listen
+        parse_listen(cfg.display.listen, f"{where}: [display] listen")
 
 
 def override(cfg: Config, section: str, **values: Any) -> Config:

@@ -1,0 +1,107 @@
+"""Between the table's loop and the web server: events in on one thread, views out on another.
+
+The table's loop calls `publish` (events) and `on_status` (its status after every input) on its
+own thread; they only append to a queue and, when the queue was empty, ask the server's event
+loop to drain it — a few microseconds, never a wait. Everything else happens on the server's
+event loop: the public view is updated there, each view's JSON is made once per change, and
+every open stream is woken to send the newest (a slow browser skips to the latest, so nothing
+piles up).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import deque
+from typing import Any, Callable
+
+from controller.display.public import PublicView
+
+VIEWS = ("scoreboard", "dealer")
+
+
+class DisplayHub:
+    def __init__(self, view: PublicView, clock: Callable[[], float] = time.time):
+        self.view = view
+        self.clock = clock
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.versions = {name: 0 for name in VIEWS}
+        self.closed = False
+        self._inbox: deque[tuple[dict, float]] = deque()
+        self._scheduled = False
+        self._json: dict[str, tuple[int, str]] = {}
+        self._changed: asyncio.Future | None = None
+
+    # ------------------------------------------------------------------ the table's thread
+    def publish(self, event: dict) -> None:
+        self._put(event)
+
+    def on_status(self, event: dict) -> None:
+        """A subscriber: only the table's status (its events come through `publish`)."""
+        if event.get("event") == "status":
+            self._put(event)
+
+    def _put(self, event: dict) -> None:
+        self._inbox.append((event, self.clock()))
+        loop = self.loop
+        if loop is not None and not self._scheduled:
+            self._scheduled = True
+            try:
+                loop.call_soon_threadsafe(self._drain)
+            except RuntimeError:        # the server has stopped: nobody is watching
+                pass
+
+    # ------------------------------------------------------------------ before the server runs
+    def feed(self, events: Any) -> None:
+        """Events read back from the journal, before the server starts."""
+        for e in events:
+            self.view.publish(e)
+
+    # ------------------------------------------------------------------ the server's loop
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._scheduled = True
+        loop.call_soon(self._drain)
+
+    def _drain(self) -> None:
+        self._scheduled = False
+        changed: set[str] = set()
+        while self._inbox:
+            event, at = self._inbox.popleft()
+            changed |= self.view.publish(event, at)
+        for name in changed:
+            self.versions[name] += 1
+        if changed:
+            self._wake()
+
+    def _wake(self) -> None:
+        fut, self._changed = self._changed, None
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    async def wait(self, timeout: float) -> bool:
+        """Until a view changes (True) or `timeout` seconds pass (False)."""
+        if self.closed:
+            return False
+        if self._changed is None:
+            self._changed = asyncio.get_running_loop().create_future()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._changed), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    def json(self, name: str) -> str:
+        """A view's JSON ("scoreboard", "dealer" or "roads"), made once per change."""
+        version = self.versions["scoreboard" if name == "roads" else name]
+        cached = self._json.get(name)
+        if cached is None or cached[0] != version:
+            data = {"scoreboard": self.view.scoreboard, "dealer": self.view.dealer,
+                    "roads": self.view.roads_json}[name]()
+            cached = self._json[name] = (version, json.dumps(data, separators=(",", ":")))
+        return cached[1]
+
+    def close(self) -> None:
+        """Streams end (called on the server's loop as it stops)."""
+        self.closed = True
+        self._wake()
