@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/flood.py
 	$(BIN)/python bench/odds.py
 	$(BIN)/python bench/recovery.py
+	$(BIN)/python bench/roads.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
