@@ -23,7 +23,7 @@ from controller.console import text
 from controller.console.client import ConsoleClient, Credentials, Outcome
 from controller.console.screens import ActionScreen, SignInScreen
 from controller.console.widgets import (ActionBar, AlarmList, Banner, HeaderBar, HistoryList,
-                                        HoldPanel, PromptBox, RoundView, StatusLine)
+                                        HoldPanel, PromptBox, RoadsPanel, RoundView, StatusLine)
 
 
 class ConsoleApp(App[int]):
@@ -64,6 +64,7 @@ class ConsoleApp(App[int]):
             with VerticalScroll(id="left"):
                 yield HoldPanel(id="hold")
                 yield RoundView(id="round")
+                yield RoadsPanel(id="roads")
             with VerticalScroll(id="right"):
                 yield AlarmList(id="alarms")
                 yield HistoryList(id="history")
@@ -141,7 +142,8 @@ class ConsoleApp(App[int]):
 
     def _panels(self) -> list[Any]:
         return [self.query_one(HeaderBar), self.query_one(PromptBox), self.query_one(HoldPanel),
-                self.query_one(RoundView), self.query_one(AlarmList), self.query_one(HistoryList)]
+                self.query_one(RoundView), self.query_one(RoadsPanel), self.query_one(AlarmList),
+                self.query_one(HistoryList)]
 
     def show_state(self, state: dict[str, Any]) -> None:
         for panel in self._panels():

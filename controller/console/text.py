@@ -52,6 +52,8 @@ ACTIONS: Mapping[str, ActionInfo] = {a.name: a for a in (
                "the shoe."),
     ActionInfo("decide", "k", "Decide", "Give a decision the game is waiting for (its name and "
                "value)."),
+    ActionInfo("reveal", "w", "Reveal", "Show the last round's result to the table (profiles "
+               "that reveal on the dealer's word)."),
 )}
 
 #: argument name → what to type (placeholders of the action form)
@@ -61,6 +63,7 @@ ARG_HINTS: Mapping[str, str] = {
     "mode": "mode name from the profile, e.g. default",
     "name": "decision name, e.g. player_draw",
     "value": "true, false, a number or text",
+    "seat": "seat number, e.g. 3 (optional)",
     "void": "true to void a round in progress and end the shoe (optional)",
 }
 
@@ -319,6 +322,15 @@ def history_line(result: Any) -> str:
         outcome = ", ".join(sides) or "-"
     demo = "  (demo)" if result.get("demo") else ""
     return f"#{clean(result.get('round', '?'))}  " + "   ".join(parts + [outcome]) + demo
+
+
+def roads_panel_text(roads: Any, width: int = 30) -> Text:
+    """The big road and bead plate of the current shoe, and its counts."""
+    from controller.display.terminal import roads_text
+    roads = _dict(roads)
+    if not roads.get("bead_plate"):
+        return Text("No result yet in this shoe.", style="dim")
+    return roads_text(roads, width, parts=("big_road", "bead_plate"))
 
 
 def history_text(last_rounds: Any) -> Text:

@@ -108,6 +108,17 @@ class AlarmList(Panel):
         self.update(text.alarms_text(state.get("alarms")))
 
 
+class RoadsPanel(Panel):
+    """The shoe's big road and bead plate, as the scoreboard draws them (every result at once:
+    the supervisor does not wait for a reveal)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("Roads", **kwargs)
+
+    def show(self, state: Mapping[str, Any]) -> None:
+        self.update(text.roads_panel_text(state.get("roads")))
+
+
 class HistoryList(Panel):
     """The last 10 rounds, newest last."""
 
