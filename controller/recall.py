@@ -16,7 +16,7 @@ from controller.journal import Journal, Record
 
 #: Result fields that are bookkeeping, not the game's outcome.
 _NOT_OUTCOME = frozenset({"event", "shoe", "round", "game", "bets", "demo", "void", "reason",
-                          "burned_before", "corrected"})
+                          "burned_before", "corrected", "reveal"})
 #: The events that make up a round's own timeline; others (override, hold, …) may come late.
 _TIMELINE = frozenset({"round_started", "card", "round_result"})
 
@@ -63,7 +63,8 @@ def _new_story(key: tuple, pending: dict) -> dict:
     """An empty story; what was pending since the previous round (shoe start, burns, notes)."""
     story = {"shoe": key[0], "round": key[1], "game": None, "demo": False, "void": False,
              "reason": None, "complete": False, "corrected": False,
-             "started_utc": None, "ended_utc": None, "first_seq": None, "last_seq": None,
+             "started_utc": None, "ended_utc": None, "revealed_utc": None,
+             "first_seq": None, "last_seq": None,
              "shoe_started": pending.pop("shoe_started", None),
              "burns_before": pending.pop("burns", []), "cards": [],
              "hands": {}, "totals": {}, "winner": None, "outcome": {}, "bets": {},
@@ -186,6 +187,8 @@ def build_rounds(records: Iterable[Record], keys: set[tuple] | None = None) -> l
             story["results"].append({"seq": rec.seq, "utc": rec.utc, **d})
             story["ended_utc"] = rec.utc
             story["complete"] = True
+        elif kind == "reveal":          # shown to the table later than read (on_reveal)
+            story["revealed_utc"] = rec.utc
         elif kind in _ROUND_LISTS:
             name, entry = _ROUND_LISTS[kind](rec)
             story[name].append(entry)
@@ -354,6 +357,8 @@ def format_story(story: dict) -> str:
     game = f" ({story['game']})" if story["game"] else ""
     lines.append(f"=== Shoe {story['shoe']}, round {story['round']}{game}: {_status(story)}")
     ended = f", result {_when(story['ended_utc'])}" if story["ended_utc"] else ""
+    if story.get("revealed_utc"):
+        ended += f", revealed {_when(story['revealed_utc'])}"
     lines.append(f"  Started {_when(story['started_utc'])}{ended} "
                  f"(journal seq {story['first_seq']}-{story['last_seq']})")
     lines += _card_lines(story)

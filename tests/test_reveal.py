@@ -95,3 +95,9 @@ def test_the_journal_keeps_read_time_and_reveal_time(tmp_path, capsys):
         result = read[(rec.data["shoe"], rec.data["round"])]
         assert result.data["reveal"] == "pending"
         assert result.seq < rec.seq and result.utc <= rec.utc and result.mono < rec.mono
+    # recall tells both times
+    from controller.recall import format_story, last_rounds
+    with Journal.open_readonly(journal) as j:
+        story = last_rounds(j, 2)[0]
+    assert story["ended_utc"] <= story["revealed_utc"] and "reveal" not in story["outcome"]
+    assert ", revealed " in format_story(story)
