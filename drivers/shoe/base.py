@@ -24,6 +24,9 @@ from drivers.events import CardRead, DeviceEvent, LinkBack, LinkLost
 from drivers.shoe.codec import (BadCardCode, ChecksumMismatch, Decoder, Encoder, GarbageBytes,
                                 MalformedFrame, UnknownToken)
 
+#: a line that stays noisy is summarised at least this often (seconds)
+NOISE_SUMMARY_S = 5.0
+
 STAT_KEYS = ("frames", "cards", "checksum_errors", "garbage_bytes", "unknown_tokens", "timeouts",
              "bad_frames", "bad_codes", "duplicates", "seq_gaps", "link_lost", "reconnects",
              "internal_errors")
@@ -82,6 +85,10 @@ class ShoeDriver(ABC):
         self._back_on_bytes = False            # lost by silence: back when bytes arrive again
         self._delay = reconnect_initial_s
         self._next_attempt = 0.0
+        # line noise of the current burst (kind → count), logged as one summary when it ends
+        self._noise: dict[str, int] = {}
+        self._noise_since = 0.0
+        self._noise_first = ""
         self._port = opener()                  # a DeviceError here is the caller's to report
         self._on_open()
 
@@ -145,6 +152,7 @@ class ShoeDriver(ABC):
         """
 
     def close(self) -> None:
+        self._flush_noise()
         self._closed = True
         self._close_port()
 
@@ -192,6 +200,7 @@ class ShoeDriver(ABC):
                     self._back_on_bytes = False
                     return self._back()
             else:
+                self._flush_noise()         # the line went quiet: the burst is over
                 self.stats["timeouts"] += 1
                 self._consecutive_timeouts += 1
                 n = self.dead_after_timeouts
@@ -216,6 +225,7 @@ class ShoeDriver(ABC):
                 continue
             if event is None:
                 return None
+            self._flush_noise()             # a good frame ends a burst of noise
             self.stats["frames"] += 1
             if isinstance(event, CardRead):
                 self.stats["cards"] += 1
@@ -227,9 +237,25 @@ class ShoeDriver(ABC):
             if isinstance(err, cls):
                 key, by_bytes = name, count_bytes
                 break
-        self.stats[key] += len(err.raw) if by_bytes else 1
-        self._log.warning("shoe protocol error", kind=key, error=str(err),
-                          raw=err.raw.hex(" "))
+        n = len(err.raw) if by_bytes else 1
+        self.stats[key] += n
+        # a noisy cable sends a stray byte at a time: one summary line per burst, not a line
+        # per byte (the counters have every one)
+        now = self._clock()
+        if not self._noise:
+            self._noise_since, self._noise_first = now, f"{key}: {err}"
+        self._noise[key] = self._noise.get(key, 0) + n
+        if now - self._noise_since >= NOISE_SUMMARY_S:
+            self._flush_noise()
+
+    def _flush_noise(self) -> None:
+        """Log the burst of bad bytes and frames that just ended (if any) in one line."""
+        if not self._noise:
+            return
+        counts, self._noise = self._noise, {}
+        self._log.warning("shoe line noise", **counts,
+                          seconds=round(max(0.0, self._clock() - self._noise_since), 3),
+                          first=self._noise_first[:200])
 
     def _send(self, data: bytes) -> bool:
         """Write to the shoe; a failure marks the link lost on the next read."""
@@ -255,6 +281,7 @@ class ShoeDriver(ABC):
 
     def _lose(self, reason: str, *, by_silence: bool) -> LinkLost | None:
         """Close the transport and schedule reconnection; LinkLost unless already lost."""
+        self._flush_noise()
         self._close_port()
         self._decoder.reset()
         self._consecutive_timeouts = 0

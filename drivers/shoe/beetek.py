@@ -2,7 +2,8 @@
 
 Tokens are `[…]` prefixes and `<…>` records, separated by spaces or CRLF:
 `[Game]<Card:10H>` a card read (rank then suit; rank `10` or `T`), `[Manual Burn Cards]<Card:7C>`
-a read the dealer marked as burn, `[Game]<Game>` a failed read, `<Alarm:E3 Card Not Read>`,
+a read the dealer marked as burn, `[Game]<Game>` a failed read, `<Alarm:E3 Card Not Read>`
+(also after a `[Game]` or `[GameAlarm]` prefix),
 `<W0x12>` a warning, and `<Cut>`, our simulator's token for the cut card (the shoe's own stream
 has none). See docs/protocols.md.
 """
@@ -19,7 +20,8 @@ from drivers.shoe.codec import (BadCardCode, BufferedDecoder, GarbageBytes, Malf
 MAX_TOKEN = 64           # longer than any real token: a lost closer must not swallow the stream
 _OPEN = {ord("["): ord("]"), ord("<"): ord(">")}
 _SPACE = frozenset(b" \t\r\n")
-_PREFIXES = {"game": False, "manual burn cards": True}   # prefix → manual_burn
+# prefix → manual_burn; `[GameAlarm]` comes before an `<Alarm:…>` record in the shoe's stream
+_PREFIXES = {"game": False, "manual burn cards": True, "gamealarm": False}
 _CARD = re.compile(r"(10|[A2-9TJQK])([SHDC])", re.IGNORECASE)
 _WARNING = re.compile(r"W0x([0-9A-F]{1,4})", re.IGNORECASE)
 _ALARM_CODE = re.compile(r"[A-Z]{1,2}\d{1,3}", re.IGNORECASE)
