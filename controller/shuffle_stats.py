@@ -24,9 +24,12 @@ Tests (standards §10, items 69–75), each with a statistic and a p-value:
 - Wald–Wolfowitz runs: the output as a two-valued sequence (odd/even rank for card codes,
   otherwise below/above the median input position); runs against their exact mean and variance
   for that many of each kind; z over the K runs, two-sided.
-Verdicts: PASS at p ≥ 0.05 (the 95 % level), FLAG at 0.01 ≤ p < 0.05, FAIL at p < 0.01 (the
-99 % level). With six tests a perfect shuffler still draws a FLAG in about a quarter of the
-sessions and a FAIL in about 6 %: repeat a FLAG before acting on it.
+Several tests on one set of shuffles: each p-value is adjusted by the Holm–Bonferroni procedure
+(`holm`), which keeps the family-wise error rate — the chance that a perfect shuffler draws any
+verdict at all — at the stated level whatever the dependence between the tests. Verdicts on the
+adjusted p: FAIL below 0.01 (a family-wise false-alarm rate of at most 1 %: a session of a
+perfect shuffler says FAIL at most once in a hundred), FLAG below 0.05 (at most 5 %), else PASS.
+Measured by bench/shuffle_fpr.py.
 
 No scipy: the chi-square and Poisson tails use the regularised incomplete gamma function below,
 normal tails math.erfc.
@@ -44,6 +47,7 @@ from controller.errors import InputError
 
 PASS_P, FAIL_P = 0.05, 0.01
 MIN_RUNS = 10
+DEFAULT_RUNS = 40
 MIN_EXPECTED = 5.0
 
 
@@ -125,16 +129,41 @@ def verdict(p: float) -> str:
     return "PASS" if p >= PASS_P else "FLAG" if p >= FAIL_P else "FAIL"
 
 
+#: the family-wise error rates the verdicts stand for (FAIL, FLAG), as the output states them
+FAMILY_WISE = {"FAIL": FAIL_P, "FLAG": PASS_P}
+
+
 @dataclass(frozen=True)
 class TestResult:
     name: str
     statistic: float
     p_value: float
     detail: str
+    adjusted: float | None = None       # Holm–Bonferroni over the battery; None: alone
 
     @property
     def verdict(self) -> str:
-        return verdict(self.p_value)
+        return verdict(self.p_value if self.adjusted is None else self.adjusted)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values, in the given order: the i-th smallest p times
+    (m − i + 1), made non-decreasing, at most 1. Rejecting where adjusted < α keeps the
+    family-wise error rate ≤ α."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def adjust(results: Sequence[TestResult]) -> list[TestResult]:
+    """The battery's results with their Holm-adjusted p-values."""
+    from dataclasses import replace
+    return [replace(t, adjusted=a) for t, a in zip(results, holm([t.p_value for t in results]))]
 
 
 def _bins(n: int, b: int) -> list[int]:
@@ -262,22 +291,47 @@ class ShuffleReport:
 
     @property
     def verdict(self) -> str:
-        order = ("PASS", "FLAG", "FAIL")
-        return max((t.verdict for t in self.tests), key=order.index, default="PASS")
+        return overall_verdict(self.tests)
 
     def to_json(self) -> dict:
         return {"runs": self.runs, "cards": self.cards, "verdict": self.verdict,
+                "correction": correction_json(len(self.tests)),
                 "tests": [{**asdict(t), "verdict": t.verdict} for t in self.tests]}
 
-    def to_text(self) -> str:
-        rows = [[t.name, f"{t.statistic:.3f}", f"{t.p_value:.4f}", t.verdict, t.detail]
-                for t in self.tests]
-        from controller.odds.report import table
-        lines = [f"Shuffle test: {self.runs} shuffles of {self.cards} cards", ""]
-        lines += table(["Test", "Statistic", "p-value", "Verdict", "Detail"], rows, {1, 2})
-        lines += ["", f"Overall: {self.verdict}  (PASS p >= {PASS_P}; FLAG {FAIL_P} <= p < "
-                  f"{PASS_P}; FAIL p < {FAIL_P})"]
-        return "\n".join(lines)
+    def to_text(self, title: str = "") -> str:
+        return battery_text(title or f"Shuffle test: {self.runs} shuffles of {self.cards} cards",
+                            self.tests, self.verdict)
+
+
+def correction_json(m: int) -> dict:
+    return {"method": "holm-bonferroni", "tests": m,
+            "family_wise_error_rate": {"FAIL": FAIL_P, "FLAG": PASS_P}}
+
+
+def correction_text(m: int) -> str:
+    return (f"The {m} p-values are adjusted by the Holm-Bonferroni procedure, so each verdict "
+            f"holds for the whole battery: a perfect shuffler gives FAIL in at most "
+            f"{FAIL_P:.0%} of sessions (family-wise error rate) and FLAG in at most "
+            f"{PASS_P:.0%}. FAIL: adjusted p < {FAIL_P}; FLAG: adjusted p < {PASS_P}; "
+            f"else PASS.")
+
+
+def battery_text(title: str, tests: Sequence[TestResult], overall: str) -> str:
+    """A battery's results as an aligned table, its correction and its overall verdict."""
+    from controller.odds.report import table
+    rows = [[t.name, f"{t.statistic:.3f}", f"{t.p_value:.4f}",
+             f"{t.p_value if t.adjusted is None else t.adjusted:.4f}", t.verdict, t.detail]
+            for t in tests]
+    lines = [title, ""]
+    lines += table(["Test", "Statistic", "p-value", "Adjusted p", "Verdict", "Detail"], rows,
+                   {1, 2, 3})
+    lines += ["", correction_text(len(tests)), f"Overall: {overall}"]
+    return "\n".join(lines)
+
+
+def overall_verdict(tests: Sequence[TestResult]) -> str:
+    order = ("PASS", "FLAG", "FAIL")
+    return max((t.verdict for t in tests), key=order.index, default="PASS")
 
 
 def run_shuffle_test(source: Callable[[], tuple[Sequence[Hashable], Sequence[Hashable]]],
@@ -309,4 +363,5 @@ def run_shuffle_test(source: Callable[[], tuple[Sequence[Hashable], Sequence[Has
             progress(i + 1)
     if len(kinds) > 1:
         raise InputError("the shuffles mix card codes with other items")
-    return ShuffleReport(runs, len(perms[0]), shuffle_tests(perms, sequences, kinds.pop()))
+    return ShuffleReport(runs, len(perms[0]), adjust(shuffle_tests(perms, sequences,
+                                                                    kinds.pop())))

@@ -4,7 +4,9 @@ Exact probability of every outcome and the RTP and house edge of every bet of th
 paytable, as decimals and exact fractions, off the top of a full shoe (or an infinite deck).
 With --simulate, deals that many seeded shoes by the table's rules in process (the shoes
 `tablectl simulate --seed` plays) and prints the observed frequencies and mean returns beside
-the exact ones, with 95 % confidence intervals.
+the exact ones, with 95 % confidence intervals; an interval that misses the exact value is
+explained, and the misses are weighed against what chance allows for the number of intervals
+shown. Exit status 1 when they are more than chance allows (binomial tail below 1 %), else 0.
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     exact = compute_odds(profile, decks)
     doc: dict[str, Any] = report.to_json(exact) if args.json else {}
     text = report.to_text(exact)
+    status = 0
     if args.simulate is not None:
         from controller.odds import simulation   # only --simulate deals shoes
         seed = args.seed if args.seed is not None else secrets.randbelow(2 ** 31)
@@ -59,9 +62,10 @@ def run(args: argparse.Namespace) -> int:
                                       progress=simulation.ProgressBar(args.simulate))
         doc["simulation"] = simulation.to_json(summary, seed)
         text += "\n\n" + simulation.to_text(summary, seed)
+        status = 0 if simulation.misses(summary).within_chance else 1
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print(text)
-    return 0
+    return status

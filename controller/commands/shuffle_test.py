@@ -1,12 +1,19 @@
-"""`tablectl shuffle-test --shuffler-url URL --runs K [--decks N] [--json]`: shuffle quality.
+"""`tablectl shuffle-test (--shuffler-url URL [--runs K] [--decks N] | --journal J
+[--last-shoes N]) [--json]`: shuffle quality.
 
-Drives the shuffler K times (shuffle, wait until ready, deliver) and tests the delivered orders
-against the order the decks went in (new decks in factory order: spades, hearts, diamonds,
-clubs, each ace to king), with the tests of controller.shuffle_stats: position × card
-chi-square, adjacent pairs kept, top and bottom card positions, rising sequences and a runs
-test. Each is PASS (p ≥ 0.05), FLAG (0.01 ≤ p < 0.05) or FAIL (p < 0.01).
-Needs a shuffler that reports the order it delivered (the simulator does; real hardware is
-tested from recorded shoe logs). Exit status 0 without a FAIL, 1 with one, 2 on bad input.
+With --shuffler-url: drives the shuffler K times (shuffle, wait until ready, deliver) and tests
+the delivered orders against the order the decks went in (new decks in factory order: spades,
+hearts, diamonds, clubs, each ace to king), with the tests of controller.shuffle_stats: position
+x card chi-square, adjacent pairs kept, top and bottom card positions, rising sequences and a
+runs test. Needs a shuffler that reports the order it delivered (the simulator does).
+
+With --journal: the same questions asked of the last N shoes the table dealt, in the order the
+shoe read their cards (controller.shuffle_record), so a shuffler that does not report its order
+can still be judged.
+
+The p-values of a battery are adjusted together (Holm-Bonferroni): FAIL means adjusted p < 0.01,
+so a perfect shuffler says FAIL in at most 1 % of sessions; FLAG adjusted p < 0.05; else PASS.
+Exit status 0 without a FAIL, 1 with one, 2 on bad input.
 """
 from __future__ import annotations
 
@@ -17,17 +24,24 @@ from typing import Any, Callable
 
 from controller.cards import ordered_shoe
 from controller.errors import InputError
+from controller.shuffle_stats import DEFAULT_RUNS
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "shuffle-test", help="statistical tests of a shuffler's output (PASS / FLAG / FAIL)",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--shuffler-url", required=True, metavar="URL",
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--shuffler-url", metavar="URL",
                         help="the shuffler, e.g. usb://VID:PID?sim=NAME, /dev/ttyUSB1, "
                         "socket://host:port")
-    parser.add_argument("--runs", type=int, required=True, metavar="K",
-                        help="number of shuffles to test (10 or more; hundreds for fine bins)")
+    source.add_argument("--journal", metavar="J",
+                        help="test the shoes recorded in this journal instead")
+    parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, metavar="K",
+                        help=f"number of shuffles to test (default {DEFAULT_RUNS}; 10 or more; "
+                        "hundreds for fine bins)")
+    parser.add_argument("--last-shoes", type=int, default=10, metavar="N",
+                        help="with --journal: the last N shoes recorded (default 10)")
     parser.add_argument("--decks", type=int, default=1,
                         help="decks per shuffle (default 1: every card distinct, the sharpest "
                         "tests)")
@@ -58,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     from drivers.shuffler import open_shuffler
     from simulators.install import install
 
+    if args.journal is not None:
+        return run_journal(args)
     install()   # a simulated shuffler registered in this process answers usb://…?sim=NAME
 
     if not 1 <= args.decks <= 12:
@@ -73,6 +89,20 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump({"shuffler_url": args.shuffler_url, "decks": args.decks, **report.to_json()},
                   sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(report.to_text())
+    return 1 if report.verdict == "FAIL" else 0
+
+
+def run_journal(args: argparse.Namespace) -> int:
+    import os
+    from controller.shuffle_record import judge_journal
+    if not os.path.isfile(args.journal):
+        raise InputError(f"journal {args.journal}: no such file")
+    report = judge_journal(args.journal, args.last_shoes)
+    if args.json:
+        json.dump({"journal": args.journal, **report.to_json()}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         print(report.to_text())

@@ -8,6 +8,12 @@ are dealt to the cut card, so the observed figures carry the cut-card effect (ti
 sampling error. 95 % intervals: Wilson's for a frequency; for a bet's mean return,
 observed mean ± 1.96 · σ/√n with σ the standard deviation of the bet's exact distribution (a
 sample estimate collapses to 0 when, say, every 800:1 bet of a short run lost).
+
+An interval that misses the exact value is explained (how far off, in standard errors), and
+the misses are weighed together: each 95 % interval misses by chance once in twenty, so with m
+intervals shown k misses or more come by chance with the binomial probability P(X ≥ k),
+X ~ B(m, 0.05), treating the intervals as independent (they are not quite: the outcomes and the
+bets share rounds). Below 1 % the misses are more than chance allows (`Misses.within_chance`).
 """
 from __future__ import annotations
 
@@ -37,6 +43,11 @@ class Comparison:
     @property
     def within(self) -> bool:
         return self.low <= self.exact <= self.high
+
+
+#: below this binomial tail probability the misses are more than chance allows
+CHANCE_P = 0.01
+MISS_RATE = 0.05
 
 
 @dataclass
@@ -174,12 +185,71 @@ class ProgressBar:
         self.stream.flush()
 
 
+@dataclass(frozen=True)
+class Misses:
+    """The intervals that miss their exact value, and whether that many is within chance."""
+    missed: list[tuple[Comparison, float]]     # each with its distance in standard errors
+    shown: int
+    p_value: float                             # P(this many misses or more by chance)
+
+    @property
+    def expected(self) -> float:
+        return self.shown * MISS_RATE
+
+    @property
+    def within_chance(self) -> bool:
+        return self.p_value >= CHANCE_P
+
+
+def binomial_at_least(k: int, m: int, p: float) -> float:
+    """P(X ≥ k) for X ~ B(m, p)."""
+    return min(1.0, sum(math.comb(m, i) * p ** i * (1 - p) ** (m - i) for i in range(k, m + 1)))
+
+
+def misses(s: SimulationSummary) -> Misses:
+    out: list[tuple[Comparison, float]] = []
+    n = s.rounds
+    for i, c in enumerate(s.outcomes + s.bets):
+        if c.within or not n:
+            continue
+        if i < len(s.outcomes):             # a frequency: its standard error at the exact p
+            se = math.sqrt(c.exact * (1 - c.exact) / n)
+        else:
+            se = (c.high - c.low) / (2 * Z95)
+        out.append((c, (c.observed - c.exact) / se if se > 0 else math.inf))
+    shown = len(s.outcomes) + len(s.bets)
+    return Misses(out, shown, binomial_at_least(len(out), shown, MISS_RATE))
+
+
+def misses_text(m: Misses) -> list[str]:
+    """Each miss explained, then the misses weighed against chance."""
+    if not m.missed:
+        return [f"Every exact value lies in its interval ({m.shown} shown)."]
+    lines = ["Intervals that miss the exact value:"]
+    for c, z in m.missed:
+        side = "above" if c.exact > c.high else "below"
+        lines.append(f"  {c.name}: the exact {c.exact:.6f} lies {side} the interval "
+                     f"[{c.low:.6f}, {c.high:.6f}]; observed {c.observed:.6f}, "
+                     f"{abs(z):.1f} standard errors {'above' if z > 0 else 'below'} it.")
+    verdict = ("within what chance allows" if m.within_chance else
+               "MORE than chance allows: check the rules, the paytable and the shuffles")
+    lines.append(f"{len(m.missed)} of {m.shown} intervals miss. At 95 % each misses by chance "
+                 f"once in twenty, so about {m.expected:.1f} are expected to; {len(m.missed)} or "
+                 f"more miss by chance with probability {m.p_value:.3f} (binomial, the intervals "
+                 f"taken as independent): {verdict} (the line is {CHANCE_P}).")
+    return lines
+
+
 def to_json(s: SimulationSummary, seed: int) -> dict:
     def rows(items: list[Comparison]) -> dict:
         return {c.name: {"exact": c.exact, "observed": c.observed, "ci95": [c.low, c.high],
                          "within": c.within} for c in items}
+    m = misses(s)
     return {"seed": seed, "shoes": s.shoes, "rounds": s.rounds, "skipped_rounds": s.skipped,
-            "outcomes": rows(s.outcomes), "mean_return": rows(s.bets)}
+            "outcomes": rows(s.outcomes), "mean_return": rows(s.bets),
+            "misses": {"intervals": m.shown, "missed": [c.name for c, _ in m.missed],
+                       "expected": m.expected, "p_value": m.p_value,
+                       "within_chance": m.within_chance}}
 
 
 def to_text(s: SimulationSummary, seed: int) -> str:
@@ -194,5 +264,7 @@ def to_text(s: SimulationSummary, seed: int) -> str:
              "yes" if c.within else "NO"] for c in s.bets]
     lines += table(["Bet", "Exact mean return", "Observed", "95 % CI", "Exact in CI"], rows,
                     {1, 2})
+    lines.append("")
+    lines += misses_text(misses(s))
     return "\n".join(lines)
 
