@@ -51,6 +51,8 @@ class ShoeCycle:
                 self.started = 1    # a shoe resumed from the journal counts as one of `shoes`
         if st["state"] not in (CLOSED, SHOE_ENDED) or st.get("counting"):
             return
+        if st.get("conditions"):
+            return                   # no shoe is started for a table waiting for its devices
         if self._asked_at == st["shoe"]:
             return                   # asked already; waiting for the table
         if st["state"] == SHOE_ENDED and self.started:

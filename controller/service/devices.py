@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
 from typing import Any, Callable
 
 from controller.logsetup import get_logger
 from controller.table import inputs as ti
 from drivers import events as ev
-from drivers.errors import DeviceError
+from drivers.errors import Busy, DeviceError, NotFound
 
 log = get_logger("controller.devices")
 
@@ -82,13 +83,35 @@ class DrawTimer:
 
 
 class ShoeSource:
-    """The shoe: reads become inputs; journaled reads are acknowledged from the outbox."""
+    """The shoe: reads become inputs; journaled reads are acknowledged from the outbox.
+
+    With `wait=(first_s, max_s)` a shoe that is not there yet (no such port, or another
+    program holds it) is waited for: its reader thread tries again, the wait doubling from
+    `first_s` up to `max_s`, and `on_wait` hears why it waits (a line) and when it is found
+    (None). Without it, a port that cannot be opened raises at once.
+    """
 
     def __init__(self, submit: Callable[[Any], None], open_driver: Callable[[], Any], *,
                  protocol: str, min_pull_interval_s: float = 0.15, read_timeout_s: float = 0.2,
-                 clock: Callable[[], float] | None = None):
-        self.submit, self.protocol = submit, protocol
-        self.driver = open_driver()
+                 clock: Callable[[], float] | None = None, url: str = "",
+                 wait: tuple[float, float] | None = None,
+                 on_wait: Callable[[str | None], None] | None = None):
+        self.submit, self.protocol, self.url = submit, protocol, url
+        self.open_driver = open_driver
+        self.wait, self.on_wait = wait, on_wait
+        # for the health view (written by the reader, read by anyone): the link as last seen
+        self.link = "down"                  # up | lost | waiting | down
+        self.waiting = ""                   # why the shoe cannot be opened yet
+        self.last_read_at: float | None = None      # wall time of the last card or failed read
+        self.last_event_at: float | None = None     # wall time of anything from the shoe
+        self.driver: Any = None
+        try:
+            self.driver = open_driver()
+            self.link = "up"
+        except (NotFound, Busy) as err:
+            if wait is None:
+                raise
+            self._waiting(str(err))
         self.timer = DrawTimer.for_protocol(protocol, min_pull_interval_s)
         self.read_timeout_s = read_timeout_s
         self.clock = clock
@@ -110,6 +133,34 @@ class ShoeSource:
         """After a restart: reads up to `last_seq` are journaled already."""
         self.resume_seq = last_seq
 
+    def _waiting(self, why: str) -> None:
+        first = not self.waiting
+        self.waiting, self.link = why, "waiting"
+        if first and self.on_wait is not None:
+            self.on_wait(why)
+
+    def _open_when_there(self) -> bool:
+        """Reader thread: try the shoe until it opens (True) or the source closes (False)."""
+        assert self.wait is not None
+        delay, longest = self.wait
+        while not self._stop.wait(delay):
+            try:
+                self.driver = self.open_driver()
+            except DeviceError as err:    # still missing, or now e.g. permissions: say so
+                log.debug("shoe not there yet", url=self.url, error=str(err), retry_in_s=delay)
+                if str(err) != self.waiting:
+                    self.waiting = str(err)
+                    if self.on_wait is not None:
+                        self.on_wait(self.waiting)
+                delay = min(delay * 2, longest)
+                continue
+            log.info("shoe found", url=self.url)
+            self.waiting, self.link = "", "up"
+            if self.on_wait is not None:
+                self.on_wait(None)
+            return True
+        return False
+
     def step(self, timeout: float) -> bool:
         """One read (owner's thread); True when it produced an input."""
         drv = self.driver
@@ -121,6 +172,13 @@ class ShoeSource:
         event = drv.read_event(timeout=timeout)
         if event is None:
             return False
+        self.last_event_at = time.time()
+        if isinstance(event, (ev.CardRead, ev.ReadFailed)):
+            self.last_read_at = self.last_event_at
+        elif isinstance(event, ev.LinkLost):
+            self.link = "lost"
+        elif isinstance(event, ev.LinkBack):
+            self.link = "up"
         inp = self.timer.annotate(from_device(event), event)
         if inp is not None:
             self.submit(inp)
@@ -140,6 +198,8 @@ class ShoeSource:
         self._thread.start()
 
     def _run(self) -> None:
+        if self.driver is None and not self._open_when_there():
+            return
         while not self._stop.is_set():
             try:
                 self.step(self.read_timeout_s)
@@ -152,7 +212,12 @@ class ShoeSource:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
-        self.driver.close()
+        if self.driver is not None:
+            self.driver.close()
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return dict(self.driver.stats) if self.driver is not None else {}
 
 
 class ShufflerSource:
@@ -164,6 +229,10 @@ class ShufflerSource:
                  shuffle_timeout_s: float = 300.0, threaded: bool = True):
         self.submit, self.open_driver, self.decks = submit, open_driver, decks
         self.approved = tuple(approved_firmware)
+        # for the health view: how the last request went
+        self.link = "unused"                # unused (not asked yet) | ok | error
+        self.last_contact_at: float | None = None
+        self.last_error = ""
         self.shuffle_timeout_s = shuffle_timeout_s
         self.requests: collections.deque[str] = collections.deque()
         self._wake = threading.Event()
@@ -195,6 +264,7 @@ class ShufflerSource:
         try:
             drv = self.open_driver()
         except DeviceError as err:     # a device that cannot be opened: tell the table
+            self.link, self.last_error = "error", str(err)
             self.submit(ti.DeviceAlarm("shuffler", "open_failed", str(err)))
             return
         try:
@@ -204,7 +274,9 @@ class ShufflerSource:
                 self._deliver(drv)
             elif action == "count_rest":
                 self._count_rest(drv)
+            self.link, self.last_contact_at = "ok", time.time()
         except DeviceError as err:
+            self.link, self.last_error = "error", str(err)
             self.submit(ti.DeviceAlarm("shuffler", "fault", str(err)))
         finally:
             drv.close()

@@ -19,7 +19,7 @@ from typing import Any, Callable, Protocol
 
 import structlog
 
-from controller.errors import TableStopped
+from controller.errors import CommandRefused, TableStopped
 from controller.journal import Journal, JournalError
 from controller.logsetup import get_logger
 from controller.service.clock import Clock, Timers
@@ -29,6 +29,7 @@ from controller.table.inputs import DURABLE, Input
 
 log = get_logger("controller.service")
 SNAPSHOT_EVERY = 1000      # inputs between snapshots: bounds replay work at restart
+ANCHOR_EVERY = 1000        # records between two anchors (with an anchor key)
 #: events that make an input durable whatever its kind (an override or a hold must survive)
 DURABLE_EVENTS = frozenset({"override", "hold"})
 
@@ -54,6 +55,16 @@ class Query:
     """Run `fn(table)` on the loop's thread and hand its answer to `reply` (read-only)."""
     fn: Callable[[Table], Any]
     reply: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
+
+
+@dataclass
+class Gate:
+    """Nothing reaches the table until a person applies `opens_on` (e.g. a manager's
+    accept_software): device inputs wait in their order, other commands are refused with
+    `reason`, which is also the service condition `name` while the gate is shut."""
+    name: str
+    reason: str
+    opens_on: str
 
 
 @dataclass
@@ -83,7 +94,20 @@ class TableService:
         self.shoe_seq = 0
         self.crash_after: int | None = None          # fault injection: die after N inputs
         self.inputs_since_snapshot = 0
+        self.snapshot_every = SNAPSHOT_EVERY        # [storage] snapshot_every
+        # with an anchor key (controller.journal.anchor.Anchoring): the chain head is signed
+        # every `anchor_every` records, at every shoe's end and at a clean stop
+        self.anchoring: Any = None
+        self.anchor_every = ANCHOR_EVERY
         self.last_prompt = ""
+        # what the table cannot see but the people at it must: a shoe the table waits for at
+        # start ("no_devices"), software not accepted ("software"); name → one line. While any
+        # holds, it is the prompt, and no new shoe is started.
+        self.conditions: dict[str, str] = {}
+        self.condition_hooks: list[Callable[[dict[str, str]], None]] = []
+        self.simulated = False              # a simulated table says so on every prompt
+        self.gate: Gate | None = None
+        self._parked: list[Input] = []
         self._stopped = False
         self.stop_reason = ""
         self.journal_failed = False         # a failed write: nothing more goes to the journal
@@ -155,10 +179,15 @@ class TableService:
         return bool(due)
 
     def _handle(self, item: Any) -> None:
+        if self.gate is not None and isinstance(item, (Input, Submitted)) and self._held(item):
+            return
         if isinstance(item, Input):
             self.process(item)
         elif isinstance(item, Submitted):
             out = self.process(item.input)
+            if (self.gate is not None and out.refused is None and out.error is None
+                    and getattr(item.input, "action", None) == self.gate.opens_on):
+                self.open_gate()
             if out.refused is not None:
                 item.reply.set_exception(out.refused)
             elif out.error is not None:
@@ -174,6 +203,51 @@ class TableService:
                 item.reply.set_exception(err)
         elif callable(item):
             item()
+
+    # ------------------------------------------------------------------ conditions and the gate
+    def set_condition(self, name: str, text: str | None) -> None:
+        """From the loop's thread: a service condition begins (its line) or ends (None)."""
+        if text is None:
+            if self.conditions.pop(name, None) is None:
+                return
+        elif self.conditions.get(name) == text:
+            return
+        else:
+            self.conditions[name] = text
+        for hook in self.condition_hooks:
+            hook(dict(self.conditions))
+        self._publish_status()
+
+    def shut_gate(self, gate: Gate) -> None:
+        """From the loop's thread (or before it runs)."""
+        self.gate = gate
+        self.set_condition(gate.name, gate.reason)
+
+    def open_gate(self) -> None:
+        gate, self.gate = self.gate, None
+        if gate is None:
+            return
+        self.set_condition(gate.name, None)
+        parked, self._parked = self._parked, []
+        for inp in parked:          # what came while the gate was shut, in its order
+            self.process(inp)
+
+    def _held(self, item: Input | Submitted) -> bool:
+        assert self.gate is not None
+        inp = item.input if isinstance(item, Submitted) else item
+        if getattr(inp, "action", None) == self.gate.opens_on:
+            return False
+        if isinstance(item, Submitted):
+            item.reply.set_exception(CommandRefused(self.gate.reason))
+        else:
+            self._parked.append(item)
+        return True
+
+    def prompt_text(self) -> str:
+        """The dealer's prompt as shown: a service condition in place of the table's own, and
+        on a simulated table SIMULATOR first."""
+        text = next(iter(self.conditions.values()), None) or self.table.prompt()
+        return f"SIMULATOR: {text}" if self.simulated else text
 
     # ------------------------------------------------------------------ one input
     def process(self, inp: Input) -> Any:
@@ -213,9 +287,10 @@ class TableService:
 
     def _after_journal(self, inp: Input, events: list[dict], seqs: list[int]) -> None:
         self.inputs_since_snapshot += 1
-        if self.inputs_since_snapshot >= SNAPSHOT_EVERY or any(
-                e["event"] == "shoe_ended" for e in events):
+        ended = any(e["event"] == "shoe_ended" for e in events)
+        if self.inputs_since_snapshot >= self.snapshot_every or ended:
             self.snapshot()
+        anchor = self.anchor("shoe_end") if ended else self._anchor_if_due()
         if self.crash_after is not None:
             self.crash_after -= 1
             if self.crash_after <= 0:
@@ -226,6 +301,8 @@ class TableService:
         for e in events:
             _log_event(e)
         self.publish(events)
+        if anchor is not None:
+            self._publish_anchor(anchor)
         self._publish_status()
         if inp.type == "card":
             ack = self.acks.get(getattr(inp, "device", ""))
@@ -245,14 +322,20 @@ class TableService:
 
     def _publish_status(self) -> None:
         table = self.table
-        prompt = table.prompt()
+        prompt = self.prompt_text()
         if prompt != self.last_prompt:
             self.last_prompt = prompt
             ev = {"event": "prompt", "shoe": table.shoe_no, "state": table.state,
                   "text": prompt, "expects": table.expects()}
+            if self.simulated:
+                ev["simulator"] = True
+            if self.conditions:
+                ev["condition"] = next(iter(self.conditions))
             for pub in self.publishers:
                 pub.publish(ev)
         status = table.status()
+        if self.conditions:
+            status["conditions"] = list(self.conditions)
         for sub in self.subscribers:
             sub(status)
 
@@ -267,6 +350,34 @@ class TableService:
         except (JournalError, ValueError) as err:
             self._stopped = self.journal_failed = True
             raise TableStopped(f"the journal cannot be written: {err}") from err
+        anchor = self._anchor_if_due()
+        if anchor is not None:
+            self._publish_anchor(anchor)
+
+    # ------------------------------------------------------------------ anchors
+    def _anchor_if_due(self) -> dict | None:
+        a = self.anchoring
+        if a is None or a.unanchored < self.anchor_every:
+            return None
+        return self.anchor("records")
+
+    def anchor(self, reason: str) -> dict | None:
+        """Sign the journal's head now (with an anchor key); the anchor event, or None."""
+        if self.anchoring is None:
+            return None
+        try:
+            return self.anchoring.sign(reason)
+        except (JournalError, ValueError) as err:
+            self._stopped = self.journal_failed = True
+            raise TableStopped(f"the journal cannot be written: {err}") from err
+
+    def _publish_anchor(self, event: dict) -> None:
+        """To the publishers (stdout, the floor feed): a copy of the head off the table PC."""
+        log.info("journal anchored", seq=event["seq"], upto_seq=event["upto_seq"],
+                 reason=event["reason"])
+        for pub in self.publishers:
+            pub.publish(event)
+        self.published_seq = max(self.published_seq, event["seq"])
 
     # ------------------------------------------------------------------ snapshots and the end
     def snapshot(self) -> None:
@@ -279,6 +390,9 @@ class TableService:
         if self.journal_failed:
             return                  # the journal is what failed: leave it as it is on disk
         try:
+            anchor = self.anchoring.sign("stop") if self.anchoring is not None else None
+            if anchor is not None:
+                self._publish_anchor(anchor)
             if self.journal.last_seq:
                 self.journal.set_cursors({**self.cursors, LOCAL_CURSOR: self.published_seq},
                                          durable=True)
