@@ -9,8 +9,9 @@ from controller.errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("software-id", help="SHA-256 of this release and a seeded HMAC for "
-                       "on-demand authentication")
+    p = sub.add_parser("software-id", help="SHA-256 of this release, of its installed "
+                       "dependencies and of both (what [software] approved lists), and a seeded "
+                       "HMAC for on-demand authentication")
     p.add_argument("--files", action="store_true", help="also list every file's SHA-256")
     p.add_argument("--hmac-seed", metavar="HEX",
                    help="the verifier's seed (hex): print HMAC-SHA256(seed, release)")
@@ -21,8 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller import software
-    out: dict = {"version": __version__, "release_sha256": software.release_digest(),
-                 "files": len(software.source_files())}
+    out: dict = {"version": __version__, **software.identity(),
+                 "files": len(software.source_files()),
+                 "dependency_files": len(software.dependency_files())}
     if args.hmac_seed is not None:
         try:
             seed = bytes.fromhex(args.hmac_seed)
@@ -36,10 +38,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"tablectl {out['version']}: {out['files']} source files")
-    print(f"release SHA-256  {out['release_sha256']}")
+    print(f"tablectl {out['version']}: {out['files']} source files, "
+          f"{out['dependency_files']} dependency files")
+    print(f"release SHA-256       {out['release_sha256']}")
+    print(f"dependencies SHA-256  {out['dependencies_sha256']}")
+    print(f"software SHA-256      {out['software_sha256']}  (release and dependencies: the one "
+          f"to approve)")
     if "hmac_sha256" in out:
-        print(f"HMAC-SHA256      {out['hmac_sha256']}  (seed {args.hmac_seed})")
+        print(f"HMAC-SHA256           {out['hmac_sha256']}  (seed {args.hmac_seed})")
     for path, digest in out.get("file_sha256", {}).items():
         print(f"{digest}  {path}")
     return 0
