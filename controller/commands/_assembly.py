@@ -68,6 +68,13 @@ class TableAssembly:
         self.service = TableService(table, self.journal, self.clock, name=name)
         self.service.publishers.extend(publishers)
         self.memory = Memory()
+        if self.journal.last_seq:
+            # the console's roads after a restart: the shoe's rounds delivered before it (the
+            # undelivered ones are published again by `resume`)
+            from controller.display.history import shoe_events
+            for e in shoe_events(self.journal)[1]:
+                if e["seq"] <= self.service.published_seq:
+                    self.memory.roads.publish(e)
         self.service.publishers.append(self.memory)
         self.cycle = ShoeCycle(self.service, plan, shoes=shoes, software=software,
                                count_resumed=count_resumed)
@@ -161,6 +168,23 @@ class TableAssembly:
                                      reply_timeout_s=reply_timeout_s,
                                      on_auth=adapter.on_auth).start()
         self._closers.append(self.control.close)
+
+    def start_display(self, sock: Any) -> None:
+        """The web display on a bound socket: first the current shoe's events from the
+        journal (a table started again mid-shoe), then the live ones."""
+        from controller import display
+        from controller.display.history import DISPLAY_KINDS, shoe_events
+        history: list[dict] = []
+        if self.journal_path and self.journal.last_seq:
+            past = Journal.open_readonly(self.journal_path)
+            try:
+                history = list(shoe_events(past, kinds=DISPLAY_KINDS)[1])
+            finally:
+                past.close()
+        hub, self.display = display.start(sock, reveal=self.profile.reveal, history=history)
+        self.service.publishers.append(hub)
+        self.service.subscribers.append(hub.on_status)
+        self._closers.append(self.display.close)
 
     # ------------------------------------------------------------------ a restart
     def resume(self, *, devices_lost: bool) -> str | None:

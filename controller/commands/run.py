@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, help="embedded simulator: shuffler seed")
     p.add_argument("--socket", help="control socket path (overrides [console] socket)")
     p.add_argument("--no-control", action="store_true", help="do not open the control socket")
+    p.add_argument("--http", metavar="HOST:PORT", help="serve the web scoreboard and dealer page "
+                   "here (overrides [display] listen; a bare PORT listens on loopback)")
     p.add_argument("--json", action="store_true", help="print JSON Lines, one object per event")
     p.set_defaults(func=run)
 
@@ -42,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = override(cfg, "storage", journal=args.journal)
     cfg = override(cfg, "console", socket=args.socket)
     cfg = override(cfg, "simulator", pace_s=args.pace, seed=args.seed)
+    cfg = override(cfg, "display", listen=args.http)
     if args.shoe_url and not args.shuffler_url and is_sim_url(cfg.shuffler.url):
         # a real shoe with the embedded simulated shuffler makes no sense: assume a manual shoe
         cfg = override(cfg, "shuffler", url="none")
@@ -102,6 +105,11 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
         procedures.default_cut_position(profile, profile.cards)
     plan = ShoePlan(cut if shuffler_url or sim else None, shuffler=shuffler_url is not None,
                     demo_rounds=cfg.table.demo_rounds)
+    listener = None
+    if cfg.display.listen:
+        # bound before anything is journaled: a busy port is one line, and nothing dealt
+        from controller.display.server import bind
+        listener = bind(cfg.display.listen, "--http or [display] listen")
     Path(cfg.storage.journal).parent.mkdir(parents=True, exist_ok=True)
     asm = TableAssembly(profile, journal_path=cfg.storage.journal, devices=devices,
                         publishers=publishers, plan=lambda number: plan, shoes=cfg.table.shoes,
@@ -117,6 +125,10 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
     try:
         asm.open_devices()
         asm.wire()
+        if listener is not None:
+            # before resume: the events a restart republishes reach the display too
+            asm.start_display(listener)
+            print(f"tablectl run: web display at {asm.display.url}", file=sys.stderr)
         line = asm.resume(devices_lost=sim)
         if line:
             print(f"tablectl run: {line}", file=sys.stderr)

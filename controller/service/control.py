@@ -21,6 +21,7 @@ from controller.errors import CommandRefused, InputError
 from controller.journal import Journal
 from controller.profile import resolve
 from controller.recall import last_rounds, overrides
+from controller.roads import ShoeRoads
 from controller.service.loop import Note, Query, Submitted, TableService
 from controller.table import Table
 from controller.table.inputs import Command as TableCommand
@@ -35,8 +36,21 @@ class Memory:
         self.rounds: deque[dict] = deque(maxlen=keep)
         self.alarms: deque[dict] = deque(maxlen=20)
         self.overrides: deque[dict] = deque(maxlen=200)
+        # the supervisor sees every result at once, revealed to the table or not
+        self.roads = ShoeRoads()
+        self._roads_json: dict | None = None
+
+    def roads_view(self) -> dict:
+        """The bead plate, big road and counts of the current shoe (made once per change)."""
+        if self._roads_json is None:
+            full = self.roads.to_json()
+            self._roads_json = {k: full[k] for k in ("shoe", "game", "bead_plate", "big_road",
+                                                     "counts") if k in full}
+        return self._roads_json
 
     def publish(self, event: dict) -> None:
+        if self.roads.publish(event):
+            self._roads_json = None
         kind = event["event"]
         if kind == "round_result":
             self.rounds.append(event)
@@ -92,7 +106,7 @@ class ControlAdapter:
     def _state(self, table: Table) -> dict:
         view = table.view()
         view.update(table=self.name, alarms=list(self.memory.alarms),
-                    last_rounds=list(self.memory.rounds))
+                    last_rounds=list(self.memory.rounds), roads=self.memory.roads_view())
         view.update(self.service.outlets)        # e.g. "feed": connected, behind, problem
         return view
 
