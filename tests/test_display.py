@@ -1,0 +1,185 @@
+"""The web display without a browser: what may be shown (the reveal rule), the HTTP and SSE
+endpoints of a real server, and the listening address."""
+import http.client
+import json
+import socket
+from dataclasses import replace
+
+import pytest
+
+from controller import display
+from controller.cli import main
+from controller.display.public import PublicView, RevealGate, hand_of
+from controller.display.server import bind, parse_listen
+from controller.errors import InputError
+from controller.profile import load_profile
+from controller.table import Table
+from tests.tablekit import BURN_TWO, deal, new_shoe, of
+
+
+@pytest.fixture(scope="module")
+def reveal_events(tmp_path_factory):
+    """A shoe's first rounds as an on_reveal table publishes them (the dealer reveals each)."""
+    t = Table(replace(load_profile("macau"), reveal="on_reveal"))
+    events = new_shoe(t, cut_position=300) + deal(t, BURN_TWO)
+    codes = "9H 4S 7H KS 2D  AD 8S 8H 9H  3C 3D KD TC 5S 6H  QH 2S JS 7D".split()
+    for code in codes:
+        events += deal(t, [code])
+        if t.expects() == "reveal":
+            events += t.apply({"type": "command", "action": "reveal", "user": "dee",
+                               "role": "dealer"})
+    assert len(of(events, "reveal")) == 4
+    return [dict(e, seq=i + 1) for i, e in enumerate(events)]
+
+
+def test_nothing_of_an_unrevealed_round_is_shown(reveal_events):
+    view = PublicView()
+    read: set = set()          # rounds whose result is read but not revealed
+    revealed: set = set()
+    for e in reveal_events:
+        view.publish(e)
+        key = (e.get("shoe"), e.get("round"))
+        if e["event"] == "round_result":
+            read.add(key)
+        elif e["event"] == "reveal":
+            read.discard(key)
+            revealed.add(key)
+        roads, dealer = view.roads_json(), view.dealer()
+        assert {(roads["shoe"], c["round"]) for c in roads["bead_plate"]} == revealed
+        assert roads["counts"]["rounds"] == len(revealed)
+        last = dealer["last_result"]
+        assert last is None or (last["shoe"], last["round"]) in revealed
+        assert view.scoreboard()["last_result"] == last
+        if (view.shoe, view.round) not in revealed:
+            assert all(c["code"] is None for c in dealer["cards"]), e
+        elif e["event"] == "reveal":          # turned over: the dealer's page shows them
+            assert dealer["cards"] and all(c["code"] for c in dealer["cards"])
+
+
+def test_on_read_shows_cards_and_results_at_once():
+    view = PublicView()
+    view.publish({"event": "shoe_started", "shoe": 1, "game": "punto_banco", "seq": 1})
+    view.publish({"event": "round_started", "shoe": 1, "round": 1, "seq": 2})
+    view.publish({"event": "card", "shoe": 1, "round": 1, "slot": "P1", "code": "9H", "seq": 3})
+    assert view.dealer()["cards"] == [{"hand": "player", "code": "9H"}]
+    view.publish({"event": "round_result", "shoe": 1, "round": 1, "winner": "player",
+                  "player": ["9H", "KD"], "banker": ["2C", "3C"], "bets": {"player": 1},
+                  "irregularities": ["x"], "seq": 4})
+    assert view.last_result == {"shoe": 1, "round": 1, "winner": "player",
+                                "player": ["9H", "KD"], "banker": ["2C", "3C"]}
+    assert view.publish({"event": "round_result", "shoe": 1, "round": 1, "seq": 4}) == set()
+
+
+def test_a_hold_is_told_in_words_never_with_its_detail():
+    view = PublicView()
+    view.publish({"event": "prompt", "text": "Deal Player's second card (P2)"})
+    view.publish({"event": "status", "state": "hold", "hold": {
+        "kind": "restart_review", "detail": "check {'player': ['9H']}", "layout": {}}})
+    dealer = view.dealer()
+    assert "9H" not in json.dumps(dealer) and dealer["hold"]
+    assert dealer["prompt"] == dealer["hold"]
+
+
+def test_the_reveal_gate_drops_what_a_shoe_ended_before_revealing():
+    gate = RevealGate()
+    assert gate.publish({"event": "round_result", "shoe": 1, "round": 5, "reveal": "pending"}) == []
+    assert gate.publish({"event": "shoe_ended", "shoe": 1}) == []
+    assert gate.publish({"event": "reveal", "shoe": 1, "round": 5}) == []
+    assert hand_of("B1", "baccarat_banque") == "bank" and hand_of("banker_third") == "banker"
+
+
+# --------------------------------------------------------------------------- a real server
+def get(port: int, path: str) -> tuple[int, dict, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", path)
+    resp = conn.getresponse()
+    return resp.status, dict(resp.getheaders()), resp.read()
+
+
+def sse(port: int, path: str, messages: int) -> list[dict]:
+    """The first `messages` events of a stream, parsed."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    conn.request("GET", path)
+    resp = conn.getresponse()
+    assert resp.status == 200 and resp.getheader("content-type").startswith("text/event-stream")
+    out = []
+    while len(out) < messages:
+        line = resp.fp.readline().decode()
+        if line.startswith("data: "):
+            out.append(json.loads(line[len("data: "):]))
+    conn.close()
+    return out
+
+
+def test_the_server_shows_nothing_of_an_unrevealed_round(reveal_events):
+    first = next(i for i, e in enumerate(reveal_events) if e["event"] == "round_result")
+    result = reveal_events[first]
+    assert result["reveal"] == "pending" and result["round"] == 1
+    codes = result["player"] + result["banker"]
+    sock = bind("127.0.0.1:0")
+    port = sock.getsockname()[1]
+    hub, server = display.start(sock)
+    try:
+        for e in reveal_events[:first + 1]:
+            hub.publish(e)
+        hub.on_status({"event": "status", "state": "idle", "expects": "reveal", "shoe": 1,
+                       "round": 1})
+        hub.publish({"event": "prompt", "text": "Reveal the cards"})
+        pages = [get(port, p) for p in ("/", "/dealer", "/api/roads", "/api/state")]
+        assert [status for status, _, _ in pages] == [200] * 4
+        streamed = sse(port, "/events", 1) + sse(port, "/dealer/events", 1)
+        seen = b"".join(body for _, _, body in pages) + json.dumps(streamed).encode()
+        assert not [c for c in codes if c.encode() in seen]      # round 1's cards: nowhere
+        roads = json.loads(pages[2][2])
+        assert roads["bead_plate"] == [] and roads["counts"]["rounds"] == 0
+        state = json.loads(pages[3][2])
+        assert state["prompt"] == "Reveal the cards" and state["last_result"] is None
+        assert [c["code"] for c in state["cards"]] == [None] * len(codes)
+        assert pages[0][1]["content-security-policy"].startswith("default-src 'self'")
+        # the reveal: the same stream brings the result, and the roads have it
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", "/events")
+        stream = conn.getresponse()
+        assert json.loads(_next_data(stream))["last_result"] is None
+        hub.publish(reveal_events[first + 1])
+        shown = json.loads(_next_data(stream))
+        conn.close()
+        assert shown["last_result"]["player"] == result["player"]
+        assert [c["round"] for c in shown["roads"]["bead_plate"]] == [1]
+        assert json.loads(get(port, "/api/roads")[2]) == shown["roads"]
+        assert get(port, "/api/roads")[0] == 200
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("POST", "/api/roads")
+        assert conn.getresponse().status == 405                  # read-only
+    finally:
+        server.close()
+
+
+def _next_data(stream) -> str:
+    while True:
+        line = stream.fp.readline().decode()
+        if line.startswith("data: "):
+            return line[len("data: "):]
+
+
+def test_listen_addresses_and_a_busy_port(tmp_path, capsys):
+    assert parse_listen("8080") == ("127.0.0.1", 8080)
+    assert parse_listen(":8080") == ("127.0.0.1", 8080)
+    assert parse_listen("0.0.0.0:80") == ("0.0.0.0", 80)
+    assert parse_listen("[::1]:8080") == ("::1", 8080)
+    for bad in ("host:80", "127.0.0.1:0x", "127.0.0.1:70000"):
+        with pytest.raises(InputError):
+            parse_listen(bad)
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        journal = tmp_path / "j.db"
+        assert main(["run", "--config", "config/table.toml", "--no-control", "--journal",
+                     str(journal), "--http", f"127.0.0.1:{port}"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and "already in use" in err and "--http" in err
+        assert not journal.exists()                 # nothing was dealt or journaled
+    finally:
+        taken.close()

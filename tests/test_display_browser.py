@@ -1,0 +1,140 @@
+"""The players' scoreboard in a real browser: headless Chromium (Debian's chromium and
+chromium-driver, through Selenium) watches `tablectl run` deal on the embedded simulator, sees
+new results arrive without a reload, and every drawn road cell agrees with /api/roads.
+
+Skipped where Chromium is not installed, except in CI (`CI` set), where .ci/run installs it."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
+NEW_RESULTS = 4            # results the page must take live, one after another
+
+
+def _missing() -> str:
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install '.[test]')"
+    if not (CHROMIUM and DRIVER):
+        return "chromium and chromium-driver are not installed (apt-get install them)"
+    return ""
+
+
+if _missing() and not os.environ.get("CI"):
+    pytest.skip(_missing(), allow_module_level=True)
+
+
+@pytest.fixture
+def table(tmp_path):
+    """`tablectl run` on the embedded simulator with the display on a free loopback port."""
+    cmd = [sys.executable, "-m", "controller.cli", "run", "--config", "config/table.toml",
+           "--pace", "0.02", "--seed", "3", "--no-control", "--journal", str(tmp_path / "j.db"),
+           "--http", "127.0.0.1:0", "--json"]
+    log = tmp_path / "run.err"      # a file, not a pipe: nobody must have to keep reading it
+    with open(log, "w") as err:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        def url():
+            found = re.search(r"web display at (http://\S+)", log.read_text())
+            return found.group(1) if found else proc.poll() is not None and "exited"
+        found = wait("the display's URL", url)
+        assert found != "exited", log.read_text()
+        yield found
+    finally:
+        proc.terminate()
+        try:
+            assert proc.wait(timeout=15) == 0, log.read_text()   # SIGTERM: a clean stop
+        finally:
+            proc.kill()
+
+
+@pytest.fixture
+def browser(tmp_path):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    assert not _missing(), _missing()
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync",
+                 f"--user-data-dir={tmp_path / 'chromium'}", "--window-size=1400,1000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait(what, until, timeout=20.0, every=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = until()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+DRAWN = """
+const out = {};
+for (const g of document.querySelectorAll('[data-road]')) {
+  (out[g.dataset.road] = out[g.dataset.road] || []).push(
+    [+g.dataset.col, +g.dataset.row, g.dataset.winner || g.dataset.colour]);
+}
+return {cells: out, roads: window.scoreboard.data && window.scoreboard.data.roads,
+        renders: window.scoreboard.renders, marker: window.__sameLoad || null};
+"""
+
+
+def expected_cells(roads: dict) -> dict:
+    out = {"bead_plate": [[c["col"], c["row"], c["winner"]] for c in roads["bead_plate"]]}
+    for road in ROADS[1:]:
+        key = "winner" if road == "big_road" else "colour"
+        out[road] = [[c["col"], c["row"], c[key]] for c in roads[road]["entries"]]
+    return {k: v for k, v in out.items() if v}
+
+
+def test_the_scoreboard_updates_live_and_draws_what_the_api_says(table, browser):
+    browser.get(table)
+    browser.execute_script("window.__sameLoad = 'yes'")
+    first = wait("a first result on the page", lambda: browser.execute_script(
+        "const r = window.scoreboard.renders; return r.length && r[r.length - 1].round"))
+    # new results arrive on the same page, without a reload
+    rounds = wait(f"{NEW_RESULTS} new results", lambda: (lambda r: r if len(r) > NEW_RESULTS
+                  else None)(sorted({x["round"] for x in browser.execute_script(
+                      "return window.scoreboard.renders") if x["round"] and x["round"] >= first})))
+    # the page and the API at the same moment: every drawn cell is a cell of the JSON
+    def same():
+        before = json.load(urllib.request.urlopen(table + "api/roads", timeout=5))
+        page = browser.execute_script(DRAWN)
+        after = json.load(urllib.request.urlopen(table + "api/roads", timeout=5))
+        return (before, page) if before == after == page["roads"] else None
+    roads, page = wait("the page and /api/roads on the same round", same)
+    assert page["marker"] == "yes"
+    assert roads["counts"]["rounds"] >= NEW_RESULTS
+    assert page["cells"] == expected_cells(roads)
+    # each new result drawn within a second of its publication (the page's first drawing, on
+    # loading, shows a result published before the page existed)
+    renders = page["renders"]
+    late = [r["drawn_at"] - r["shown_at"] for prev, r in zip(renders, renders[1:])
+            if r["shown_at"] and (r["shoe"], r["round"]) != (prev["shoe"], prev["round"])]
+    assert late and max(late) < 1.0, late
+    # the dealer's page: the prompt the table gives, live
+    browser.get(table + "dealer")
+    prompt = wait("the dealer's prompt", lambda: browser.find_element("id", "prompt").text
+                  if browser.find_element("id", "link").text == "live" else None)
+    assert prompt and prompt != "Waiting for the table…"
