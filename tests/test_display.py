@@ -70,6 +70,16 @@ def test_on_read_shows_cards_and_results_at_once():
     assert view.publish({"event": "round_result", "shoe": 1, "round": 1, "seq": 4}) == set()
 
 
+def test_events_read_back_and_republished_after_a_restart_count_once(reveal_events):
+    once, twice = PublicView(), PublicView()
+    for e in reveal_events:
+        once.publish(e)
+    half = len(reveal_events) // 2
+    for e in reveal_events[:half + 10] + reveal_events[half:]:   # the journal, then the live
+        twice.publish(e)
+    assert twice.roads_json() == once.roads_json() and once.roads_json()["counts"]["rounds"] == 4
+
+
 def test_a_hold_is_told_in_words_never_with_its_detail():
     view = PublicView()
     view.publish({"event": "prompt", "text": "Deal Player's second card (P2)"})
