@@ -80,7 +80,8 @@ def format_table(entries: list[dict]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
-    from controller.journal import Journal, JournalError
+    from controller.journal import JournalError
+    from controller.journal.archive import open_with_archives
     from controller.recall import overrides
 
     if args.last is not None and args.last < 1:
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file (give --journal PATH)")
     try:
-        with Journal.open_readonly(args.journal) as journal:
+        with open_with_archives(args.journal) as journal:      # archived days included
             entries = overrides(journal, user=args.user, last=args.last)
     except JournalError as err:
         print(f"tablectl audit: {err}", file=sys.stderr)

@@ -25,7 +25,8 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
-    from controller.journal import Journal, JournalError
+    from controller.journal import JournalError
+    from controller.journal.archive import open_with_archives
     from controller.recall import format_json_lines, format_text, last_rounds
 
     if args.last < 1:
@@ -33,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file (give --journal PATH)")
     try:
-        with Journal.open_readonly(args.journal) as journal:
+        # rounds of archived gaming days are read from the archives beside the journal
+        with open_with_archives(args.journal) as journal:
             stories = last_rounds(journal, args.last)
     except JournalError as err:
         print(f"tablectl recall: {err}", file=sys.stderr)
