@@ -122,6 +122,11 @@ class TablePC:
     def _conditions(self, conditions: dict[str, str]) -> None:
         """On the loop's thread: tell the service manager, and say it once on stderr."""
         self.notifier.status(self._status_line(conditions))
+        if self.gate is not None and SOFTWARE not in conditions:
+            # a manager accepted the software: the health view names who
+            self.gate = None
+            self.software["accepted"] = accepted_before(self.asm.journal,
+                                                        self.software["software_sha256"])
         waiting = conditions.get(NO_DEVICES, "")
         if waiting and waiting != self._said:
             print(f"tablectl run: {waiting}", file=sys.stderr, flush=True)
