@@ -25,7 +25,7 @@ _BUSY = {errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK}
 _UNREACHABLE = ("Connection refused", "Name or service not known", "No route to host",
                 "timed out", "Temporary failure in name resolution")
 PERMISSION_HINT = ("add the user to the dialout group (sudo usermod -aG dialout $USER, then log "
-                   "in again) or install config/udev/99-tablectl.rules")
+                   "in again) or install deploy/99-tablectl.rules (tablectl install)")
 
 
 def register_serial_handlers(package: str) -> None:

@@ -376,7 +376,7 @@ def test_permission_denied_hint():
     mapped = transport._map_error("/dev/ttyUSB0", err)
     assert isinstance(mapped, DevicePermissionError)
     text = one_line(mapped)
-    assert "dialout" in text and "config/udev/99-tablectl.rules" in text
+    assert "dialout" in text and "deploy/99-tablectl.rules" in text
 
 
 def test_a_broken_handler_reports_its_import_error(tmp_path, monkeypatch):

@@ -1,0 +1,171 @@
+"""`tablectl install`: the table controller as a service of this PC, started at boot.
+
+Installs the systemd unit (deploy/tablectl.service, with this installation's `tablectl` in its
+ExecStart), the udev rules (deploy/99-tablectl.rules: stable /dev/tablectl-shoe and
+/dev/tablectl-shuffler names by vendor, product and serial, group dialout, mode 0660) and, when
+none is there, the table's configuration (deploy/table.toml as /etc/tablectl/table.toml).
+Then creates the service's user (tablectl, in dialout), reloads systemd and udev and enables
+the service; it does not start it. `--print` shows every file and command and changes
+nothing; `--root DIR` writes the files under DIR and prints the commands left to run.
+Exit 0 done, 2 bad input or not root.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from controller.errors import InputError
+
+UNIT = "etc/systemd/system/tablectl.service"
+RULES = "etc/udev/rules.d/99-tablectl.rules"
+CONFIG = "etc/tablectl/table.toml"
+SHIPPED_EXEC = "/opt/tablectl/.venv/bin/tablectl"
+USER = "tablectl"
+_IDS = re.compile(r"([0-9a-fA-F]{4}):([0-9a-fA-F]{4})(?::([\x21-\x7e]+))?")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("install", help="install the table controller as a systemd "
+                              "service with its udev rules (--print: show, change nothing)",
+                              description=__doc__.split("\n\n")[0])
+    p.add_argument("--print", action="store_true", dest="show",
+                   help="show the files and commands; change nothing")
+    p.add_argument("--root", metavar="DIR", default="/",
+                   help="write the files under DIR instead of / (the commands are printed)")
+    p.add_argument("--shoe", metavar="VID:PID[:SERIAL]",
+                   help="the shoe's USB ids for /dev/tablectl-shoe (udevadm info -a)")
+    p.add_argument("--shuffler", metavar="VID:PID[:SERIAL]",
+                   help="a serial shuffler's USB ids for /dev/tablectl-shuffler")
+    p.set_defaults(func=run)
+
+
+@dataclass
+class Plan:
+    files: list[tuple[str, str, int]]        # (path under the root, text, mode)
+    commands: list[list[str]]
+    notes: list[str]
+
+
+def deploy_dir() -> Path:
+    from controller.software import ROOT
+    d = ROOT / "deploy"
+    if not (d / "tablectl.service").is_file():
+        raise InputError(f"{d}: no deploy files here; install from the project's checkout")
+    return d
+
+
+def executable() -> str:
+    """This installation's `tablectl` (the one that runs this command)."""
+    script = Path(sys.executable).parent / "tablectl"
+    if script.is_file() and os.access(script, os.X_OK):
+        return str(script)
+    return f"{sys.executable} -m controller.cli"
+
+
+def render_unit(text: str, exec_path: str) -> str:
+    return text.replace(SHIPPED_EXEC, exec_path)
+
+
+def render_rules(text: str, shoe: str | None, shuffler: str | None) -> str:
+    for ids, name in ((shoe, "tablectl-shoe"), (shuffler, "tablectl-shuffler")):
+        if not ids:
+            continue
+        m = _IDS.fullmatch(ids)
+        if m is None:
+            raise InputError(f"{ids!r}: give the USB ids as VID:PID or VID:PID:SERIAL (hex, "
+                             f"e.g. 0403:6001:A10KXYZ1)")
+        vid, pid, serial = m[1].lower(), m[2].lower(), m[3]
+        lines = []
+        for line in text.splitlines():
+            if f'SYMLINK+="{name}"' in line and line.startswith('SUBSYSTEM=="tty"'):
+                line = re.sub(r'ATTRS\{idVendor\}=="[^"]*"', f'ATTRS{{idVendor}}=="{vid}"', line)
+                line = re.sub(r'ATTRS\{idProduct\}=="[^"]*"', f'ATTRS{{idProduct}}=="{pid}"',
+                              line)
+                if serial:
+                    line = re.sub(r'ATTRS\{serial\}=="[^"]*"', f'ATTRS{{serial}}=="{serial}"',
+                                  line)
+                else:
+                    line = re.sub(r'ATTRS\{serial\}=="[^"]*", ', "", line)
+            lines.append(line)
+        text = "\n".join(lines) + "\n"
+    return text
+
+
+def plan(root: str, shoe: str | None = None, shuffler: str | None = None) -> Plan:
+    d = deploy_dir()
+    exec_path = executable()
+    files = [(UNIT, render_unit((d / "tablectl.service").read_text(), exec_path), 0o644),
+             (RULES, render_rules((d / "99-tablectl.rules").read_text(), shoe, shuffler), 0o644)]
+    notes = []
+    config = Path(root) / CONFIG
+    if config.exists():
+        notes.append(f"{config} exists: kept as it is")
+    else:
+        files.append((CONFIG, (d / "table.toml").read_text(), 0o644))
+    if exec_path.startswith(("/home/", "/root/")):
+        notes.append(f"{exec_path} lies under /home or /root, which the service cannot see "
+                     f"(ProtectHome=yes): install the project under /opt/tablectl")
+    if not (shoe and shuffler):
+        notes.append(f"the udev rules name example devices where --shoe/--shuffler were not "
+                     f"given: edit /{RULES} with your devices' ids")
+    commands = [
+        ["sh", "-c", f"getent passwd {USER} >/dev/null && usermod -a -G dialout {USER} || "
+                     f"useradd --system --user-group --groups dialout --home-dir "
+                     f"/var/lib/{USER} --no-create-home --shell /usr/sbin/nologin {USER}"],
+        ["systemctl", "daemon-reload"],
+        ["udevadm", "control", "--reload-rules"],
+        ["udevadm", "trigger", "--subsystem-match=tty", "--subsystem-match=usb"],
+        ["systemctl", "enable", "tablectl.service"],
+    ]
+    return Plan(files, commands, notes)
+
+
+def run(args: argparse.Namespace) -> int:
+    p = plan(args.root, args.shoe, args.shuffler)
+    real = os.path.abspath(args.root) == "/"
+    if args.show:
+        for rel, text, mode in p.files:
+            print(f"==> {os.path.join(args.root, rel)} (mode {mode:04o})")
+            print(text.rstrip("\n"))
+            print()
+        print("==> then, as root:")
+        for cmd in p.commands:
+            print("    " + shlex.join(cmd))
+        for note in p.notes:
+            print(f"note: {note}")
+        return 0
+    if real and os.geteuid() != 0:
+        raise InputError("installing a service needs root: sudo tablectl install (or --print "
+                         "to see what it would do, --root DIR to write the files elsewhere)")
+    for rel, text, mode in p.files:
+        path = Path(args.root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".new")
+        tmp.write_text(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+        print(f"installed {path}")
+    for note in p.notes:
+        print(f"note: {note}")
+    if not real:
+        print("the rest, on the target system as root:")
+        for cmd in p.commands:
+            print("    " + shlex.join(cmd))
+        return 0
+    for cmd in p.commands:
+        print("+ " + shlex.join(cmd))
+        done = subprocess.run(cmd)
+        if done.returncode != 0:
+            print(f"tablectl install: {shlex.join(cmd)} failed ({done.returncode}); the files "
+                  f"are in place: fix the cause and run it again", file=sys.stderr)
+            return 1
+    print("tablectl is installed and enabled: sudo systemctl start tablectl; see it with "
+          "systemctl status tablectl, journalctl -u tablectl and "
+          "tablectl status --config /etc/tablectl/table.toml")
+    return 0
