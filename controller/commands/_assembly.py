@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from controller.errors import InputError
 from controller.journal import Journal
 from controller.logsetup import get_logger
 from controller.profile import Profile
@@ -19,7 +20,7 @@ from controller.service.control import ControlAdapter, Memory
 from controller.service.cycle import BettingTimer, ShoeCycle, ShoePlan
 from controller.service.devices import ShoeSource, ShufflerSource
 from controller.service.loop import TableService
-from controller.service.recovery import Recovery, open_table
+from controller.service.recovery import NOTE_KINDS, Recovery, open_table
 from controller.table.inputs import Restarted, command, parse_input
 from controller.table.states import CLOSED, SHOE_ENDED, SHUFFLING
 
@@ -185,6 +186,28 @@ class TableAssembly:
         self.service.publishers.append(hub)
         self.service.subscribers.append(hub.on_status)
         self._closers.append(self.display.close)
+
+    def start_feed(self, broker: Any, *, drain_timeout_s: float = 5.0,
+                   retry_max_s: float = 30.0) -> None:
+        """The floor feed: the journal's public events, the table's view and its status to an
+        MQTT broker, on the feed's own thread (controller/feed)."""
+        from controller.feed.outbox import FloorFeed
+        from controller.feed.view import TableView
+        svc = self.service
+        if not self.journal_path:
+            raise InputError("the floor feed sends from the journal: give --journal")
+        feed = FloorFeed(broker, self.journal, table=svc.name, cursors=svc.cursors,
+                         outlets=svc.outlets, drain_timeout_s=drain_timeout_s,
+                         retry_max_s=retry_max_s,
+                         # the events the local publishers get, no more: not the inputs, nor
+                         # the notes a restart does not republish either
+                         private_kinds=frozenset({"input"}) | NOTE_KINDS)
+        view = TableView(svc.name, self.profile, feed.on_state)
+        view.prime(self.journal)
+        svc.publishers.extend((feed, view))
+        svc.subscribers.append(view.on_event)
+        self._closers.insert(0, feed.close)     # closed last: after the devices, it drains
+        feed.start()
 
     # ------------------------------------------------------------------ a restart
     def resume(self, *, devices_lost: bool) -> str | None:

@@ -35,6 +35,8 @@ class SimOptions:
     shoe_url: str | None = None        # a shoe outside this process (real, or `tablectl devices`)
     idle_seconds: float = 30.0         # with shoe_url: silence this long means the shoe is empty
     decisions: str | None = None        # decisions file for the virtual players (banking games)
+    feed: dict | None = None            # TableAssembly.start_feed's arguments: the floor feed
+    name: str = "T1"                    # the table's name (on the floor feed's topics)
 
 
 def load_shoe_file(profile: Profile, path: str) -> ShoeFile:
@@ -153,7 +155,7 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
     asm = TableAssembly(
         profile, journal_path=opts.journal_path, devices=devices,
         publishers=[*opts.publishers, collect], plan=lambda k: plan.shoe(k), shoes=0,
-        software=release_digest(), virtual=not external, clock=clock,
+        software=release_digest(), virtual=not external, clock=clock, name=opts.name,
         betting_seconds=opts.betting_seconds, rig=rig,
         actors=Actors(dealer=rig is not None, hand_cards=plan.cards, supervisor=True,
                       players=players, idle_seconds=opts.idle_seconds if external else None),
@@ -170,6 +172,12 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
         asm.service.before_input.append(lambda: rig.save(rig_state))
     asm.service.crash_after = opts.crash_after
     asm.wire()
+    if opts.feed:
+        try:
+            asm.start_feed(**opts.feed)
+        except Exception:
+            asm.close()
+            raise
     asm.resume(devices_lost=False)
     asm.start_sources()
     asm.run()

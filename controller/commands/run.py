@@ -29,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-control", action="store_true", help="do not open the control socket")
     p.add_argument("--http", metavar="HOST:PORT", help="serve the web scoreboard and dealer page "
                    "here (overrides [display] listen; a bare PORT listens on loopback)")
+    p.add_argument("--feed", metavar="URL", help="publish to this MQTT broker, mqtt://HOST:PORT "
+                   "or mqtts://… (overrides [feed] url; credentials and TLS from [feed])")
     p.add_argument("--json", action="store_true", help="print JSON Lines, one object per event")
     p.set_defaults(func=run)
 
@@ -44,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = override(cfg, "storage", journal=args.journal)
     cfg = override(cfg, "console", socket=args.socket)
     cfg = override(cfg, "simulator", pace_s=args.pace, seed=args.seed)
+    cfg = override(cfg, "feed", url=args.feed)
     cfg = override(cfg, "display", listen=args.http)
     if args.shoe_url and not args.shuffler_url and is_sim_url(cfg.shuffler.url):
         # a real shoe with the embedded simulated shuffler makes no sense: assume a manual shoe
@@ -110,6 +113,11 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
         # bound before anything is journaled: a busy port is one line, and nothing dealt
         from controller.display.server import bind
         listener = bind(cfg.display.listen, "--http or [display] listen")
+    broker = None
+    if cfg.feed.url:
+        # a bad feed setting is one line, before anything is journaled
+        from controller.feed.broker import broker_from
+        broker = broker_from(cfg.feed)
     Path(cfg.storage.journal).parent.mkdir(parents=True, exist_ok=True)
     asm = TableAssembly(profile, journal_path=cfg.storage.journal, devices=devices,
                         publishers=publishers, plan=lambda number: plan, shoes=cfg.table.shoes,
@@ -125,6 +133,9 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
     try:
         asm.open_devices()
         asm.wire()
+        if broker is not None:
+            asm.start_feed(broker, drain_timeout_s=cfg.feed.drain_timeout_s,
+                           retry_max_s=cfg.feed.retry_max_s)
         if listener is not None:
             # before resume: the events a restart republishes reach the display too
             asm.start_display(listener)

@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="chemin de fer / baccarat en banque: the players' and banker's decisions, "
                    "one per line '[SHOE:]ROUND NAME VALUE' (e.g. '3 player_draw stand'; # "
                    "comments); decisions not in the file follow the rules' default policy")
+    p.add_argument("--feed", metavar="URL", help="also publish to this MQTT broker, "
+                   "mqtt://HOST:PORT or mqtts://… (needs --journal; credentials and TLS from the "
+                   "config's [feed])")
     p.add_argument("--json", action="store_true", help="print JSON Lines, one object per event")
     p.set_defaults(func=run)
 
@@ -72,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
         more["shoe_url"] = args.shoe_url
     if args.shuffler_url == "none":
         more["use_shuffler"] = False
+    if args.feed:
+        more.update(feed_settings(args.feed, args.journal))
     # the contract's events; readable output shows rounds, not every card
     out = _Without(feed, {"prompt"} if args.json else {"prompt", "card"})
     run_simulation(profile, seed=args.seed, shoe_file=args.shoe_file, **more, shoes=args.shoes,
@@ -79,6 +84,21 @@ def run(args: argparse.Namespace) -> int:
                    protocol=args.shoe_protocol, crash_after=crash_after,
                    decisions=args.decisions, publishers=[out])
     return 0
+
+
+def feed_settings(url: str, journal: str | None) -> dict:
+    """The broker of `--feed URL`, the rest of its settings from the config's [feed] section
+    ($TABLECTL_CONFIG or config/table.toml, and TABLECTL_FEED_*), and the table's name from
+    its [table] section."""
+    from controller.config import load_config
+    from controller.feed.broker import broker_from
+    if not journal:
+        raise InputError("--feed: give --journal too (the feed sends from the journal)")
+    cfg = load_config()
+    return {"name": cfg.table.name,
+            "feed": {"broker": broker_from(cfg.feed, url=url),
+                     "drain_timeout_s": cfg.feed.drain_timeout_s,
+                     "retry_max_s": cfg.feed.retry_max_s}}
 
 
 class _Without:

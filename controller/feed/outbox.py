@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import collections
 import json
+import os
+import select
 import threading
 import time
 from typing import Any, MutableMapping
@@ -28,9 +30,7 @@ from controller.logsetup import get_logger
 log = get_logger("controller.feed")
 
 CURSOR = "feed"
-#: journal records that are not public events (the loop's inputs, security and account notes)
-PRIVATE_KINDS = frozenset({"input", "auth", "account", "note"})
-WINDOW = 256                 # events published and not yet acknowledged, at most
+WINDOW = 64                  # events published and not yet acknowledged, at most
 STATE_EVERY_S = 0.2          # the retained state is republished at most this often
 BEHIND_EVERY_S = 0.5         # how often the "behind" figure is counted while behind
 STILL_BEHIND_S = 60.0        # a reminder in the log while the broker stays away
@@ -45,8 +45,10 @@ class FloorFeed:
 
     def __init__(self, broker: Broker, journal: Journal, *, table: str,
                  cursors: MutableMapping[str, int], outlets: MutableMapping[str, dict],
-                 drain_timeout_s: float = 5.0, retry_max_s: float = 30.0):
+                 private_kinds: frozenset[str], drain_timeout_s: float = 5.0,
+                 retry_max_s: float = 30.0):
         self.broker, self.table = broker, table
+        self.private_kinds = private_kinds       # journal records that are not public events
         self.journal_path = journal.path
         self.cursors, self.outlets = cursors, outlets
         self.drain_timeout_s, self.retry_max_s = drain_timeout_s, retry_max_s
@@ -61,11 +63,11 @@ class FloorFeed:
         self.cursors[CURSOR] = start
         self.topics = {leaf: broker.topic(table, leaf) for leaf in ("events", "state", "status")}
         self.client_id = f"tablectl-{broker.prefix}-{table}"[:64]
-        self._wake = threading.Event()
-        self._acks: collections.deque[int] = collections.deque()   # from paho's thread
+        self._wake = Wake()
+        self._acks: collections.deque[int] = collections.deque()   # mids the broker acked
         self._connack: Any = None
-        self._answered = threading.Event()       # CONNACK, or the connection closed
-        self._connected = threading.Event()
+        self._refusal: Failure | None = None     # a message the broker would not take
+        self._connected = False
         self._lost = False
         self._state: dict | None = None          # the newest view (replaced, never mutated)
         self._state_sent: tuple[dict | None, int] = (None, 0)    # (view, behind) last sent
@@ -111,6 +113,8 @@ class FloorFeed:
         self._closing = True
         self._wake.set()
         self._thread.join(self.drain_timeout_s + 5.0)
+        if not self._thread.is_alive():      # else its pipe stays open for it (a daemon)
+            self._wake.close()
         self._thread = None
         self.cursors[CURSOR] = self.acked
         owed = self._count_behind()
@@ -142,7 +146,6 @@ class FloorFeed:
         end = time.monotonic() + seconds
         while not self._done() and time.monotonic() < end:
             self._wake.wait(min(0.5, end - time.monotonic()))
-            self._wake.clear()
             self._count_behind_now()
 
     def _session(self) -> bool:
@@ -155,34 +158,61 @@ class FloorFeed:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
-        self._connack, self._lost = None, False
-        self._answered.clear()
-        self._connected.clear()
+        self._connack, self._lost, self._refusal = None, False, None
         self._acks.clear()
         try:
             client.connect(b.host, b.port, keepalive=b.keepalive_s, clean_start=True)
         except Exception as err:       # OSError, ssl.SSLError, paho's own: one line each
             self._fail(connect_error(b, err))
             return False
-        client.loop_start()
         try:
-            self._answered.wait(10.0)
+            end = time.monotonic() + 10.0
+            while self._connack is None and not self._lost and time.monotonic() < end:
+                self._pump(client, 0.2)
             code = self._connack
             if code is None or code.is_failure:
                 self._fail(refused(b, code) if code is not None else Failure(
                     f"{b.where} did not answer as an MQTT broker (no CONNACK"
                     f"{'; a TLS listener needs mqtts://' if not b.tls else ''})"))
                 return False
-            self._connected.set()
+            self._connected = True
             self._up()
             self._stream(client)
             return True
         finally:
-            self._connected.clear()
-            try:
-                client.disconnect()
-            finally:
-                client.loop_stop()
+            self._connected = False
+            client.disconnect()
+            if client.want_write():         # the DISCONNECT itself, so no last will is sent
+                self._pump(client, 0.0)
+
+    def _pump(self, client: Any, timeout: float) -> None:
+        """The connection's traffic, on this thread (no network thread of the client's own:
+        one thread a feed, and the table's thread never contends with two): wait for the
+        broker, a wake from the loop, or `timeout`; then read, write and keep alive."""
+        sock = client.socket()
+        if sock is None:
+            self._lost = True
+            return
+        pending = getattr(sock, "pending", None)      # TLS: bytes already decrypted
+        if pending is not None and pending():
+            timeout = 0.0
+        try:
+            readable, writable, _ = select.select(
+                [sock, self._wake.fd], [sock] if client.want_write() else [], [], timeout)
+        except (OSError, ValueError):
+            self._lost = True
+            return
+        if self._wake.fd in readable:
+            self._wake.drain()
+        if sock in readable or (pending is not None and pending()):
+            if client.loop_read() != 0:
+                self._lost = True
+                return
+        if sock in writable and client.loop_write() != 0:
+            self._lost = True
+            return
+        if client.loop_misc() != 0:
+            self._lost = True
 
     def _stream(self, client: Any) -> None:
         """Publish after the acknowledged seq, in order, WINDOW at most in flight."""
@@ -194,7 +224,8 @@ class FloorFeed:
         self._state_sent = (None, 0)
         while True:
             if self._lost:
-                self._fail(Failure(f"the connection to {self.broker.where} was lost"))
+                self._fail(self._refusal or
+                           Failure(f"the connection to {self.broker.where} was lost"))
                 return
             while self._acks:                              # acknowledged by the broker
                 entry = in_flight.pop(self._acks.popleft(), None)
@@ -216,8 +247,7 @@ class FloorFeed:
                     return
                 if time.monotonic() >= self._deadline:
                     return
-            self._wake.wait(STATE_EVERY_S if self._state_sent[0] is not self._state else 0.5)
-            self._wake.clear()
+            self._pump(client, STATE_EVERY_S if self._state_sent[0] is not self._state else 0.5)
 
     def _send(self, client: Any, pos: int, pending: collections.deque,
               in_flight: dict[int, list]) -> int:
@@ -225,7 +255,7 @@ class FloorFeed:
         room = WINDOW - len(in_flight)
         for r in self._reader.records(after_seq=pos):
             pos = r.seq
-            if r.kind in PRIVATE_KINDS:
+            if r.kind in self.private_kinds:
                 pending.append([r.seq, None])
                 continue
             payload = _json({**r.data, "seq": r.seq, "table": self.table, "utc": r.utc})
@@ -253,35 +283,31 @@ class FloorFeed:
         info = client.publish(self.topics["status"], _json(
             {"table": self.table, "status": "offline", "clean": True, "utc": utc_now()}),
             qos=1, retain=True)
-        try:
-            info.wait_for_publish(max(0.1, min(2.0, self._deadline - time.monotonic())))
-        except (RuntimeError, ValueError):
-            pass
+        end = min(self._deadline, time.monotonic() + 2.0)
+        while not info.is_published() and not self._lost and time.monotonic() < end:
+            self._pump(client, 0.1)
         self._finished = True
 
-    # ------------------------------------------------------------------ paho's thread
+    # ------------------------------------------------------------------ the client's callbacks
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason_code: Any,
                     properties: Any) -> None:
         self._connack = reason_code
-        self._answered.set()
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any,
                        properties: Any) -> None:
         self._lost = True
-        self._answered.set()
-        self._wake.set()
 
     def _on_publish(self, client: Any, userdata: Any, mid: int, reason_code: Any,
                     properties: Any) -> None:
         if getattr(reason_code, "is_failure", False):
-            # the broker took the message but will not route it (not authorised for the topic):
-            # it is not delivered, so the feed must not count it as such
-            log.warning("feed: the broker refused a message", broker=self.broker.where,
-                        reason=str(reason_code))
+            # the broker will not take it (not authorised for the topic): it is not delivered,
+            # so the feed stops here and starts again from the journal later
+            self._refusal = Failure(f"the broker at {self.broker.where} refused the table's "
+                                    f"messages ({reason_code}); check its access rules for "
+                                    f"{self.broker.prefix}/{self.table}/#", lasting=True)
             self._lost = True
         else:
             self._acks.append(mid)
-        self._wake.set()
 
     # ------------------------------------------------------------------ health
     def _fail(self, failure: Failure) -> None:
@@ -329,13 +355,54 @@ class FloorFeed:
         if self.acked >= self.newest or self._reader is None:
             return 0 if self.acked >= self.newest else self.newest - self.acked
         try:
-            return self._reader.count(after_seq=self.acked, exclude_kinds=PRIVATE_KINDS)
+            return self._reader.count(after_seq=self.acked, exclude_kinds=self.private_kinds)
         except JournalError:
             return self.newest - self.acked
 
     def _report(self) -> None:
         """What the state view and the console show (a new dict each time)."""
         self.outlets["feed"] = {
-            "broker": self.broker.where, "connected": self._connected.is_set(),
+            "broker": self.broker.where, "connected": self._connected,
             "behind": self.behind, "acknowledged_seq": self.acked,
             "problem": self._failure.text if self._failure else None}
+
+
+class Wake:
+    """A pipe the table's thread writes one byte into (at most one until the feed has looked),
+    so the feed's select() wakes at once; costs the table a flag test, at times a write."""
+
+    def __init__(self) -> None:
+        self.fd, self._w = os.pipe()
+        os.set_blocking(self.fd, False)
+        os.set_blocking(self._w, False)
+        self._armed = False
+
+    def set(self) -> None:
+        if not self._armed:
+            self._armed = True
+            try:
+                os.write(self._w, b"\0")
+            except OSError:             # full (the feed will look anyway) or closed
+                pass
+
+    def drain(self) -> None:
+        self._armed = False
+        try:
+            while os.read(self.fd, 4096):
+                pass
+        except OSError:
+            pass
+
+    def wait(self, timeout: float) -> None:
+        try:
+            select.select([self.fd], [], [], max(0.0, timeout))
+        except (OSError, ValueError):
+            return
+        self.drain()
+
+    def close(self) -> None:
+        for fd in (self.fd, self._w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass

@@ -1,0 +1,208 @@
+"""The floor feed on a real Mosquitto: every public event of the journal, in order, with its seq;
+the retained state and status; a wrong password or an untrusted certificate is one line and the
+table deals on, its events kept in the journal for the next start."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from controller.cli import main
+from controller.config import FeedCfg
+from controller.errors import InputError
+from controller.feed.broker import broker_from
+from controller.feed.outbox import CURSOR
+from controller.feed.view import TableView
+from controller.journal import Journal
+from controller.service.recovery import NOTE_KINDS
+from tests.broker import Mosquitto, Subscriber, make_certificates, need_mosquitto
+
+ROOT = Path(__file__).resolve().parents[1]
+PRIVATE_KINDS = NOTE_KINDS | {"input"}      # as the feed is given them: not public
+TABLECTL = [sys.executable, "-m", "controller.cli"]
+
+
+def tablectl(*args, env=None, timeout=60):
+    e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
+    e.update(PYTHONPATH=str(ROOT), TABLECTL_TEST_NO_FSYNC="1", **(env or {}))
+    return subprocess.run(TABLECTL + list(args), capture_output=True, text=True, env=e,
+                          cwd=ROOT, timeout=timeout)
+
+
+def simulate(journal, url, env=None, seed="1"):
+    return tablectl("simulate", "--profile", "macau", "--seed", seed, "--journal", str(journal),
+                    "--feed", url, "--json", env=env)
+
+
+def public(journal) -> list:
+    with Journal.open_readonly(journal) as j:
+        return [r for r in j.records() if r.kind not in PRIVATE_KINDS]
+
+
+def feed_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "feed" in line]
+
+
+@pytest.fixture
+def broker(tmp_path):
+    b = Mosquitto(tmp_path / "broker").start()
+    yield b
+    b.stop()
+
+
+# ---------------------------------------------------------------------- settings, one line each
+@pytest.mark.parametrize("url, keys, words", [
+    ("http://h:1", {}, "write mqtt://HOST[:PORT]"),
+    ("mqtt://h:99999", {}, "port"),
+    ("mqtt://h/x", {}, "only the scheme, host and port"),
+    ("mqtt://h", {"ca_file": "/etc/hostname"}, "TLS files go with an mqtts:// url"),
+    ("mqtt://h", {"password_file": "/etc/hostname"}, "give the username"),
+    ("mqtts://h", {"ca_file": "/no/such.pem"}, "no such file"),
+    ("mqtts://h", {"cert_file": "/etc/hostname"}, "give both"),
+    ("mqtt://h", {"topic_prefix": "a/#"}, "no + or #"),
+])
+def test_feed_settings_are_checked_before_anything_is_dealt(url, keys, words):
+    with pytest.raises(InputError, match=words.replace("[", r"\[").replace("+", r"\+")):
+        broker_from(FeedCfg(**keys), url=url)
+    b = broker_from(FeedCfg(), url="mqtts://floor.example")
+    assert (b.port, b.tls, b.topic("T1", "events")) == (8883, True, "tables/T1/events")
+
+
+def test_a_bad_feed_url_is_one_line_and_nothing_is_journaled(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)                      # the config's [feed] section: config/table.toml
+    journal = tmp_path / "j.db"
+    for command in (["run", "--config", "config/table.toml", "--journal", str(journal)],
+                    ["simulate", "--profile", "macau", "--seed", "1", "--journal",
+                     str(journal)]):
+        assert main(command + ["--feed", "mqtt:/nohost"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "write mqtt://HOST[:PORT]" in err, err
+    assert not journal.exists()
+    assert main(["simulate", "--profile", "macau", "--seed", "1", "--feed", "mqtt://h"]) == 2
+    assert "give --journal" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- the topics
+def test_every_public_event_goes_out_in_journal_order_with_state_and_status(tmp_path, broker):
+    sub = Subscriber(broker, ["tables/#"], session="t-order")
+    journal = tmp_path / "j.db"
+    done = simulate(journal, broker.url)
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = public(journal)
+    msgs = sub.wait_for(lambda m: any(t.endswith("/status") and p["status"] == "offline"
+                                      for t, p, _ in m))
+    sub.close()
+    events = [p for t, p, _ in msgs if t == "tables/T1/events"]
+    # complete, in order, each exactly as journaled, with its seq, the table and the UTC time
+    assert [e["seq"] for e in events] == [r.seq for r in records]
+    for e, r in zip(events, records):
+        assert {k: v for k, v in e.items() if k not in ("seq", "table", "utc")} == r.data
+        assert (e["table"], e["utc"]) == ("T1", r.utc)
+    # the same events as --json printed (prompts are not journaled: they are in the state)
+    printed = [json.loads(x) for x in done.stdout.splitlines()]
+    assert [e["seq"] for e in printed] == [e["seq"] for e in events]
+    status = [p for t, p, _ in msgs if t == "tables/T1/status"]
+    assert [s["status"] for s in status] == ["online", "offline"] and status[-1]["clean"]
+    state = [p for t, p, _ in msgs if t == "tables/T1/state"][-1]
+    rounds = [e for e in events if e["event"] == "round_result"]
+    assert state["last_result"]["round"] == rounds[-1]["round"]
+    assert state["last_result"]["seq"] == rounds[-1]["seq"]
+    assert sum(state["road"].values()) == len([r for r in rounds if not r.get("void")])
+    assert (state["table"], state["game"], state["feed_behind"]) == ("T1", "punto_banco", 0)
+    with Journal.open_readonly(journal) as j:
+        assert j.cursor(CURSOR) == j.last_seq          # all acknowledged, recorded durably
+    # what a newcomer gets at once: the retained state and status
+    late = Subscriber(broker, ["tables/+/state", "tables/+/status"])
+    got = late.wait_for(lambda m: len(m) >= 2, timeout=5)
+    late.close()
+    assert all(retained for _, _, retained in got)
+    assert {t for t, _, _ in got} == {"tables/T1/state", "tables/T1/status"}
+
+
+# ---------------------------------------------------------------------- refusals
+def test_a_wrong_password_is_one_line_the_table_deals_on_and_nothing_is_lost(tmp_path):
+    need_mosquitto()
+    b = Mosquitto(tmp_path / "broker", users={"t1": "right-secret"}).start()
+    try:
+        pw = tmp_path / "pw"
+        pw.write_text("wrong-secret\n")
+        env = {"TABLECTL_FEED_USERNAME": "t1", "TABLECTL_FEED_PASSWORD_FILE": str(pw)}
+        journal = tmp_path / "j.db"
+        done = simulate(journal, b.url, env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        lines = feed_lines(done.stderr)
+        assert len(lines) == 2, lines      # the refusal, then what is owed at the stop
+        assert "refused user 't1'" in lines[0] and "password_file" in lines[0]
+        assert "not delivered" in lines[1]
+        records = public(journal)
+        assert "shoe_ended" in [r.kind for r in records]      # the shoe was dealt to its end
+        with Journal.open_readonly(journal) as j:
+            assert j.cursor(CURSOR) == 0
+        # the right password: the next start sends everything the journal kept
+        pw.write_text("right-secret\n")
+        again = simulate(journal, b.url, env)
+        assert again.returncode == 0 and not feed_lines(again.stderr), again.stderr
+        with Journal.open_readonly(journal) as j:
+            assert j.cursor(CURSOR) == j.last_seq
+    finally:
+        b.stop()
+
+
+def test_an_untrusted_broker_certificate_is_one_line_and_the_right_ca_works(tmp_path):
+    need_mosquitto()
+    try:
+        tls = make_certificates(tmp_path / "pki")
+        other = make_certificates(tmp_path / "other", name="other")
+    except (FileNotFoundError, subprocess.CalledProcessError) as err:
+        pytest.skip(f"openssl cannot make test certificates: {err}")
+    b = Mosquitto(tmp_path / "broker", tls=tls).start()
+    try:
+        assert b.url.startswith("mqtts://")
+        journal = tmp_path / "j.db"
+        done = simulate(journal, b.url, {"TABLECTL_FEED_CA_FILE": str(other["ca"])})
+        assert done.returncode == 0, done.stderr[-2000:]
+        lines = feed_lines(done.stderr)
+        assert len(lines) == 2 and "certificate" in lines[0] and "not trusted" in lines[0], lines
+        again = simulate(journal, b.url, {"TABLECTL_FEED_CA_FILE": str(tls["ca"])})
+        assert again.returncode == 0 and not feed_lines(again.stderr), again.stderr
+        with Journal.open_readonly(journal) as j:
+            assert j.cursor(CURSOR) == j.last_seq
+    finally:
+        b.stop()
+
+
+# ---------------------------------------------------------------------- the state view
+def test_the_table_view_is_built_from_what_the_table_publishes(tmp_path):
+    views = []
+    view = TableView("T9", SimpleNamespace(game="punto_banco", name="macau"), views.append)
+    view.on_event({"event": "status", "state": "betting", "shoe": 2, "round": 4})
+    view.publish({"event": "round_result", "shoe": 2, "round": 4, "winner": "banker",
+                  "player_total": 3, "banker_total": 8, "seq": 90, "bets": {}})
+    view.publish({"event": "alarm", "source": "shoe", "code": "link_lost", "text": "x"})
+    view.on_event({"event": "status", "state": "hold", "shoe": 2, "round": 5,
+                   "hold": {"kind": "link_lost", "detail": "gone", "kinds": ["link_lost"]}})
+    last = views[-1]
+    assert last["state"] == "hold" and last["hold"]["kind"] == "link_lost"
+    assert last["hold"]["since"] and last["links"] == {"shoe": "down"}
+    assert last["last_result"] == {"shoe": 2, "round": 4, "winner": "banker",
+                                   "player_total": 3, "banker_total": 8, "seq": 90}
+    assert last["road"] == {"banker": 1}
+    n = len(views)
+    view.on_event({"event": "status", "state": "hold", "shoe": 2, "round": 5,
+                   "hold": {"kind": "link_lost", "detail": "gone", "kinds": ["link_lost"]}})
+    assert len(views) == n                     # nothing changed: nothing handed on
+    # after a restart: the shoe's road and the hold's start come from the journal
+    with Journal(tmp_path / "j.db") as j:
+        j.append("shoe_started", {"event": "shoe_started", "shoe": 1})
+        for k, w in enumerate(("player", "tie", "player"), 1):
+            j.append("round_result", {"event": "round_result", "shoe": 1, "round": k,
+                                      "winner": w})
+        j.append("hold", {"event": "hold", "reason": "unreadable_card"})
+        again = TableView("T9", SimpleNamespace(game="punto_banco", name="macau"), views.append)
+        again.prime(j)
+        hold_utc = list(j.records())[-1].utc
+    assert again.road == {"player": 2, "tie": 1} and again.last_result["round"] == 3
+    assert again.hold_since == hold_utc
