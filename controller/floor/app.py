@@ -57,9 +57,10 @@ class FloorApp(App):
     BINDINGS = [("q", "quit", "Quit")]
     CSS = "#summary { padding: 0 1; background: $boost; } DataTable { height: 1fr; }"
 
-    def __init__(self, floor: Floor, watch: Any, where: str, refresh_s: float = 1.0):
+    def __init__(self, floor: Floor, link: Any, where: str, refresh_s: float = 1.0):
         super().__init__()
-        self.floor, self.watch, self.where, self.refresh_s = floor, watch, where, refresh_s
+        # `link`: the FloorWatch (not `watch`, which is Textual's own method)
+        self.floor, self.link, self.where, self.refresh_s = floor, link, where, refresh_s
 
     def compose(self) -> ComposeResult:
         yield Static("", id="summary")
@@ -80,11 +81,11 @@ class FloorApp(App):
             values = cells(row)
             if row["table"] in table.rows:
                 for name, value in zip(COLUMNS, values):
-                    table.update_cell(row["table"], name, value)
+                    table.update_cell(row["table"], name, value, update_width=True)
             else:
                 table.add_row(*values, key=row["table"])
         gone = set(table.rows) - {r["table"] for r in rows}
         for key in gone:
             table.remove_row(key)
-        connected = getattr(self.watch, "connected", True)
+        connected = getattr(self.link, "connected", True)
         self.query_one("#summary", Static).update(summary(rows, self.where, connected))

@@ -75,7 +75,7 @@ class Floor:
             s = dict(self.states.get(table) or {})
             st = dict(self.statuses.get(table) or {})
         hold = s.get("hold") if isinstance(s.get("hold"), dict) else None
-        links = s.get("links") if isinstance(s.get("links"), dict) else {}
+        links: dict = s["links"] if isinstance(s.get("links"), dict) else {}
         status = str(st.get("status") or "unknown")
         return {
             "table": table, "game": s.get("game"), "profile": s.get("profile"),
