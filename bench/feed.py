@@ -12,6 +12,10 @@
    Then catch-up: every table's feed cursor is put back to the start and the same tables are
    started again with nothing left to deal: each feed sends its whole journal at once, as after
    an outage of the broker; events/s of that store-and-forward, the tables idle.
+   First of all, paced: the same tables for --paced-seconds of real time with their clocks
+   kept to --speed times real time (the virtual dealer draws a card a second: at speed 1 each
+   table deals about as fast as a real one), stopped cleanly (the feeds drain): events/s and
+   journal → subscriber latency at a real floor's load.
 2. Table: bench/latency.py's production path of `tablectl run` (a Bee-Tek shoe on a pty at the
    card's wire pace, the one loop on the real clock, the journal fsynced per card) with the
    feed off and on (the same broker), alternately, --pairs times; the controller's added
@@ -61,14 +65,20 @@ def pct(values: list[float], q: float) -> float | None:
 
 
 # --------------------------------------------------------------------------- 1. the floor
-def worker(url: str, where: str, first: int, count: int, shoes: int) -> int:
-    """`count` tables (T{first}…) dealing at once, each as `tablectl simulate --feed` does."""
+def worker(url: str, where: str, first: int, count: int, shoes: int, speed: float = 0.0,
+           seconds: float = 0.0) -> int:
+    """`count` tables (T{first}…) dealing at once, each as `tablectl simulate --feed` does;
+    with `speed`, for `seconds` of real time at `speed` times the virtual dealer's pace."""
+    from controller.commands import _simulation
     from controller.commands._simulation import run_simulation
     from controller.config import FeedCfg
+    from controller.errors import InputError
     from controller.feed.broker import broker_from
     from controller.logsetup import configure
     from controller.profile import load_profile
     configure("ERROR")
+    if speed:
+        _pace(_simulation, speed, seconds)
     profile = load_profile("macau")
     broker = broker_from(FeedCfg(), url=url)
     errors: list[str] = []
@@ -80,6 +90,9 @@ def worker(url: str, where: str, first: int, count: int, shoes: int) -> int:
             run_simulation(profile, seed=k, shoes=shoes, journal_path=f"{where}/T{k:03d}.db",
                            name=f"T{k:03d}", feed={"broker": broker, "drain_timeout_s": 900.0,
                                                    "retry_max_s": 1.0})
+        except InputError as err:
+            if not (speed and "stopped at" in str(err)):    # a paced table stopped mid-shoe
+                errors.append(f"T{k:03d}: {err!r}")
         except Exception as err:       # reported, and the worker fails
             errors.append(f"T{k:03d}: {err!r}")
     threads = [threading.Thread(target=table, args=(k,)) for k in range(first, first + count)]
@@ -90,6 +103,32 @@ def worker(url: str, where: str, first: int, count: int, shoes: int) -> int:
     for e in errors:
         print(e, file=sys.stderr)
     return 1 if errors else 0
+
+
+def _pace(simulation: Any, speed: float, seconds: float) -> None:
+    """The worker's simulated tables on clocks that keep to `speed` x real time, stopped
+    cleanly (the feed drains) after `seconds`: the bench's own variants of the virtual clock
+    and the assembly, put where `run_simulation` takes them from."""
+    base_clock, base_assembly = simulation.VirtualClock, simulation.TableAssembly
+
+    class PacedClock(base_clock):           # type: ignore[misc,valid-type]
+        def __init__(self) -> None:
+            super().__init__()
+            self.origin = time.monotonic()
+
+        def advance_to(self, t: float) -> None:
+            wait = self.origin + t / speed - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            super().advance_to(t)
+
+    class Bounded(base_assembly):           # type: ignore[misc,valid-type]
+        def run(self) -> None:
+            svc = self.service
+            svc.call_later(seconds * speed, lambda: svc.stop("bench time is up"))
+            super().run()
+
+    simulation.VirtualClock, simulation.TableAssembly = PacedClock, Bounded
 
 
 class Collector:
@@ -137,7 +176,7 @@ class Collector:
 
 
 def _tables(broker: Any, tables: int, workers: int, shoes: int, where: str,
-            fsync: bool) -> tuple[Collector, float, bool]:
+            fsync: bool, pace: tuple[float, float] = (0.0, 0.0)) -> tuple[Collector, float, bool]:
     """The tables in their worker processes, one subscriber taking what they publish."""
     collector = Collector(broker.port)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -150,7 +189,7 @@ def _tables(broker: Any, tables: int, workers: int, shoes: int, where: str,
         if count:
             procs.append(subprocess.Popen(
                 [sys.executable, __file__, "--worker", broker.url, where, str(first), str(count),
-                 str(shoes)], env=env))
+                 str(shoes), *map(str, pace)], env=env))
             first += count
     failed = [p for p in procs if p.wait() != 0]
     return collector, time.monotonic() - started, bool(failed)
@@ -177,14 +216,26 @@ def _figures(collector: Collector, expected: set, seconds: float, failed: bool,
             else None}
 
 
-def floor_run(broker: Any, tables: int, workers: int, shoes: int, where: str,
-              fsync: bool) -> dict:
-    collector, seconds, failed = _tables(broker, tables, workers, shoes, where, fsync)
+def _expected(where: str, tables: int) -> set[tuple[str, int]]:
     expected: set[tuple[str, int]] = set()
     for k in range(1, tables + 1):
         with Journal(f"{where}/T{k:03d}.db") as j:
             expected |= {(f"T{k:03d}", r.seq) for r in j.records() if r.kind not in PRIVATE_KINDS}
-    live = _figures(collector, expected, seconds, failed, where, tables)
+    return expected
+
+
+def floor_run(broker: Any, tables: int, workers: int, shoes: int, where: str,
+              fsync: bool, speed: float, paced_s: float) -> dict:
+    paced = None
+    if speed and paced_s:
+        os.makedirs(f"{where}/paced")
+        collector, seconds, failed = _tables(broker, tables, workers, shoes, f"{where}/paced",
+                                             fsync, (speed, paced_s))
+        paced = _figures(collector, _expected(f"{where}/paced", tables), seconds, failed,
+                         f"{where}/paced", tables)
+    collector, seconds, failed = _tables(broker, tables, workers, shoes, where, fsync)
+    live = _figures(collector, _expected(where, tables), seconds, failed, where, tables)
+    expected = _expected(where, tables)
     for k in range(1, tables + 1):                 # as if the broker had been away all along
         with Journal(f"{where}/T{k:03d}.db") as j:
             j.set_cursors({CURSOR: 0})
@@ -193,8 +244,9 @@ def floor_run(broker: Any, tables: int, workers: int, shoes: int, where: str,
     # journal times are the first run's: their distance to now is the outage, not the feed
     catch_up["journal_to_subscriber_p50_ms"] = catch_up["journal_to_subscriber_p99_ms"] = None
     return {"tables": tables, "workers": workers, "shoes_per_table": shoes, "fsync": fsync,
-            "live": live, "catch_up": catch_up,
-            "complete": live["complete"] and catch_up["complete"]}
+            "speed": speed, "paced_seconds": paced_s, "paced": paced, "live": live,
+            "catch_up": catch_up, "complete": live["complete"] and catch_up["complete"]
+            and (paced is None or paced["complete"])}
 
 
 # --------------------------------------------------------------------------- 2. the table
@@ -260,13 +312,18 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--worker"]:
         url, where, first, count, shoes = argv[1:6]
-        return worker(url, where, int(first), int(count), int(shoes))
+        speed, seconds = (float(x) for x in argv[6:8]) if len(argv) >= 8 else (0.0, 0.0)
+        return worker(url, where, int(first), int(count), int(shoes), speed, seconds)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tables", type=int, default=200, help="simulated tables (default 200)")
     ap.add_argument("--workers", type=int, default=4, help="processes the tables run in")
     ap.add_argument("--shoes", type=int, default=1, help="shoes each table deals")
     ap.add_argument("--cards", type=int, default=200, help="cards per feed on/off table run")
     ap.add_argument("--pairs", type=int, default=4, help="feed off/on table runs, alternately")
+    ap.add_argument("--speed", type=float, default=1.0, help="paced phase: the tables deal at "
+                    "this many times the virtual dealer's pace of a card a second (0: no paced "
+                    "phase)")
+    ap.add_argument("--paced-seconds", type=float, default=30.0, help="paced phase: how long")
     ap.add_argument("--fsync", action="store_true", help="the floor's tables fsync their "
                     "journals (as in production; the disk then limits the events/s)")
     ap.add_argument("--json", action="store_true", help="tables to stderr, one JSON line out")
@@ -289,11 +346,14 @@ def main(argv: list[str] | None = None) -> int:
             say(f"floor: {args.tables} tables x {args.shoes} shoe(s), {args.workers} worker "
                 f"processes, virtual clocks, journals {'fsynced' if args.fsync else 'not fsynced'}"
                 f", into one Mosquitto on 127.0.0.1:{broker.port}")
-            floor = floor_run(broker, args.tables, args.workers, args.shoes, where, args.fsync)
+            floor = floor_run(broker, args.tables, args.workers, args.shoes, where, args.fsync,
+                              args.speed, args.paced_seconds)
             say(f"  {'phase':9} {'events':>7} {'dups':>5} {'complete':>8} {'seconds':>8} "
                 f"{'events/s':>9} {'p50 ms':>9} {'p99 ms':>9}   (journal -> subscriber)")
-            for phase in ("live", "catch_up"):
+            for phase in ("paced", "live", "catch_up"):
                 f = floor[phase]
+                if f is None:
+                    continue
                 done = "yes" if f["complete"] else \
                     f"NO -{f['missing']} ({f['owed_in_journals']} owed in the journals)"
                 p50, p99 = (f[f"journal_to_subscriber_{q}_ms"] for q in ("p50", "p99"))

@@ -206,3 +206,28 @@ def test_the_table_view_is_built_from_what_the_table_publishes(tmp_path):
         hold_utc = list(j.records())[-1].utc
     assert again.road == {"player": 2, "tie": 1} and again.last_result["round"] == 3
     assert again.hold_since == hold_utc
+
+
+def test_with_the_broker_away_the_feed_says_how_far_behind_it_is(tmp_path):
+    import time
+
+    from controller.feed.outbox import FloorFeed
+    from tests.broker import free_port
+    cursors, outlets = {}, {}
+    with Journal(tmp_path / "j.db") as j:
+        feed = FloorFeed(broker_from(FeedCfg(), url=f"mqtt://127.0.0.1:{free_port()}"), j,
+                         table="T1", cursors=cursors, outlets=outlets,
+                         private_kinds=PRIVATE_KINDS, drain_timeout_s=0.2).start()
+        assert cursors == {CURSOR: 0} and j.cursor(CURSOR) == 0   # on disk before any deal
+        for k in range(3):                 # the loop journals an input and its events
+            j.append("input", {"type": "card"})
+            seq = j.append("card", {"event": "card", "n": k})
+            feed.publish({"event": "card", "n": k, "seq": seq})
+        deadline = time.monotonic() + 5
+        while outlets["feed"]["behind"] != 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        report = outlets["feed"]
+        assert (report["behind"], report["connected"], report["acknowledged_seq"]) == (3, False, 0)
+        assert report["problem"].startswith("nothing listens at mqtt://127.0.0.1:")
+        feed.close()                       # waits drain_timeout_s, then leaves the cursor as is
+        assert cursors[CURSOR] == 0
