@@ -16,8 +16,8 @@ that). Two phases of --cards cards each:
   the loop between two inputs), `recall` of --recall-rounds rounds and `audit` (both read the
   journal on the connection's thread), and sign-ins with a wrong PIN (scrypt on the
   connection's thread; each attempt is journaled as a note through the loop). The account is
-  never locked out here (max_failures raised), so every failed sign-in costs a full scrypt
-  check: the worst case. The clients decode only short answers (a long recall's head is
+  never locked out nor rate limited here (both raised), so every failed sign-in costs a full
+  scrypt check: the worst case. The clients decode only short answers (a long recall's head is
   checked): decoding megabytes would only take CPU from the controller on a small machine.
 
 For each phase: the pace (cards decided per second, from the first card's event to the
@@ -57,6 +57,7 @@ import latency  # noqa: E402  (the production path and its stamps)
 from controller.accounts import AccountStore, ScryptParams  # noqa: E402
 from controller.config import ShoeCfg  # noqa: E402
 from controller.logsetup import configure  # noqa: E402
+from controller.signin import RateLimit  # noqa: E402
 from controller.profile import load_profile  # noqa: E402
 
 KINDS = ("state", "recall", "audit", "signin")
@@ -311,8 +312,11 @@ def run(cards: int = 60, rate: float = 3.0, prefill_shoes: int = 40,
             table = latency.LiveTable(journal, rig.url, "beetek", stamps,
                                       min_pull_interval_s=pull if 1 / rate >= 2 * pull else 0.0)
             table.start(control=(sock, users))
-            # the worst case for sign-ins: never locked out, each a full scrypt check
-            table.asm.control.store.max_failures = 10 ** 9
+            # the worst case for sign-ins: never locked out nor rate limited, each a full
+            # scrypt check
+            control = table.asm.control
+            control.store.max_failures = 10 ** 9
+            control.peer_limit = control.account_limit = RateLimit(10 ** 9, 60.0)
             table.wait_for_shoe()
             sent: list[float | None] = [None] * (2 * cards)
             _, _, quiet_lag = phase(table, rig, 0, cards, rate, sent)

@@ -27,6 +27,7 @@ import os
 import re
 import secrets
 import sqlite3
+import threading
 import time
 import unicodedata
 from contextlib import closing, contextmanager
@@ -38,6 +39,7 @@ from typing import Any, Callable, Iterator, Mapping
 from controller.errors import InputError
 from controller.logsetup import get_logger
 from controller.roles import ROLES
+from controller.signin import Turns
 
 log = get_logger("accounts")
 
@@ -46,6 +48,13 @@ MIN_SECRET_CHARS = 6
 MAX_SECRET_CHARS = 128
 MAX_FAILURES = 5
 LOCKOUT_S = 300.0
+#: scrypt computations at once (32 MiB each with the default parameters); more wait up to
+#: HASH_WAIT_S for a slot, then are answered busy
+MAX_HASHING = 2
+HASH_WAIT_S = 2.0
+#: how long an attempt waits for the account's earlier attempts to be decided
+TURN_WAIT_S = 10.0
+STORE_MODE = 0o600
 NAME_RE = re.compile(r"[a-z][a-z0-9._-]{0,31}\Z")
 NAME_HELP = "1–32 characters: a lowercase letter, then lowercase letters, digits, '.', '_' or '-'"
 
@@ -111,7 +120,8 @@ DEFAULT_KDF = ScryptParams()
 
 @dataclass(frozen=True)
 class AuthResult:
-    """One sign-in attempt's outcome; code: ok | unknown_user | wrong_pin | disabled | locked."""
+    """One sign-in attempt's outcome; code: ok | unknown_user | wrong_pin | disabled | locked |
+    busy (not checked: too many sign-ins at once) | rate_limited (refused before any check)."""
     ok: bool
     user: str
     code: str
@@ -121,6 +131,8 @@ class AuthResult:
     at: float = 0.0
     failures: int = 0
     locked_minutes: int | None = None
+    locked_now: bool = False            # this attempt locked the account
+    unlocked_at: float | None = None    # a lock that had run out, noticed by this attempt
 
     def record(self) -> dict[str, Any]:
         """JSON-ready journal record (never holds the secret)."""
@@ -190,16 +202,26 @@ def _iso(epoch: float | None) -> str | None:
 
 class AccountStore:
     """The user store in one SQLite file. Safe to share between threads and processes: each
-    operation opens its own connection, and counters change inside IMMEDIATE transactions."""
+    operation opens its own connection, and counters change inside IMMEDIATE transactions.
+
+    Sign-ins to one account take turns in arrival order (`signin.Turns`), and each counts as a
+    failure, and locks the account at the last allowed failure, before its PIN is hashed (one
+    IMMEDIATE transaction); the right PIN then clears the count. So no two attempts, in this
+    process or another, are ever checked against the same count. At most `max_hashing` scrypt
+    computations run at once."""
 
     def __init__(self, path: str | os.PathLike[str], *, kdf: ScryptParams = DEFAULT_KDF,
                  clock: Callable[[], float] = time.time, max_failures: int = MAX_FAILURES,
-                 lockout_s: float = LOCKOUT_S):
+                 lockout_s: float = LOCKOUT_S, max_hashing: int = MAX_HASHING,
+                 hash_wait_s: float = HASH_WAIT_S, turn_wait_s: float = TURN_WAIT_S):
         self.path = Path(path)
         self.kdf = kdf
         self.clock = clock
         self.max_failures = max_failures
         self.lockout_s = lockout_s
+        self.hash_wait_s, self.turn_wait_s = hash_wait_s, turn_wait_s
+        self.turns = Turns()
+        self._hashing = threading.BoundedSemaphore(max_hashing)
         self._create()
 
     # -- storage -------------------------------------------------------------------------------
@@ -209,7 +231,13 @@ class AccountStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if not self.path.exists():
                 # owner-only from the first byte: the file holds the secret hashes
-                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, STORE_MODE))
+            elif self.path.stat().st_mode & 0o777 & ~STORE_MODE:
+                try:
+                    os.chmod(self.path, STORE_MODE)     # a copy made with a looser umask
+                except PermissionError:
+                    log.warning("user store readable by others; chmod 600 it",
+                                path=str(self.path))
         except OSError as err:
             raise AccountError(f"{self.path}: cannot create the user store ({err.strerror}); "
                                "check the directory and its permissions") from err
@@ -384,8 +412,32 @@ class AccountStore:
         def result(ok: bool, code: str, message: str, **more: Any) -> AuthResult:
             return AuthResult(ok, name, code, message, context=context, at=now, **more)
 
+        def busy(why: str) -> AuthResult:
+            return result(False, "busy", f"sign-in for {name!r} not checked: {why}; try again "
+                          "in a moment")
+
+        with self.turns.turn(name, self.turn_wait_s) as my_turn:
+            if not my_turn:
+                return busy("earlier attempts for this account are still being checked")
+            refusal = self._refusal(name, now, result)
+            if refusal is not None:
+                return refusal          # decided without hashing: nothing to wait for
+            if not self._hashing.acquire(timeout=self.hash_wait_s):
+                return busy("too many sign-ins at once")
+            try:
+                return self._check(name, secret, now, result)
+            finally:
+                self._hashing.release()
+
+    def _refusal(self, name: str, now: float,
+                 result: Callable[..., AuthResult]) -> AuthResult | None:
+        """The answer when the account's row alone decides it (unknown, disabled, locked)."""
         with self._tx() as db:
             row = self._row(db, name)
+        return self._refused_row(name, row, now, result)
+
+    def _refused_row(self, name: str, row: sqlite3.Row | None, now: float,
+                     result: Callable[..., AuthResult]) -> AuthResult | None:
         if row is None:
             return result(False, "unknown_user", f"unknown user {name!r}")
         role = row["role"]
@@ -399,36 +451,49 @@ class AccountStore:
                           f"{self.max_failures} failed attempts; try again in {minutes} "
                           "minute(s) or ask a manager to enable it", role=role,
                           failures=row["failures"], locked_minutes=minutes)
+        return None
+
+    def _check(self, name: str, secret: str, now: float,
+               result: Callable[..., AuthResult]) -> AuthResult:
+        # 1. the attempt counts as a failure (and locks at the last one allowed) before the
+        #    hash: another process's attempt in the meantime sees it
+        with self._tx(immediate=True) as db:
+            row = self._row(db, name)
+            refusal = self._refused_row(name, row, now, result)
+            if refusal is not None:
+                return refusal
+            assert row is not None
+            unlocked_at = row["locked_until"]       # a lock that has run out: count from 0
+            failures = (0 if unlocked_at is not None else row["failures"]) + 1
+            locks = failures >= self.max_failures
+            db.execute("UPDATE users SET failures = ?, locked_until = ? WHERE name = ?",
+                       (failures, now + self.lockout_s if locks else None, name))
+        role = row["role"]
         params = ScryptParams(row["kdf_n"], row["kdf_r"], row["kdf_p"], row["kdf_dklen"])
         good = isinstance(secret, str) and hmac.compare_digest(
             derive(secret, row["salt"], params), row["secret_hash"])
-        with self._tx(immediate=True) as db:
-            if locked_until is not None:
-                # the lock has run out: the count starts again
+        # 2. the right PIN clears the count (and a lock its own count set)
+        if good:
+            with self._tx(immediate=True) as db:
                 db.execute("UPDATE users SET failures = 0, locked_until = NULL WHERE name = ?",
                            (name,))
-            if good:
-                db.execute("UPDATE users SET failures = 0 WHERE name = ?", (name,))
                 if self.kdf.stronger_than(params):
                     cols = self._hash_columns(secret)
                     db.execute(f"UPDATE users SET {', '.join(f'{c} = ?' for c in cols)} "
                                "WHERE name = ?", (*cols.values(), name))
                     self._log_change(db, name, "rehash", name,
                                      f"scrypt n={self.kdf.n} r={self.kdf.r} p={self.kdf.p}")
-                return result(True, "ok", f"signed in as {name!r} ({role})", role=role)
-            db.execute("UPDATE users SET failures = failures + 1 WHERE name = ?", (name,))
-            failures = db.execute("SELECT failures FROM users WHERE name = ?",
-                                  (name,)).fetchone()[0]
-            if failures >= self.max_failures:
-                db.execute("UPDATE users SET locked_until = ? WHERE name = ?",
-                           (now + self.lockout_s, name))
-                minutes = math.ceil(self.lockout_s / 60)
-                return result(False, "wrong_pin", f"wrong PIN for {name!r}; account locked for "
-                              f"{minutes} minute(s) after {failures} failed attempts",
-                              role=role, failures=failures, locked_minutes=minutes)
+            return result(True, "ok", f"signed in as {name!r} ({role})", role=role,
+                          unlocked_at=unlocked_at)
+        if locks:
+            minutes = math.ceil(self.lockout_s / 60)
+            return result(False, "wrong_pin", f"wrong PIN for {name!r}; account locked for "
+                          f"{minutes} minute(s) after {failures} failed attempts",
+                          role=role, failures=failures, locked_minutes=minutes,
+                          locked_now=True, unlocked_at=unlocked_at)
         left = self.max_failures - failures
         return result(False, "wrong_pin", f"wrong PIN for {name!r} ({left} attempt(s) left "
-                      "before lockout)", role=role, failures=failures)
+                      "before lockout)", role=role, failures=failures, unlocked_at=unlocked_at)
 
 
 def users_action(store: AccountStore, args: Mapping[str, Any], *, by: str) -> Any:

@@ -17,6 +17,14 @@ timeout answers `timeout`; an unexpected failure answers `internal`.
 Each connection has its own thread and reads lines of at most `max_line` bytes, so one client's
 bad bytes never stop another. The socket is created with mode 0660 (and the configured group)
 before it listens, so nobody outside the group can ever connect.
+
+Under a flood (docs/security.md): at most `max_connections` connections are served at once
+(one more is answered `busy` and closed), a connection silent for `idle_timeout_s` is closed,
+and the listen backlog holds BACKLOG connections. A sign-in with a PIN first takes a token from
+its peer's bucket (the peer's uid) and from its account's; a failure keeps them, a success
+gives them back, and an empty bucket answers `rate_limited` before any check. The account store
+then checks attempts on one account in turn and runs at most a few scrypt computations at once
+(`busy` beyond them).
 """
 from __future__ import annotations
 
@@ -25,11 +33,13 @@ import dataclasses
 import errno
 import grp
 import json
+import math
 import os
 import secrets
 import socket
 import socketserver
 import stat
+import struct
 import threading
 import time
 from dataclasses import dataclass
@@ -38,20 +48,29 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from controller import roles
-from controller.accounts import AccountStore, AuthResult
+from controller.accounts import NAME_RE, AccountStore, AuthResult
 from controller.errors import CommandRefused, InputError
 from controller.logsetup import get_logger
+from controller.signin import RateLimit
+from controller.words import Words, words_of
 
 log = get_logger("control_api")
 
 ERROR_CODES = ("malformed", "unknown_action", "auth_failed", "locked", "disabled", "forbidden",
-               "reason_required", "wrong_state", "invalid_args", "timeout", "internal")
+               "reason_required", "wrong_state", "invalid_args", "timeout", "internal", "busy",
+               "rate_limited")
 REQUEST_KEYS = frozenset({"id", "user", "pin", "token", "action", "args", "reason"})
 VIEW_TTL_S = 8 * 3600.0     # a console's read-only view session: one shift
 MAX_LINE = 64 * 1024
 SOCKET_MODE = 0o660
+MAX_CONNECTIONS = 32        # a console and a few scripts need a handful
+IDLE_TIMEOUT_S = 60.0       # a client sends its line at once; one that stays silent is gone
+BACKLOG = 128               # connections the kernel holds until they are accepted
+#: failed PIN sign-ins allowed at once, per peer (uid) and per account, and their refill a minute
+PEER_LIMIT = (10, 10.0)
+ACCOUNT_LIMIT = (10, 10.0)
 _AUTH_ERRORS = {"unknown_user": "auth_failed", "wrong_pin": "auth_failed",
-                "disabled": "disabled", "locked": "locked"}
+                "disabled": "disabled", "locked": "locked", "busy": "busy"}
 
 
 class ControlError(InputError):
@@ -78,9 +97,10 @@ def refused(message: str, code: str = "wrong_state") -> CommandRefused:
 
 
 class _Refusal(Exception):
-    def __init__(self, code: str, message: str, rid: Any = None):
+    def __init__(self, code: str, message: str, rid: Any = None, words: Any = None):
         super().__init__(message)
         self.code, self.message, self.rid = code, message, rid
+        self.words = words          # the refusal in plain words, for each reader's language
 
 
 def _reject_constant(name: str) -> Any:
@@ -139,8 +159,11 @@ class ControlServer:
 
     def __init__(self, socket_path: str | os.PathLike[str], store: AccountStore,
                  submit: Callable[[Command], None], *, group: str | None = None,
-                 reply_timeout_s: float = 10.0, idle_timeout_s: float = 600.0,
-                 max_line: int = MAX_LINE, on_auth: Callable[[AuthResult], None] | None = None):
+                 reply_timeout_s: float = 10.0, idle_timeout_s: float = IDLE_TIMEOUT_S,
+                 max_line: int = MAX_LINE, on_auth: Callable[[AuthResult], None] | None = None,
+                 max_connections: int = MAX_CONNECTIONS,
+                 peer_limit: tuple[int, float] = PEER_LIMIT,
+                 account_limit: tuple[int, float] = ACCOUNT_LIMIT):
         self.path = Path(socket_path)
         self.store = store
         self.submit = submit
@@ -149,6 +172,11 @@ class ControlServer:
         self.idle_timeout_s = idle_timeout_s
         self.max_line = max_line
         self.on_auth = on_auth
+        self.max_connections = max_connections
+        self.peer_limit = RateLimit(*peer_limit)
+        self.account_limit = RateLimit(*account_limit)
+        self._active = 0                # connections being served (under _conns_lock)
+        self.turned_away = 0            # connections answered busy at the cap
         self._server: socketserver.ThreadingUnixStreamServer | None = None
         self._thread: threading.Thread | None = None
         self._inode: tuple[int, int] | None = None
@@ -173,6 +201,25 @@ class ControlServer:
 
         class Server(socketserver.ThreadingUnixStreamServer):
             daemon_threads = True
+            request_queue_size = BACKLOG
+
+            def process_request(self, request: Any, client_address: Any) -> None:
+                # decided on the accepting thread: a connection over the cap never gets one
+                if not owner._admit():
+                    owner._turn_away(request)
+                    self.shutdown_request(request)
+                    return
+                try:
+                    super().process_request(request, client_address)
+                except BaseException:
+                    owner._leave()
+                    raise
+
+            def process_request_thread(self, request: Any, client_address: Any) -> None:
+                try:
+                    super().process_request_thread(request, client_address)
+                finally:
+                    owner._leave()
 
             def server_bind(self) -> None:
                 super().server_bind()
@@ -269,8 +316,42 @@ class ControlServer:
 
     # -- one connection ------------------------------------------------------------------------
 
+    def _admit(self) -> bool:
+        with self._conns_lock:
+            if self._active >= self.max_connections:
+                self.turned_away += 1
+                return False
+            self._active += 1
+            return True
+
+    def _leave(self) -> None:
+        with self._conns_lock:
+            self._active -= 1
+
+    def _turn_away(self, conn: socket.socket) -> None:
+        if self.turned_away == 1 or self.turned_away % 1000 == 0:
+            log.warning("control connections at the cap; turning new ones away",
+                        limit=self.max_connections, turned_away=self.turned_away)
+        try:
+            conn.setblocking(False)     # a fresh socket's buffer takes one line; never wait
+            conn.send(encode(self._error(None, "busy", f"the controller serves at most "
+                                         f"{self.max_connections} connections at once; "
+                                         "try again in a moment")))
+        except OSError:
+            pass
+
+    @staticmethod
+    def _peer(conn: socket.socket) -> str:
+        """Who is at the other end of a Unix socket: their uid (pid and gid vary per call)."""
+        try:
+            raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            return f"uid:{struct.unpack('3i', raw)[1]}"
+        except (OSError, AttributeError, struct.error):
+            return "uid:?"
+
     def _serve_connection(self, conn: socket.socket, rfile: Any, wfile: Any) -> None:
         conn.settimeout(self.idle_timeout_s)
+        peer = self._peer(conn)
         with self._conns_lock:
             if self._server is None:
                 return
@@ -288,7 +369,7 @@ class ControlServer:
                     return
                 if not line.strip():
                     continue
-                wfile.write(encode(self.handle_line(line)))
+                wfile.write(encode(self.handle_line(line, peer=peer)))
                 wfile.flush()
         except (TimeoutError, OSError):
             return
@@ -322,17 +403,20 @@ class ControlServer:
     def _error(rid: Any, code: str, message: str) -> dict[str, Any]:
         return {"id": rid, "ok": False, "error": code, "message": message}
 
-    def handle_line(self, line: bytes) -> dict[str, Any]:
+    def handle_line(self, line: bytes, *, peer: str = "uid:?") -> dict[str, Any]:
         """Answer one request line (never raises)."""
         rid = None
         try:
             req = parse_request(line)
             rid = req.get("id")
-            result = self._handle(req)
+            result = self._handle(req, peer)
         except _Refusal as ref:
             rid = rid if rid is not None else ref.rid
             log.warning("control request refused", id=rid, error=ref.code, message=ref.message)
-            return self._error(rid, ref.code, ref.message)
+            answer = self._error(rid, ref.code, ref.message)
+            if ref.words is not None:
+                answer["words"] = ref.words.as_dict()
+            return answer
         except Exception as err:  # one bad request must never stop the server
             log.exception("control request failed", id=rid)
             return self._error(rid, "internal", f"internal error: {type(err).__name__}: {err}")
@@ -341,7 +425,28 @@ class ControlServer:
             answer["view_token"] = req["_view_token"]
         return answer
 
-    def _handle(self, req: dict[str, Any]) -> Any:
+    def _sign_in(self, user: str, pin: str, action: str, peer: str) -> AuthResult:
+        """A PIN sign-in within the peer's and the account's budgets of failures."""
+        account = user if isinstance(user, str) and NAME_RE.match(user) else "?"
+        wait = self.peer_limit.take(peer)
+        if wait == 0.0:
+            wait = self.account_limit.take(account)
+            if wait:
+                self.peer_limit.give_back(peer)
+                who = f"for {account!r}" if account != "?" else "for invalid names"
+        else:
+            who = "from this user id"
+        if wait:
+            return AuthResult(False, account, "rate_limited", f"too many failed sign-ins {who}; "
+                              f"try again in {math.ceil(wait)} s", context=action,
+                              at=self.store.clock())
+        auth = self.store.authenticate(user, pin, context=action)
+        if auth.ok or auth.code == "busy":      # only failures spend the budgets
+            self.peer_limit.give_back(peer)
+            self.account_limit.give_back(account)
+        return auth
+
+    def _handle(self, req: dict[str, Any], peer: str = "uid:?") -> Any:
         user, action, args = req["user"], req["action"], req["args"]
         reason = req["reason"].strip()
         if action not in roles.ACTIONS:
@@ -350,19 +455,23 @@ class ControlServer:
         if "token" in req and "pin" not in req:
             role = self._view_role(user, req["token"], action)
         else:
-            auth = self.store.authenticate(user, req["pin"], context=action)
+            auth = self._sign_in(user, req["pin"], action, peer)
             if self.on_auth is not None:
                 self.on_auth(auth)
             if not auth.ok:
-                raise _Refusal(_AUTH_ERRORS.get(auth.code, "auth_failed"), auth.message)
+                raise _Refusal(_AUTH_ERRORS.get(auth.code, auth.code if auth.code in ERROR_CODES
+                                                else "auth_failed"), auth.message)
             role = auth.role or ""
             if action in roles.READ_ACTIONS:
                 req["_view_token"] = self._open_view(user, role)
         if not roles.allowed(role, action):
-            raise _Refusal("forbidden", f"{user!r} is a {role}; {action} needs "
-                           f"{' or '.join(roles.roles_for(action))}")
+            needs = roles.roles_for(action)
+            raise _Refusal("forbidden", f"{user!r} has the role {role}; {action} needs the role "
+                           f"{' or '.join(needs)}", words=Words("refuse.forbidden", {
+                               "user": user, "role": role, "roles": needs}))
         if roles.needs_reason(action) and not reason:
-            raise _Refusal("reason_required", f"{action} is an override; give a reason")
+            raise _Refusal("reason_required", f"{action} is an override; give a reason",
+                           words=Words("refuse.reason_required"))
         if len(reason) > roles.REASON_MAX_CHARS:
             raise _Refusal("invalid_args", f"reason is longer than {roles.REASON_MAX_CHARS} "
                            "characters")
@@ -380,6 +489,7 @@ class ControlServer:
                            f"{self.reply_timeout_s:g} s; check `state`") from None
         except CommandRefused as err:
             code = getattr(err, "code", "wrong_state")
-            raise _Refusal(code if code in ERROR_CODES else "wrong_state", str(err)) from None
+            raise _Refusal(code if code in ERROR_CODES else "wrong_state", str(err),
+                           words=words_of(err)) from None
         except InputError as err:
             raise _Refusal("invalid_args", str(err)) from None
