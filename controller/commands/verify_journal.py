@@ -1,7 +1,9 @@
-"""`tablectl verify-journal`: check the journal's hash chain and snapshots.
+"""`tablectl verify-journal`: check the journal's hash chain and snapshots, and with the anchor
+key its anchors (controller/journal/anchor.py): a chain rewritten, records removed and
+renumbered, or (given the last anchor kept off the table PC) a tail cut.
 
 Exit 0 when intact, 1 when broken (the first broken record is named), 2 when the journal cannot
-be read at all (missing, not SQLite, corrupted, unknown schema).
+be read at all (missing, not SQLite, corrupted, unknown schema) or the key cannot be used.
 """
 from __future__ import annotations
 
@@ -15,10 +17,16 @@ from controller.commands.recall import DEFAULT_JOURNAL
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "verify-journal", help="check the journal's hash chain and snapshots",
-        description="Check every record's hash chain link and every snapshot. Exit 0 intact, "
-                    "1 broken (names the first broken record), 2 unreadable.")
+        description="Check every record's hash chain link and every snapshot, and with "
+                    "--key every anchor. Exit 0 intact, 1 broken (names the first broken "
+                    "record), 2 unreadable.")
     p.add_argument("--journal", default=DEFAULT_JOURNAL, metavar="PATH",
                    help=f"journal file (default {DEFAULT_JOURNAL})")
+    p.add_argument("--key", metavar="FILE", help="the anchor key: every anchor must verify "
+                   "(a journal with none fails)")
+    p.add_argument("--last-anchor", metavar="FILE", help="with --key: a file of JSON lines "
+                   "kept off the table PC (the floor feed's, run --json): the journal must hold "
+                   "its last anchor event")
     p.set_defaults(func=run)
 
 
@@ -26,14 +34,29 @@ def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.journal import Journal, JournalError
 
+    from controller.errors import InputError
+    from controller.journal.anchor import load_key, read_kept, verify_anchors
+    from controller.journal.archive import check_archives, verify
+
     if not os.path.isfile(args.journal):
         print(f"tablectl verify-journal: journal {args.journal}: no such file", file=sys.stderr)
         return 2
+    if args.last_anchor and not args.key:
+        raise InputError("--last-anchor needs --key (the anchor is checked with it)")
+    key = load_key(args.key, "--key") if args.key else None
+    kept = read_kept(args.last_anchor) if args.last_anchor else None
     try:
         with Journal.open_readonly(args.journal) as journal:
-            result = journal.verify()
+            # from its first record when its older gaming days were archived
+            result = verify(journal)
+            anchors = verify_anchors(journal, key, kept) if key and result.ok else None
+        archives = check_archives(args.journal)
     except JournalError as err:
         print(f"tablectl verify-journal: {err}", file=sys.stderr)
         return 2
-    print(f"journal {args.journal}: {result}")
-    return 0 if result.ok else 1
+    also = f"; {archives}" if archives.parts or not archives.ok else ""
+    if anchors is None:
+        print(f"journal {args.journal}: {result}{also}")
+        return 0 if result.ok and archives.ok else 1
+    print(f"journal {args.journal}: {result}; {anchors}{also}")
+    return 0 if anchors.ok and archives.ok else 1

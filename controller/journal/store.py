@@ -28,7 +28,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -60,6 +62,9 @@ _INSERT = "INSERT INTO records (seq, utc, mono, kind, data, hash) VALUES (?, ?, 
 _COLUMNS = "seq, utc, mono, kind, data, hash"
 
 Clock = Callable[[], tuple[str, float]]
+#: the journal and its WAL and shared-memory files: the service writes, its group may read
+FILE_MODE = 0o640
+_SIDE_FILES = ("", "-wal", "-shm")
 
 
 class JournalError(Exception):
@@ -109,6 +114,7 @@ class Journal:
         self._fsync = os.environ.get("TABLECTL_TEST_NO_FSYNC") != "1"
         self._sync = "NORMAL"                   # the writer connection's synchronous level
         self._conn: sqlite3.Connection | None = None
+        self._scratch: str | None = None        # a private copy's folder (open_readonly)
         self._last_seq = 0
         self._head = GENESIS
         conn = self._connect()
@@ -129,8 +135,29 @@ class Journal:
 
     @classmethod
     def open_readonly(cls, path: str | os.PathLike) -> "Journal":
-        """A read-only connection for readers (recall, console, verify); append is refused."""
-        return cls(path, readonly=True)
+        """A read-only connection for readers (recall, console, verify); append is refused.
+
+        Reading a WAL journal still writes beside it (its shared-memory index), so a journal
+        this process may not write to (a read-only copy kept for an investigation, read-only
+        media) is read from a private copy of its files, removed again at close."""
+        try:
+            return cls(path, readonly=True)
+        except JournalError as err:
+            cause = err.__cause__
+            if not (isinstance(cause, sqlite3.OperationalError) and any(
+                    word in str(cause) for word in ("readonly", "unable to open"))):
+                raise
+        scratch = tempfile.mkdtemp(prefix="tablectl-journal-")
+        try:
+            for side in _SIDE_FILES[:2]:
+                if os.path.isfile(f"{path}{side}"):
+                    shutil.copyfile(f"{path}{side}", os.path.join(scratch, f"journal.db{side}"))
+            journal = cls(os.path.join(scratch, "journal.db"), readonly=True)
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        journal.path, journal._scratch = os.fspath(path), scratch
+        return journal
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -150,12 +177,26 @@ class Journal:
             if path != ":memory:":
                 parent = os.path.dirname(os.path.abspath(path))
                 os.makedirs(parent, exist_ok=True)
+                if not os.path.exists(path):
+                    # 0640 from the first byte; SQLite gives the WAL and SHM files the same
+                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, FILE_MODE))
+                self._tighten()
             # check_same_thread=False: the journal may be built on one thread and used by the
             # table thread; the lock serialises the rare accidental second caller.
             return sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                    timeout=5.0)
         except (sqlite3.Error, OSError) as err:
             raise self._error("cannot be opened", err) from err
+
+    def _tighten(self) -> None:
+        """A journal made before (or copied with a looser umask) is brought to FILE_MODE."""
+        for side in _SIDE_FILES:
+            try:
+                mode = os.stat(self.path + side).st_mode & 0o777
+                if mode & ~FILE_MODE:
+                    os.chmod(self.path + side, mode & FILE_MODE)
+            except (FileNotFoundError, PermissionError):    # not ours to change
+                continue
 
     def _open_schema(self, conn: sqlite3.Connection) -> None:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -513,7 +554,7 @@ class Journal:
             return "hash mismatch (state or anchor changed since it was taken)"
         return None
 
-    def verify(self, after_seq: int = 0) -> VerifyResult:
+    def verify(self, after_seq: int = 0, *, snapshots: bool = True) -> VerifyResult:
         """Check the chain (from after_seq, trusting that record's hash) and every snapshot."""
         prev = self._hash_at(after_seq) if after_seq else GENESIS
         sql = f"SELECT {_COLUMNS} FROM records WHERE seq > ? ORDER BY seq LIMIT {PAGE}"
@@ -528,13 +569,27 @@ class Journal:
             if len(rows) < PAGE:
                 break
             last = rows[-1][0]
-        snaps = self._rows("SELECT id, upto_seq, utc, state, hash FROM snapshots ORDER BY id")
+        snaps = self._rows("SELECT id, upto_seq, utc, state, hash FROM snapshots ORDER BY id"
+                           ) if snapshots else []
         for row in snaps:
             why = self._snapshot_problem(*row)
             if why is not None:
                 return VerifyResult(checked, expected - 1, snapshots_checked=len(snaps),
                                     bad_snapshot_id=row[0], snapshot_reason=why)
         return VerifyResult(checked, expected - 1, snapshots_checked=len(snaps))
+
+    def last_record(self, kind: str) -> Record | None:
+        """The newest record of `kind` (anchors are found this way: near the end)."""
+        row = self._row(f"SELECT {_COLUMNS} FROM records WHERE kind = ? ORDER BY seq DESC "
+                        "LIMIT 1", (kind,))
+        return self._record(row) if row is not None else None
+
+    def record_hash(self, seq: int) -> str | None:
+        """The stored hash of record `seq` (GENESIS for 0), None when there is no such record."""
+        if seq == 0:
+            return GENESIS
+        row = self._row("SELECT hash FROM records WHERE seq = ?", (seq,))
+        return str(row[0]) if row is not None else None
 
     def _max_seq(self) -> int:
         return int(self._row("SELECT max(seq) FROM records")[0] or 0)
@@ -549,6 +604,9 @@ class Journal:
                     self._conn.close()
                 finally:
                     self._conn = None
+                    if self._scratch is not None:
+                        shutil.rmtree(self._scratch, ignore_errors=True)
+                        self._scratch = None
 
     def __enter__(self) -> "Journal":
         return self

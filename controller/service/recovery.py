@@ -18,8 +18,9 @@ from controller.table.inputs import parse_input
 
 log = get_logger("controller.service")
 
-#: journal records that are not a table input or its events (security and account logs)
-NOTE_KINDS = frozenset({"auth", "account", "note"})
+#: journal records that are not a table input or its events (security and account logs, and
+#: the anchors that sign the chain's head)
+NOTE_KINDS = frozenset({"auth", "account", "note", "anchor"})
 #: the version of the snapshot layout this release writes and reads
 SNAPSHOT_FORMAT = 2
 LOCAL_CURSOR = "local"
