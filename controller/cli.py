@@ -18,7 +18,8 @@ from controller.logsetup import configure
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tablectl", description=__doc__.splitlines()[0])
+    from controller.argtypes import OneLineParser     # its subparsers are of its class too
+    parser = OneLineParser(prog="tablectl", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     parser.add_argument("--log-level", default="WARNING",
                         help="log level for stderr (DEBUG, INFO, WARNING, ERROR); default WARNING")

@@ -46,9 +46,9 @@ def console_setting(key: str, given: str | None = None,
             raise InputError(f"{path}: no such config file; give an existing --config")
         return default
     try:
-        with open(path, "rb") as fh:
-            console = tomllib.load(fh).get("console", {})
-    except (OSError, tomllib.TOMLDecodeError) as err:
+        with open(path, encoding="utf-8-sig") as fh:       # a BOM is harmless
+            console = tomllib.loads(fh.read()).get("console", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
         raise InputError(f"{path}: cannot read config ({err}); fix the file") from err
     value = console.get(key, default) if isinstance(console, dict) else default
     if not isinstance(value, str):

@@ -126,7 +126,7 @@ def load_profile(name_or_path: str) -> Profile:
     path = resolve(name_or_path)
     raw = path.read_bytes()
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8-sig"))      # a byte-order mark is harmless
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ProfileError(str(path), "file", f"not valid TOML ({err})",
                            "correct the syntax") from err
@@ -141,6 +141,18 @@ def load_profile_for_use(name_or_path: str) -> Profile:
     return profile
 
 
+#: no bet of these games pays more (Andar Bahar's 46-49 cards pays 800); a payout above is a typo
+MAX_PAYOUT = 10_000
+#: named payouts a bet may carry in an inline table besides `pays` (anything else is refused)
+PAYOUT_OPTIONS: Mapping[tuple[str, str], tuple[str, ...]] = {
+    ("punto_banco", "banker"): ("on_six",),
+    ("andar_bahar", "andar"): ("on_first",),
+    ("andar_bahar", "first_three"): ("straight_flush", "straight", "flush"),
+}
+#: bets made only of named payouts
+NO_PAYS = frozenset({("andar_bahar", "first_three")})
+
+
 def _fraction(v: Any, r: Section, k: str) -> Fraction:
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
         raise r.fail(k, f"payout {v!r} is not a number", "write a payout to 1, e.g. 0.95 or \"19/20\"")
@@ -150,6 +162,9 @@ def _fraction(v: Any, r: Section, k: str) -> Fraction:
         raise r.fail(k, f"payout {v!r} is not a number", "write e.g. 0.95 or \"19/20\"") from err
     if f <= 0:
         raise r.fail(k, f"payout {v!r} must be positive", "write a payout to 1 greater than 0")
+    if f > MAX_PAYOUT:
+        raise r.fail(k, f"payout {v!r} is more than any bet pays", f"write a payout to 1 of at "
+                     f"most {MAX_PAYOUT}")
     return f
 
 
@@ -161,6 +176,14 @@ def _paytable(r: Section, game: str) -> dict[str, BetRule]:
         if bet not in allowed:
             raise r.fail(bet, f"{game} has no such bet", f"use bets from: {', '.join(allowed)}")
         if isinstance(v, dict):
+            named = PAYOUT_OPTIONS.get((game, bet), ())
+            unknown = sorted(set(v) - {"pays", *named})
+            if unknown:
+                raise r.fail(f"{bet}.{unknown[0]}", "unknown key", "use " + (
+                    f"pays and {', '.join(named)}" if named else f"{bet} = <payout to 1>"))
+            if "pays" not in v and (game, bet) not in NO_PAYS:
+                raise r.fail(bet, "no pays", f"write {bet} = {{ pays = <payout to 1>"
+                             + (f", {named[0]} = …" if named else "") + " }")
             opts = {k: _fraction(x, r, f"{bet}.{k}") for k, x in v.items() if k != "pays"}
             pays = _fraction(v["pays"], r, f"{bet}.pays") if "pays" in v else None
             out[bet] = BetRule(pays, opts)
@@ -219,6 +242,9 @@ def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
         paytables = {}
         for mode in list(pts.data):
             paytables[mode] = _paytable(pts.table(mode), game)
+        if not paytables:
+            raise r.fail("paytables", "no paytable in it", "add [paytables.MODE] with its bets, "
+                         "or write one [paytable]")
         mode = r.get("mode", str, next(iter(paytables)), choices=tuple(paytables))
         if "paytable" in data:
             raise r.fail("paytable", "given together with [paytables]", "keep one of the two")

@@ -26,7 +26,7 @@ class ShoeFile:
 def read_shoe_file(path: str | Path) -> ShoeFile:
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")     # a byte-order mark is harmless
     except FileNotFoundError:
         raise InputError(f"{p}: no such shoe file") from None
     except (OSError, UnicodeDecodeError) as err:

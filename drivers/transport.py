@@ -73,6 +73,16 @@ def _check_scheme(url: str, scheme: str) -> None:
                  "or a device path such as /dev/ttyUSB0)")
 
 
+def _check_host_port(url: str) -> None:
+    """A network URL's host and port, checked here: pyserial's own message for a bad one
+    lists its logging levels instead of the problem."""
+    netloc = url.split("://", 1)[1].split("?", 1)[0].split("/", 1)[0]
+    host, _, port = netloc.rpartition(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise BadURL(f"{url}: expected {url.split('://')[0]}://HOST:PORT with a TCP port from 1 "
+                     "to 65535")
+
+
 def _map_error(url: str, err: Exception) -> DeviceError:
     """pyserial/OS errors → the drivers.errors tree, one line naming the URL and why."""
     code = getattr(err, "errno", None)
@@ -105,6 +115,8 @@ def open_serial(url: str, *, baudrate: int = 9600,
         options["exclusive"] = True     # two controllers on one shoe would split its reads
     else:
         _check_scheme(url, scheme)
+        if scheme in ("socket", "rfc2217"):
+            _check_host_port(url)
     try:
         return serial.serial_for_url(url, baudrate=baudrate, timeout=timeout, **options)
     except ValueError as err:

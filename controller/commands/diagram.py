@@ -17,6 +17,11 @@ def run(args: argparse.Namespace) -> int:
     text = document()
     if args.output == "-":
         print(text)
-    else:
+        return 0
+    try:
         Path(args.output).write_text(text)
+    except OSError as err:
+        from controller.errors import InputError
+        raise InputError(f"--output {args.output}: cannot be written ({err.strerror}); give a "
+                         "file in an existing, writable directory") from None
     return 0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from controller.argtypes import count, positive, seconds
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
 from drivers.shoe import PROTOCOLS
@@ -18,15 +19,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--shoe-file", help="cards in draw order, one per line; CUT marks the cut card")
     src.add_argument("--shoe-url", help="read a shoe outside this process instead (a real shoe, "
                      "or a `tablectl devices` URL); the virtual supervisor still clears holds")
-    p.add_argument("--shoes", type=int, default=1, help="how many shoes (Andar Bahar: decks/rounds)")
+    p.add_argument("--shoes", type=positive, default=1,
+                   help="how many shoes (Andar Bahar: decks/rounds)")
     p.add_argument("--fault", action="append", default=[], metavar="KIND@N",
                    help="inject a fault at card index N (shuffler faults: at shuffle N; crash@N: "
                    "the controller is killed after its N-th journaled input); repeatable")
-    p.add_argument("--demo-rounds", type=int, default=0, help="demonstration rounds at shoe start")
+    p.add_argument("--demo-rounds", type=count, default=0,
+                   help="demonstration rounds at shoe start")
     p.add_argument("--shoe-protocol", default="beetek", choices=tuple(PROTOCOLS),
-                   help="wire protocol of the simulated shoe (default beetek)")
+                   help="wire protocol of the simulated shoe (default beetek; beetek and barcode "
+                   "lines carry no checksum, framed has a CRC: docs/protocols.md)")
     p.add_argument("--journal", help="journal file; an existing one is resumed")
-    p.add_argument("--betting-seconds", type=float, default=0.0,
+    p.add_argument("--anchor-key", metavar="FILE", help="sign the journal's head with this key "
+                   "(mode 0600; see tablectl anchor-key)")
+    p.add_argument("--betting-seconds", type=seconds, default=0.0,
                    help="seconds bets stay open each round, in simulated time (default 0)")
     p.add_argument("--shuffler-url", choices=["sim", "none"], default="sim",
                    help="sim: the simulated shuffler over its USB URL (default); none: a "
@@ -47,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.profile import load_profile_for_use
     profile = load_profile_for_use(args.profile)   # a bad profile stops before the pipeline loads
     from controller.commands._simulation import run_simulation
-    from simulators.shoe import FaultError, parse_fault
+    from simulators.shoe import SHOE_FAULTS, FaultError, parse_fault
     if not 0 <= args.demo_rounds <= profile.demo_rounds_max:
         raise InputError(f"--demo-rounds {args.demo_rounds}: the profile {profile.name} allows "
                          f"0 to at most {profile.demo_rounds_max}")
@@ -67,10 +73,17 @@ def run(args: argparse.Namespace) -> int:
         faults = [parse_fault(f) for f in device_faults]
     except FaultError as err:
         raise InputError(f"--fault: {err}") from None
+    for fault in faults:
+        if fault.kind in SHOE_FAULTS and fault.at >= profile.cards:
+            raise InputError(f"--fault {fault}: the shoe holds {profile.cards} cards; give a "
+                             f"card index from 0 to {profile.cards - 1}")
     feed = JsonFeed() if args.json else TextFeed()
     if args.betting_seconds < 0:
         raise InputError(f"--betting-seconds {args.betting_seconds}: give 0 or more")
     more = {"betting_seconds": args.betting_seconds}
+    if args.anchor_key:
+        from controller.journal.anchor import load_key
+        more["anchor_key"] = load_key(args.anchor_key)
     if args.shoe_url:
         more["shoe_url"] = args.shoe_url
     if args.shuffler_url == "none":

@@ -122,13 +122,36 @@ def compute_odds(profile, decks: int | None | EllipsisType = ..., mode: str | No
 
 
 def check_rtp_bands(profile) -> None:
-    """Raise ProfileError if a bet's computed RTP lies outside its `[rtp_band]`.
+    """Raise ProfileError if a bet's computed RTP lies outside its `[rtp_band]`, or, for a bet
+    without a band, is 1 or more (the table would pay out more than it takes in).
 
     The band applies to the bet in every paytable mode that has it, at the profile's decks.
+    Games without an exact model here are contests of even chances: no payout above 1.
     """
+    modes = list(profile.paytables)
+    for mode in modes:
+        table = "paytable" if modes == ["default"] else f"paytables.{mode}"
+        unbanded = {b: r for b, r in profile.paytables[mode].items()
+                    if b not in profile.rtp_band}
+        if profile.game not in GAMES:
+            for bet, rule in unbanded.items():
+                pays = [rule.pays, *rule.options.values()]
+                if any(p is not None and p > 1 for p in pays):
+                    raise ProfileError(profile.path, f"{table}.{bet}", f"pays more than 1 to 1 "
+                                       f"on a contest of even chances",
+                                       "write a payout to 1 of at most 1")
+            continue
+        if not unbanded:
+            continue
+        _, bets = paytable_odds(profile.game, unbanded, profile.decks)
+        for bet, odds in bets.items():
+            if odds.rtp >= 1:
+                raise ProfileError(profile.path, f"{table}.{bet}",
+                                   f"computed RTP {float(odds.rtp):.6g} is 1 or more (the "
+                                   "table would pay out more than it takes in)",
+                                   f"check the payout of {bet}, or give it an [rtp_band]")
     if not profile.rtp_band:
         return
-    modes = list(profile.paytables)
     for bet, (lo, hi) in profile.rtp_band.items():
         where = [m for m in modes if bet in profile.paytables[m]]
         if not where:
