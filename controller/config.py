@@ -6,6 +6,7 @@ the key and the fix. Timeouts carry their unit in the key name.
 """
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
@@ -61,7 +62,8 @@ class ShufflerCfg:
 @dataclass(frozen=True)
 class StorageCfg:
     journal: str = "var/journal.db"
-    snapshot_every: int = 1000
+    snapshot_every: int = 1000        # inputs between snapshots
+    anchor_key_file: str = ""         # key that signs the journal's head (mode 0600); "": none
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,7 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
         data: dict = {}
     else:
         try:
-            data = tomllib.loads(p.read_text(encoding="utf-8"))
+            data = tomllib.loads(p.read_text(encoding="utf-8-sig"))   # a BOM is harmless
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
             raise InputError(f"{p}: not a readable TOML file ({err}); fix the syntax") from err
     root = Section(data, str(p), ConfigError)
@@ -166,17 +168,47 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
     return cfg
 
 
+#: numbers' ranges: (lowest, whether the lowest itself is allowed, highest); what lies outside
+#: them (and NaN, infinities) would hang a loop, spin it, or never time out
+_RANGES: Mapping[str, tuple[float, bool, float]] = {
+    "table.betting_seconds": (0, True, 3600), "table.demo_rounds": (0, True, 3),
+    "table.shoes": (0, True, 10 ** 6),
+    "shoe.baudrate": (0, False, 4_000_000), "shoe.read_timeout_s": (0, False, 60),
+    "shoe.dead_after_timeouts": (0, True, 10 ** 6),
+    "shoe.reconnect_initial_s": (0, False, 3600), "shoe.reconnect_max_s": (0, False, 3600),
+    "shoe.min_pull_interval_s": (0, True, 10),
+    "shuffler.baudrate": (0, False, 4_000_000), "shuffler.response_timeout_s": (0, False, 600),
+    "shuffler.poll_interval_s": (0, True, 60), "shuffler.retries": (0, True, 100),
+    "shuffler.shuffle_timeout_s": (0, False, 86400),
+    "storage.snapshot_every": (1, True, 10 ** 7),
+    "console.reply_timeout_s": (0, False, 3600),
+    "simulator.seed": (-1, True, 2 ** 63 - 1), "simulator.pace_s": (0, True, 60),
+}
+
+
+def check_number(where: str, key: str, value: float) -> None:
+    """ConfigError unless `value` lies in `key`'s range (finite)."""
+    lo, lo_ok, hi = _RANGES[key]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(where, key, f"{value} is not a number", f"give a number from {lo} "
+                          f"to {hi}")
+    if value < lo or (value == lo and not lo_ok) or value > hi:
+        low = f"from {lo}" if lo_ok else f"above {lo}"
+        raise ConfigError(where, key, f"{value} is out of range", f"give a value {low} up to "
+                          f"{hi}")
+
+
 def _check(cfg: Config) -> None:
     where = cfg.path
     if cfg.shoe.protocol not in PROTOCOLS:
         raise ConfigError(where, "shoe.protocol", f"{cfg.shoe.protocol!r} is not a shoe protocol",
                           f"use one of {', '.join(PROTOCOLS)}")
-    for key, value in (("table.betting_seconds", cfg.table.betting_seconds),
-                       ("shoe.read_timeout_s", cfg.shoe.read_timeout_s),
-                       ("shuffler.response_timeout_s", cfg.shuffler.response_timeout_s),
-                       ("simulator.pace_s", cfg.simulator.pace_s)):
-        if value < 0:
-            raise ConfigError(where, key, f"{value} is negative", "use 0 or more")
+    for key in _RANGES:
+        section, name = key.split(".")
+        check_number(where, key, getattr(getattr(cfg, section), name))
+    if cfg.shoe.reconnect_max_s < cfg.shoe.reconnect_initial_s:
+        raise ConfigError(where, "shoe.reconnect_max_s", "is below reconnect_initial_s",
+                          "make reconnect_max_s at least reconnect_initial_s")
     if cfg.display.listen:
         from controller.display.server import parse_listen
         parse_listen(cfg.display.listen, f"{where}: [display] listen")

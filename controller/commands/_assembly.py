@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from controller.errors import InputError
 from controller.journal import Journal
+from controller.journal.anchor import Anchoring, check_at_start
 from controller.logsetup import get_logger
 from controller.profile import Profile
 from controller.service.clock import RealClock, VirtualClock
@@ -57,16 +58,29 @@ class TableAssembly:
                  software: str = "", name: str = "T1", virtual: bool = False,
                  betting_seconds: float = 0.0, rig: Any = None, actors: Actors | None = None,
                  rig_state: str | None = None, clock: Any = None,
-                 count_resumed: bool = True):
+                 count_resumed: bool = True, anchor_key: Any = None,
+                 snapshot_every: int | None = None):
         self.profile, self.devices, self.rig = profile, devices, rig
         self.actors = actors or Actors()
         self.rig_state = rig_state
         self.clock = clock or (VirtualClock() if virtual else RealClock())
         self.journal = Journal(journal_path or ":memory:")
         self.journal_path = journal_path
-        table, self.recovery = open_table(profile, self.journal, auto_open=True,
-                                          betting_seconds=betting_seconds)
+        try:
+            # a journal that does not verify since its last anchor is never dealt on
+            check_at_start(self.journal, anchor_key)
+            table, self.recovery = open_table(profile, self.journal, auto_open=True,
+                                              betting_seconds=betting_seconds)
+        except BaseException:
+            self.journal.close()
+            raise
         self.service = TableService(table, self.journal, self.clock, name=name)
+        if snapshot_every is not None:
+            self.service.snapshot_every = snapshot_every
+        if anchor_key is not None:
+            self.service.anchoring = Anchoring(self.journal, anchor_key)
+            # what was just verified is signed; the floor feed reads it from the journal
+            self.service.anchor("start")
         self.service.publishers.extend(publishers)
         self.memory = Memory()
         if self.journal.last_seq:
@@ -168,7 +182,15 @@ class TableAssembly:
         self.control = ControlServer(socket_path, store, submit=adapter.submit, group=group,
                                      reply_timeout_s=reply_timeout_s,
                                      on_auth=adapter.on_auth).start()
+        # closers run last first: the socket closes, then the open minute's sign-in failures
+        # are written (the loop has stopped: this thread is the journal's only writer now)
+        self._closers.append(lambda: self._write_notes("auth",
+                                                       adapter.signins.due(everything=True)))
         self._closers.append(self.control.close)
+
+    def _write_notes(self, kind: str, notes: list[dict]) -> None:
+        if notes and not self.service.journal_failed:
+            self.journal.append_many([(kind, n) for n in notes])
 
     def start_display(self, sock: Any) -> None:
         """The web display on a bound socket: first the current shoe's events from the

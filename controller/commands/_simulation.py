@@ -35,6 +35,7 @@ class SimOptions:
     shoe_url: str | None = None        # a shoe outside this process (real, or `tablectl devices`)
     idle_seconds: float = 30.0         # with shoe_url: silence this long means the shoe is empty
     decisions: str | None = None        # decisions file for the virtual players (banking games)
+    anchor_key: Any = None              # journal.anchor.AnchorKey: the journal's head is signed
     feed: dict | None = None            # TableAssembly.start_feed's arguments: the floor feed
     name: str = "T1"                    # the table's name (on the floor feed's topics)
 
@@ -140,9 +141,13 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
     clock = None if external else VirtualClock()
     rig = None
     if not external:
-        rig = SimRig(profile.decks, protocol=opts.protocol, seed=opts.seed,
-                     faults=tuple(opts.faults), clock=clock,
-                     continuous=profile.continuous_shuffler)
+        from simulators.shoe import FaultError
+        try:
+            rig = SimRig(profile.decks, protocol=opts.protocol, seed=opts.seed,
+                         faults=tuple(opts.faults), clock=clock,
+                         continuous=profile.continuous_shuffler)
+        except FaultError as err:
+            raise InputError(f"--fault {err}; give an index within the shoe") from None
     devices = DeviceSettings(
         shoe_url=opts.shoe_url or rig.shoe_url, protocol=opts.protocol,
         shoe_options=dict(read_timeout_s=0.2) if external else
@@ -159,7 +164,7 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
         betting_seconds=opts.betting_seconds, rig=rig,
         actors=Actors(dealer=rig is not None, hand_cards=plan.cards, supervisor=True,
                       players=players, idle_seconds=opts.idle_seconds if external else None),
-        rig_state=rig_state)
+        rig_state=rig_state, anchor_key=opts.anchor_key)
     try:
         asm.open_devices()
     except Exception:

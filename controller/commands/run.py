@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from controller.config import load_config, override
+from controller.argtypes import count, seconds
+from controller.config import ConfigError, load_config, override
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
 from drivers.shoe import PROTOCOLS
@@ -16,14 +17,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", help="table config (default config/table.toml or $TABLECTL_CONFIG)")
     p.add_argument("--profile", help="profile name or .toml path (overrides [table] profile)")
     p.add_argument("--shoe-url", help="serial device or URL of the shoe, e.g. /dev/ttyUSB0")
-    p.add_argument("--shoe-protocol", choices=tuple(PROTOCOLS))
+    p.add_argument("--shoe-protocol", choices=tuple(PROTOCOLS),
+                   help="beetek and barcode lines carry no checksum (a damaged byte can read as "
+                   "another card); framed has a CRC (docs/protocols.md)")
     p.add_argument("--shuffler-url", help="usb://VID:PID, a serial URL, or none (hand-shuffled)")
     p.add_argument("--journal", help="journal file (an existing one is resumed)")
-    p.add_argument("--betting-seconds", type=float,
+    p.add_argument("--anchor-key", metavar="FILE", help="sign the journal's head with this key "
+                   "(mode 0600; overrides [storage] anchor_key_file; see tablectl anchor-key)")
+    p.add_argument("--betting-seconds", type=seconds,
                    help="seconds bets stay open; 0 = close at once (unattended)")
-    p.add_argument("--shoes", type=int, help="shoes to deal before exiting (0 = until stopped)")
-    p.add_argument("--demo-rounds", type=int, help="demonstration rounds at each shoe start")
-    p.add_argument("--pace", type=float, help="embedded simulator: seconds between cards")
+    p.add_argument("--shoes", type=count, help="shoes to deal before exiting (0 = until stopped)")
+    p.add_argument("--demo-rounds", type=count, help="demonstration rounds at each shoe start")
+    p.add_argument("--pace", type=seconds, help="embedded simulator: seconds between cards")
     p.add_argument("--seed", type=int, help="embedded simulator: shuffler seed")
     p.add_argument("--socket", help="control socket path (overrides [console] socket)")
     p.add_argument("--no-control", action="store_true", help="do not open the control socket")
@@ -43,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
                    shoes=args.shoes, demo_rounds=args.demo_rounds)
     cfg = override(cfg, "shoe", url=args.shoe_url, protocol=args.shoe_protocol)
     cfg = override(cfg, "shuffler", url=args.shuffler_url)
-    cfg = override(cfg, "storage", journal=args.journal)
+    cfg = override(cfg, "storage", journal=args.journal, anchor_key_file=args.anchor_key)
     cfg = override(cfg, "console", socket=args.socket)
     cfg = override(cfg, "simulator", pace_s=args.pace, seed=args.seed)
     cfg = override(cfg, "feed", url=args.feed)
@@ -58,15 +63,21 @@ def run(args: argparse.Namespace) -> int:
                          f"or --demo-rounds)")
     if cfg.table.shoes < 0:
         raise InputError(f"shoes {cfg.table.shoes}: give 0 (until stopped) or more")
+    anchor_key = None
+    if cfg.storage.anchor_key_file:
+        from controller.journal.anchor import load_key
+        anchor_key = load_key(cfg.storage.anchor_key_file, "--anchor-key" if args.anchor_key
+                              else f"{cfg.path}: storage.anchor_key_file")
     feed = JsonFeed() if args.json else TextFeed(verbose=True)
-    return run_table(cfg, profile, [feed], control=not args.no_control)
+    return run_table(cfg, profile, [feed], control=not args.no_control, anchor_key=anchor_key)
 
 
 def is_sim_url(url: str) -> bool:
     return url.startswith("shoesim:") or "sim=" in url
 
 
-def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
+def run_table(cfg, profile, publishers: list, *, control: bool = True,
+              anchor_key=None) -> int:
     """The live table: devices by URL, the one service loop, until the shoes are dealt."""
     import signal
     import sys
@@ -90,12 +101,21 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
     if sim:
         from simulators.install import install
         from simulators.rig import SimRig
-        from simulators.shoe import parse_fault
+        from simulators.shoe import SHOE_FAULTS, FaultError, parse_fault
         install()
-        rig = SimRig(profile.decks, protocol=c.protocol,
-                     seed=None if cfg.simulator.seed < 0 else cfg.simulator.seed,
-                     faults=tuple(parse_fault(f) for f in cfg.simulator.faults), name="table",
-                     continuous=profile.continuous_shuffler)
+        try:
+            rig = SimRig(profile.decks, protocol=c.protocol,
+                         seed=None if cfg.simulator.seed < 0 else cfg.simulator.seed,
+                         faults=tuple(parse_fault(f) for f in cfg.simulator.faults),
+                         name="table", continuous=profile.continuous_shuffler)
+        except FaultError as err:
+            raise ConfigError(cfg.path, "simulator.faults", str(err),
+                              "write KIND@N with N a card index of the shoe") from None
+        for fault in rig.faults:
+            if fault.kind in SHOE_FAULTS and fault.at >= profile.cards:
+                raise ConfigError(cfg.path, "simulator.faults", f"{fault}: the shoe holds "
+                                  f"{profile.cards} cards", f"give a card index from 0 to "
+                                  f"{profile.cards - 1}")
     shuffler_url = None if s.url == "none" else s.url
     devices = DeviceSettings(
         shoe_url=c.url, protocol=c.protocol, shoe_options=shoe_options,
@@ -119,15 +139,21 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True) -> int:
         from controller.feed.broker import broker_from
         broker = broker_from(cfg.feed)
     Path(cfg.storage.journal).parent.mkdir(parents=True, exist_ok=True)
-    asm = TableAssembly(profile, journal_path=cfg.storage.journal, devices=devices,
-                        publishers=publishers, plan=lambda number: plan, shoes=cfg.table.shoes,
-                        software=release_digest(), name=cfg.table.name,
-                        betting_seconds=cfg.table.betting_seconds, rig=rig,
-                        actors=Actors(dealer=sim, dealer_pace_s=cfg.simulator.pace_s,
-                                      device_tick_s=1.0),
-                        # a shoe resumed on real devices is one of --shoes; the embedded
-                        # simulator's cannot be resumed (its devices died with the process)
-                        count_resumed=not sim)
+    try:
+        asm = TableAssembly(profile, journal_path=cfg.storage.journal, devices=devices,
+                            publishers=publishers, plan=lambda number: plan,
+                            shoes=cfg.table.shoes, software=release_digest(),
+                            name=cfg.table.name, betting_seconds=cfg.table.betting_seconds,
+                            rig=rig, actors=Actors(dealer=sim, dealer_pace_s=cfg.simulator.pace_s,
+                                                   device_tick_s=1.0),
+                            # a shoe resumed on real devices is one of --shoes; the embedded
+                            # simulator's cannot be resumed (its devices died with the process)
+                            count_resumed=not sim, anchor_key=anchor_key,
+                            snapshot_every=cfg.storage.snapshot_every)
+    except BaseException:
+        if rig is not None:
+            rig.close()         # a journal refused at start: nothing was dealt
+        raise
     if rig is not None and asm.recovery.resumed:
         rig.reseed(asm.service.table.shoe_no)
     try:

@@ -33,6 +33,8 @@ ERROR_WORDS: Mapping[str, str] = {
     "internal": "The controller failed on this request (tell the technician)",
     "malformed": "The controller could not read the request",
     "unknown_action": "The controller does not know this action",
+    "busy": "The controller is busy (try again in a moment)",
+    "rate_limited": "Too many failed sign-ins (wait before trying again)",
     UNAVAILABLE: "No controller answers",
 }
 

@@ -8,11 +8,13 @@ of milliseconds through Python's interpreter lock, hence its cap, `roles.READ_LI
 - `recall`, `audit`: read from the journal on the connection's own thread (a read-only
   connection), never on the table's;
 - `users`: the account store, on the connection's thread; the change is journaled as a note;
-- sign-ins are checked (scrypt) on the connection's thread; the attempt is journaled as a note.
+- sign-ins are checked (scrypt) on the connection's thread; failures are journaled as a
+  summary per account and minute, locks and unlocks in full (`signins.SignInJournal`).
 """
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from controller.profile import resolve
 from controller.recall import last_rounds, overrides
 from controller.roads import ShoeRoads
 from controller.service.loop import Note, Query, Submitted, TableService
+from controller.service.signins import MINUTE, SignInJournal
 from controller.table import Table
 from controller.table.inputs import Command as TableCommand
 
@@ -68,6 +71,10 @@ class ControlAdapter:
         self.service, self.journal_path, self.memory = service, journal_path, memory
         self.name = name
         self.store = store
+        self.signins = SignInJournal(lambda data, durable: service.submit(
+            Note("auth", data, durable=durable)))
+        self._flush_lock = threading.Lock()
+        self._flush_set = False
 
     def submit(self, cmd: Any) -> None:
         """A `control_api.Command`: settle `cmd.reply` with the answer or the refusal."""
@@ -84,13 +91,27 @@ class ControlAdapter:
             cmd.reply.set_exception(err)
 
     def on_auth(self, result: Any) -> None:
-        """Every sign-in attempt, journaled (not on the table's thread: queued as a note).
-        A console reads the state every second: its successful reads are not journaled."""
-        if getattr(result, "ok", False) and getattr(result, "context", "") in READ_ACTIONS:
+        """Every sign-in attempt, for the journal (queued as notes, never on the table's
+        thread): failures summarised a minute at a time, whose summary the loop writes once
+        the minute is over."""
+        self.signins.record(result)
+        if result.ok:
             return
-        record = getattr(result, "record", None)
-        data = record() if callable(record) else {"user": getattr(result, "user", "")}
-        self.service.submit(Note("auth", dict(data)))
+        with self._flush_lock:
+            if self._flush_set:
+                return
+            self._flush_set = True
+        self.service.submit(lambda: self.service.call_later(MINUTE + 1.0, self._flush))
+
+    def _flush(self) -> None:
+        """On the loop's thread: the minutes that are over; again later while any is open."""
+        with self._flush_lock:
+            self._flush_set = False
+        self.signins.flush()
+        if self.signins.pending():
+            with self._flush_lock:
+                self._flush_set = True
+            self.service.call_later(MINUTE, self._flush)
 
     # ------------------------------------------------------------------ each kind
     def _chain(self, item: Query | Submitted, reply: concurrent.futures.Future) -> None:
