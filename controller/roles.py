@@ -16,14 +16,14 @@ ROLES = ("dealer", "supervisor", "manager", "auditor")
 
 DEALER_ACTIONS = ("open_bets", "close_bets", "start_round", "confirm_result", "report_misplaced",
                   "cut_card", "shoe_empty", "report_unread", "decide", "count_done", "reveal",
-                  "stake", "banco", "accept_stakes")
+                  "stake", "banco", "accept_stakes", "report_face_up", "call_supervisor")
 SUPERVISOR_ACTIONS = (
     "hold", "resume", "void_round", "enter_card", "burn_card", "remove_card", "confirm_layout",
     "end_shoe", "change_shoe", "accept_count", "reject_count", "demo_round", "switch_mode",
     "accept_reads", "discard_reads",
 )
-MANAGER_ACTIONS = ("change_profile", "users")
-READ_ACTIONS = ("state", "recall", "audit")
+MANAGER_ACTIONS = ("change_profile", "users", "accept_software")
+READ_ACTIONS = ("state", "recall", "audit", "health")
 
 ACTIONS: tuple[str, ...] = DEALER_ACTIONS + SUPERVISOR_ACTIONS + MANAGER_ACTIONS + READ_ACTIONS
 
@@ -60,6 +60,7 @@ class Arg:
 ACTION_ARGS: Mapping[str, tuple[Arg, ...]] = {
     "report_misplaced": (Arg("detail", "str", required=False),),
     "report_unread": (Arg("detail", "str", required=False),),
+    "report_face_up": (Arg("code", "card", required=False),),   # default: the last card dealt
     "hold": (Arg("note", "str", required=False),),
     "enter_card": (Arg("code", "card"),),
     "remove_card": (Arg("code", "card", required=False),),   # default: the card held
@@ -71,6 +72,7 @@ ACTION_ARGS: Mapping[str, tuple[Arg, ...]] = {
     "accept_stakes": (Arg("amount", "int"),),
     "change_profile": (Arg("profile", "str"),),
     "users": (Arg("op", "str"), Arg("name", "str", required=False)),
+    "accept_software": (),      # the controller adds the software SHA-256 it runs
     "recall": (Arg("count", "int", required=False),),
     "audit": (Arg("limit", "int", required=False),),
 }

@@ -18,7 +18,8 @@ from controller.console import text
 from controller.console.app import ConsoleApp
 from controller.console.client import ConsoleClient, Credentials, Outcome, explain
 from controller.console.screens import ActionScreen, SignInScreen
-from controller.control_api import Command, ControlServer, refused
+from controller.control_api import Command, ControlServer
+from controller.words import refuse
 
 FAST = ScryptParams(n=2 ** 4, r=1, p=1)
 PINS = {"mia": "manager-pin", "sam": "supervisor-pin", "aud": "auditor-pin"}
@@ -26,6 +27,10 @@ SIZE = (130, 48)
 
 HOLD_STATE = {
     "table": "T1", "state": "hold", "prompt": "HOLD: the shoe could not read a card",
+    "prompt_words": {"code": "prompt.hold", "fields": {
+        "problem": {"code": "problem.unreadable_card", "fields": {}}}},
+    # as the table offers them on this hold (any role; each console keeps its role's)
+    "actions": ["enter_card", "void_round", "call_supervisor", "decide"],
     "profile": {"name": "macau", "game": "punto_banco", "mode": "default", "decks": 8},
     "shoe": {"number": 3, "cards_out": 57, "cut_seen": False, "rounds": 9},
     "round": {"number": 10, "demo": False, "hands": {"player": ["9H"], "banker": ["2S"]},
@@ -62,9 +67,8 @@ class FakeTable:
         self.commands.append(command)
         if command.action == "hold":
             return                                # the test settles command.reply itself
-        if command.action == "burn_card":
-            command.reply.set_exception(refused("the hold is for unreadable_card, not "
-                                                "card_not_due"))
+        if command.action == "void_round":
+            command.reply.set_exception(refuse("no_round_to_void"))
         else:
             command.reply.set_result({"state": "dealing.B2"})
 
@@ -168,20 +172,25 @@ async def test_hold_panel_shows_problem_and_what_clears_it(server):
         await settle(app, pilot)
         shown = screen_text(app)
         assert "TABLE ON HOLD" in shown
-        assert "The shoe could not read a card." in shown
-        assert "enter its code or void the round" in shown
+        # the problem once, in words (the controller's detail is for the log)
+        assert shown.count("The shoe could not read a card") == 1
+        assert "checksum" not in shown
         assert "[E] Enter card" in shown and "[V] Void round" in shown
-        assert "HOLD: THE SHOE COULD NOT READ A CARD" in shown       # the prompt, large
-        assert "Table T1" in shown and "macau (punto_banco, mode default, 8 decks)" in shown
+        assert "ON HOLD: THE SHOE COULD NOT READ A CARD" in shown       # the prompt, large
+        assert "Table T1" in shown and "macau (Punto Banco, mode default, 8 decks)" in shown
+        assert "State: on hold" in shown
         assert "Shoe 3: 57 cards out, 9 rounds" in shown
-        assert "P1 9H" in shown and "B1 2S" in shown and "P2 ▶ next" in shown
-        assert "Burned before this round: 7C" in shown
-        assert "Next card once the hold is cleared: P2" in shown
+        assert "PLAYER     9 of hearts   ▶ next" in shown and "2 of spades" in shown
+        assert "Burned before this round: 7 of clubs" in shown
+        assert "Next card once the hold is cleared: the Player's second card" in shown
         assert "#8  P 9H 5C KD = 4   B 2S 3D = 5   BANKER" in shown
         assert "WARNING shoe E3: read head dirty" in shown
         assert app.query_one("#act-enter_card").has_class("-needed")
         assert app.query_one("#act-void_round").has_class("-needed")
-        assert not app.query_one("#act-burn_card").has_class("-needed")
+        # only what applies now is offered: no burn, no end of shoe, on this hold
+        assert not app.query_one("#act-burn_card").display
+        assert not app.query_one("#act-end_shoe").display
+        assert app.query_one("#act-call_supervisor").display
 
 
 @run_async
@@ -204,7 +213,7 @@ async def test_enter_card_sends_the_request(server, table):
         [cmd] = table.commands
         assert (cmd.user, cmd.role, cmd.action, dict(cmd.args), cmd.reason) == \
             ("sam", "supervisor", "enter_card", {"code": "10h"}, "reader missed it")
-        assert "Enter card: done. Table state now: dealing.B2." in screen_text(app)
+        assert "Enter card: done. The table now: a round is being dealt." in screen_text(app)
 
 
 @run_async
@@ -213,17 +222,17 @@ async def test_refusal_is_shown_in_plain_words(server, table):
     async with app.run_test(size=SIZE) as pilot:
         await app.refresh_state()
         await settle(app, pilot)
-        await pilot.click("#act-burn_card")
+        await pilot.click("#act-void_round")
         await pilot.pause()
         await fill(pilot, app, "reason", "card fell")
         await fill(pilot, app, "pin", PINS["sam"])
         await pilot.click("#send")
         await settle(app, pilot)
         assert isinstance(app.screen, ActionScreen)                  # stays open to fix
-        assert form_error(app) == ("Refused. The table cannot do that now: the hold is for "
-                                   "unreadable_card, not card_not_due")
+        assert form_error(app) == ("Refused. The table cannot do that now: There is no round "
+                                   "in progress to void.")
         assert "Refused. The table cannot do that now" in screen_text(app)
-        assert [c.action for c in table.commands] == ["burn_card"]
+        assert [c.action for c in table.commands] == ["void_round"]
         assert app.screen.query_one("#pin").value == ""               # the PIN is not kept
 
 
@@ -254,7 +263,7 @@ async def test_form_checks_before_sending(server, table):
         await fill(pilot, app, "pin", PINS["sam"])
         await pilot.click("#send")
         await pilot.pause()
-        assert "ZZ" in form_error(app)
+        assert form_error(app) == "The Card is not right."
         await fill(pilot, app, "arg-code", "AS")
         await pilot.click("#send")
         await pilot.pause()
@@ -269,8 +278,12 @@ async def test_form_checks_before_sending(server, table):
 
 @run_async
 async def test_the_form_waits_for_the_answer(server, table):
+    table.state = dict(HOLD_STATE, state="betting", hold=None, actions=["hold", "void_round"],
+                       prompt_words={"code": "prompt.bets_open", "fields": {}})
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
+        await app.refresh_state()
+        await settle(app, pilot)
         await pilot.press("h")
         await pilot.pause()
         await fill(pilot, app, "reason", "checking the shoe")
@@ -284,7 +297,9 @@ async def test_the_form_waits_for_the_answer(server, table):
         table.commands[0].reply.set_result({"state": "hold"})
         await until(pilot, lambda: not isinstance(app.screen, ActionScreen))
         await settle(app, pilot)
-        assert "Hold: done. Table state now: hold." in screen_text(app)
+        assert "Hold: done. The table now: on hold." in screen_text(app)
+        # the hold's one text box is the reason; it is the note the hold shows
+        assert dict(table.commands[0].args) == {"note": "checking the shoe"}
 
 
 @run_async
@@ -295,7 +310,7 @@ async def test_decide_sends_name_and_value(server, table):
         await pilot.pause()
         await fill(pilot, app, "arg-name", "player_draw")
         await fill(pilot, app, "arg-value", "true")
-        await fill(pilot, app, "reason", "player asked late")
+        assert not app.screen.query("#reason")          # a dealer's action: no reason asked
         await fill(pilot, app, "pin", PINS["sam"])
         await pilot.click("#send")
         await until(pilot, lambda: table.commands)
@@ -314,7 +329,8 @@ async def test_disconnected_banner_when_the_socket_is_gone(server):
         await app.refresh_state()
         await pilot.pause()
         shown = screen_text(app)
-        assert "DISCONNECTED: no controller listening on" in shown
+        assert "DISCONNECTED: no controller answers" in shown
+        assert "no controller listening on" in shown
         assert "Retrying every 30 s" in shown
         assert "TABLE ON HOLD" in shown                  # the last state stays, marked stale
         assert app.query_one("#hold").has_class("stale")
@@ -364,14 +380,17 @@ async def test_sign_in_then_refused_sign_in_asks_again(server):
 def test_every_override_has_a_key_and_words():
     # every override, plus `decide` (a dealer's entry of a player's call) and `reveal` (the
     # dealer's turn of the hands), also on the console
-    assert tuple(a for a in text.ACTIONS if a not in ("decide", "reveal")) == \
-        roles.SUPERVISOR_ACTIONS
-    assert "decide" in roles.DEALER_ACTIONS and "decide" in text.ACTIONS
+    supervisors = [a for a in text.ACTIONS if a in roles.SUPERVISOR_ACTIONS]
+    assert tuple(supervisors) == roles.SUPERVISOR_ACTIONS
+    dealers = {"open_bets", "close_bets", "report_misplaced", "report_face_up",
+               "call_supervisor", "decide", "reveal"}
+    assert dealers <= set(text.ACTIONS) and dealers <= set(roles.DEALER_ACTIONS)
     keys = [a.key for a in text.ACTIONS.values()]
     assert len(set(keys)) == len(keys)
     for name, spec in roles.ACTION_ARGS.items():
         if name in text.ACTIONS:
-            assert all(arg.name in text.ARG_HINTS for arg in spec)
+            from controller.words.catalogue import ARGS
+            assert all(f"arg.{arg.name}" in ARGS for arg in spec)
 
 
 def test_history_lines():
@@ -380,19 +399,22 @@ def test_history_lines():
     assert text.history_line(andar) == "#3  GAME 7H   A 5D 5S 7S   B KD TD   ANDAR"
     void = {"round": 4, "player": ["AS"], "banker": [], "void": True, "reason": "supervisor",
             "demo": True, "burned_before": ["7C"], "irregularities": ["hold"]}
-    assert text.history_line(void) == "#4  P AS   B    VOID (supervisor)  (demo)"
+    assert text.history_line(void) == "#4  P AS   B    VOID (by a supervisor)  (demo)"
     banque = {"round": 5, "right": ["AS", "2C"], "left": ["9D", "KC"], "bank": ["3H", "3S"],
               "right_total": 3, "left_total": 9, "bank_total": 6, "right_winner": "bank",
               "left_winner": "left", "naturals": ["left"]}
     assert text.history_line(banque) == ("#5  R AS 2C = 3   L 9D KC = 9   B 3H 3S = 6   "
-                                         "right: BANK, left: LEFT")
+                                         "RIGHT: BANK, LEFT: LEFT")
 
 
 def test_round_slots():
     dealing = {"number": 4, "hands": {"player": ["9H", "5C"], "banker": ["2S", "3D"]},
                "next": "player_third"}
     shown = text.round_text(dealing).plain
-    assert "P1 9H   P2 5C   P3 ▶ next" in shown and shown.endswith("Next card: player_third")
+    assert "PLAYER     9 of hearts   5 of clubs   ▶ next" in shown
+    assert shown.endswith("Next card: the Player's third card")
+    entered = dict(dealing, entered=["5C"])         # typed by a supervisor: marked
+    assert "5 of clubs (entered by hand)" in text.round_text(entered).plain
     done = dict(dealing, next=None)
     assert text.round_text(done).plain.endswith("All cards dealt.")
     held = {"resume_to": "betting", "problems": [{"kind": "hold"}]}
@@ -400,12 +422,14 @@ def test_round_slots():
                                                       "on hold.")
     banque = {"number": 1, "hands": {"right": ["AS"], "left": ["2C"], "bank": [],
                                      "decisions": {"right_player": 3}}, "next": "B1"}
-    shown = text.round_text(banque).plain
-    assert "BANK      B1 ▶ next" in shown and "Decisions: right_player=3" in shown
+    shown = text.round_text(banque, game="baccarat_banque").plain
+    assert "BANK       ▶ next" in shown and "Decisions: who plays the right hand: seat 3" in shown
+    assert shown.endswith("Next card: the bank's first card")
     andar = {"number": 2, "hands": {"game_card": ["7H"], "andar": ["5D"], "bahar": []},
              "next": "bahar"}
     shown = text.round_text(andar).plain
-    assert "GAME 7H" in shown and "A1 5D" in shown and "B1 ▶ next" in shown
+    assert "GAME CARD  7 of hearts" in shown and "ANDAR      5 of diamonds" in shown
+    assert "BAHAR      ▶ next" in shown
 
 
 def test_text_survives_odd_state():
@@ -414,11 +438,11 @@ def test_text_survives_odd_state():
            "last_rounds": "none"}
     assert "Table ?" in text.header_text(odd).plain
     assert "Round ?" in text.round_text(odd["round"]).plain
-    assert "Resume [R]" in text.hold_text(odd["hold"]).plain
+    assert "then Resume" in text.hold_text(odd["hold"]).plain
     assert "\x1b" not in text.alarms_text(odd["alarms"]).plain
     assert text.history_text(odd["last_rounds"]).plain.startswith("No rounds")
     assert text.round_text({"number": 2, "hands": {"andar": [], "bahar": [], "game_card": []},
-                            "next": "game_card"}).plain.endswith("Next card: game_card")
+                            "next": "game_card"}).plain.endswith("Next card: the game card")
 
 
 def test_client_outcomes(server, short_dir):
@@ -430,7 +454,7 @@ def test_client_outcomes(server, short_dir):
     gone = ConsoleClient(short_dir / "none.sock").fetch_state(Credentials("aud", "x"))
     assert gone.unavailable and "no controller listening" in gone.plain()
     assert "secret-pin" not in repr(Credentials("aud", "secret-pin"))
-    assert explain("strange", "") == "Refused (strange)"
+    assert explain("strange", "") == "Refused"
     assert Outcome(True).plain() == "Done."
 
 

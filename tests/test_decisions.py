@@ -42,7 +42,7 @@ def test_player_on_five_waits_for_the_decision_and_stands():
     deal(t, "2S 3H 3C 3D")                      # player 5, banker 6
     assert t.state == "dealing.decide_player_draw" and t.round.pending == "player_draw"
     assert t.decision_due() == "player_draw"
-    assert t.prompt() == "Decide: player_draw (draw/stand)"
+    assert t.prompt() == "Decide whether the Player draws: draw or stand"
     ev = decide(t, "player_draw", "stand", user="seat-4")
     assert of(ev, "decision") == [{"event": "decision", "shoe": 1, "round": 1,
                                    "name": "player_draw", "value": "stand", "user": "seat-4"}]
@@ -80,8 +80,8 @@ def test_banker_option_cell_is_a_decision():
 
 @pytest.mark.parametrize("name,value,why", [
     ("player_draw", "draw", "first cards are not dealt"),
-    ("banker_tip", "draw", "no decision 'banker_tip'"),
-    ("player_draw", "maybe", "not a draw decision"),
+    ("banker_tip", "draw", "takes no such decision"),
+    ("player_draw", "maybe", "rules do not accept that"),
 ])
 def test_decisions_that_are_not_due_are_refused(name, value, why):
     t = started()
@@ -96,11 +96,11 @@ def test_decisions_that_are_not_due_are_refused(name, value, why):
 def test_only_the_pending_decision_is_taken():
     t = started()
     deal(t, "2S 3H 3C 3D")
-    with pytest.raises(CommandRefused, match="waits for player_draw"):
+    with pytest.raises(CommandRefused, match="waits to know whether the Player draws"):
         decide(t, "banker_draw", "stand")
     assert t.state == "dealing.decide_player_draw" and t.round.decisions == {}
     t2 = Table(load_profile("macau"))
-    with pytest.raises(CommandRefused, match="takes no decisions"):
+    with pytest.raises(CommandRefused, match="takes no such decision"):
         decide(t2, "player_draw", "draw")
 
 
@@ -300,7 +300,7 @@ def test_the_highest_covered_stake_plays_and_only_that_seat_decides_on_five():
     assert pooled["active_player"] == 3                      # 500 each: seat 3 comes first
     deal(t, "2S 3H 3C 3D")                                   # player 5: his choice
     assert t.decision_due() == "player_draw"
-    with pytest.raises(CommandRefused, match="seat 5 does not play the hand"):
+    with pytest.raises(CommandRefused, match="Seat 5 does not play the hand"):
         t.apply(command("decide", name="player_draw", value="stand", seat=5))
     done = t.apply(command("decide", name="player_draw", value="stand", seat=3))
     result = of(done, "round_result")[0]                     # banker 6, player stood: over
@@ -320,7 +320,7 @@ def test_banco_is_recorded_in_the_result():
 
 def test_stakes_only_while_bets_are_open_and_never_from_the_bank():
     t = betting()
-    with pytest.raises(CommandRefused, match="holds the bank"):
+    with pytest.raises(CommandRefused, match="holds the bank and cannot"):
         t.apply(command("stake", seat=1, amount=100))
     t.apply(command("close_bets"))
     with pytest.raises(CommandRefused, match="only while bets are open"):

@@ -140,7 +140,7 @@ def test_reads_after_a_lost_link_are_reviewed_then_dealt_in_shoe_order(where):
         assert "accept_reads" in back["hold"]["actions"]
         # a refused command changes nothing: the reads wait for review, resume is refused
         refused = rig.override("resume")
-        assert refused.returncode == 1 and "accept_reads or discard_reads" in refused.stderr
+        assert refused.returncode == 1 and "accept or discard them first" in refused.stderr
         # the card whose read died with the link: the dealer reports it, the supervisor
         # reads it off the card and enters it; it joins the reads under review, first
         assert rig.override("report_unread", "read lost with the link").returncode == 0

@@ -140,7 +140,7 @@ def test_every_out_of_order_step_is_refused_by_the_machine(game):
                 t.trigger_to(trigger)
                 assert t.state == dealing(there)
                 continue
-            with pytest.raises(CommandRefused, match="not possible"):
+            with pytest.raises(CommandRefused, match="cannot be done now"):
                 t.trigger_to(trigger)
             assert t.state == dealing(here)
             refused += 1

@@ -42,7 +42,7 @@ def test_the_result_waits_for_the_dealers_reveal_and_so_does_the_next_round():
     assert [e["event"] for e in shown][:2] == ["reveal", "round_started"]
     assert shown[0] == {"event": "reveal", "shoe": 1, "round": 1}
     assert t.state == "dealing.P1" and t.status().get("reveal_due") is None
-    with pytest.raises(CommandRefused, match="no result is waiting"):
+    with pytest.raises(CommandRefused, match="No result is waiting"):
         t.apply(dealer("reveal"))
 
 

@@ -162,8 +162,8 @@ def test_the_dealer_is_told_where_each_card_goes():
     new_shoe(t, cut_position=402)
     assert t.prompt() == "Turn the first card for the burn"
     card(t, "3D")
-    assert t.prompt() == "Burn 3 more card(s)"
+    assert t.prompt() == "Burn 3 more cards"
     deal(t, "AS KD 2C")
-    assert t.prompt() == "Deal Player's first card (P1)"
+    assert t.prompt() == "Deal the Player's first card"
     deal(t, "2S 3H 4D 5C")     # P 2+4=6, B 3+5=8: a natural, four cards
     assert t.prompt() == "Burn one card"         # between-round burn before round 2

@@ -1,8 +1,11 @@
-"""`tablectl console`: the supervisor's full-screen terminal console for the running table.
+"""`tablectl console`: the full-screen terminal console for the running table.
 
 Shows the table state and profile, the dealer's prompt, the round being dealt with each card
-in its slot, holds with what clears them, alarms and the last 10 rounds, and sends overrides
-(each with a reason, your name and your PIN). From scripts use `tablectl override`.
+in its hand, holds with what clears them, alarms and the last 10 rounds, and sends actions
+(each with your name and your PIN; an override also with a reason). Each person sees only the
+actions their role may take, and only those that apply now: a dealer signs in to the dealer's
+screen (the prompt large, the round, the dealer's own actions). F2 chooses the language, kept
+for that person on this machine. From scripts use `tablectl override`.
 """
 from __future__ import annotations
 
@@ -29,6 +32,9 @@ def register(subparsers: Any) -> None:
                         "TABLECTL_USER)")
     parser.add_argument("--refresh-s", type=float, default=1.0, metavar="SECONDS",
                         help="how often the state is read (default 1.0)")
+    parser.add_argument("--language", metavar="LANG",
+                        help="the console's language: en, zh_Hant, hi, bn or th (default: the "
+                        "one you chose last with F2, else en)")
     parser.set_defaults(func=run)
 
 
@@ -44,7 +50,13 @@ def run(args: argparse.Namespace) -> int:
     from controller.console.app import ConsoleApp
     from controller.console.client import ConsoleClient
 
+    from controller.words import normalise
+    try:
+        language = normalise(args.language) if args.language else None
+    except ValueError as err:
+        raise InputError(f"--language: {err}") from None
     user = args.user or os.environ.get("TABLECTL_USER", "")
-    app = ConsoleApp(ConsoleClient(socket_path), user=user, refresh_s=args.refresh_s)
+    app = ConsoleApp(ConsoleClient(socket_path), user=user, refresh_s=args.refresh_s,
+                     language=language)
     app.run()
     return int(app.return_code or 0)

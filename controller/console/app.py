@@ -21,9 +21,12 @@ from textual.widgets import Button, Footer
 
 from controller.console import text
 from controller.console.client import ConsoleClient, Credentials, Outcome
-from controller.console.screens import ActionScreen, SignInScreen
-from controller.console.widgets import (ActionBar, AlarmList, Banner, HeaderBar, HistoryList,
-                                        HoldPanel, PromptBox, RoadsPanel, RoundView, StatusLine)
+from controller.console import prefs
+from controller.console.screens import ActionScreen, LanguageScreen, SignInScreen
+from controller.words.fields import word
+from controller.console.widgets import (ActionBar, AlarmList, Banner, HeaderBar, HealthPanel,
+                                        HistoryList, HoldPanel, PromptBox, RoadsPanel, RoundView,
+                                        StatusLine)
 
 
 class ConsoleApp(App[int]):
@@ -35,17 +38,26 @@ class ConsoleApp(App[int]):
     #left { width: 3fr; }
     #right { width: 2fr; }
     .stale { opacity: 60%; }
+    /* a dealer: the prompt large, the round, the dealer's keys; nothing of the supervisor's */
+    .-dealer #right { display: none; }
+    .-dealer #roads { display: none; }
+    .-dealer PromptBox { height: 7; text-style: bold; }
     """
     BINDINGS = [Binding(info.key, f"override('{info.name}')", info.title, show=False)
                 for info in text.ACTIONS.values()] + [
         Binding("ctrl+r", "refresh_now", "Refresh"),
+        Binding("f2", "choose_language", "Language"),
         Binding("ctrl+q", "quit", "Quit"),
     ]
 
     def __init__(self, client: ConsoleClient, *, user: str = "", refresh_s: float = 1.0,
-                 credentials: Credentials | None = None) -> None:
+                 credentials: Credentials | None = None, language: str | None = None) -> None:
         super().__init__()
         self.client = client
+        # the reader's language: given, else the one this person chose last time, else English
+        self.fixed_language = language
+        self.language = language or prefs.language_of(user) or "en"
+        self.role: str | None = None        # the signed-in viewer's role, from the state
         self.user = user
         self.refresh_s = refresh_s
         self.viewer = credentials
@@ -67,6 +79,7 @@ class ConsoleApp(App[int]):
                 yield RoadsPanel(id="roads")
             with VerticalScroll(id="right"):
                 yield AlarmList(id="alarms")
+                yield HealthPanel(id="health")
                 yield HistoryList(id="history")
         yield ActionBar(id="actions")
         yield StatusLine(id="status")
@@ -82,9 +95,10 @@ class ConsoleApp(App[int]):
     # -- viewing sign-in -----------------------------------------------------------------------
 
     def ask_sign_in(self, message: str = "") -> None:
-        self.query_one(Banner).say("Not signed in: sign in to see the table."
+        self.query_one(Banner).say(word("console.not_signed_in", self.language)
                                    + (f" {message}" if message else ""))
-        self.push_screen(SignInScreen(self.client.socket_path, self.user, message),
+        self.push_screen(SignInScreen(self.client.socket_path, self.user, message,
+                                      language=self.language),
                          self._signed_in)
 
     def _signed_in(self, credentials: Credentials | None) -> None:
@@ -92,7 +106,9 @@ class ConsoleApp(App[int]):
             return
         self.viewer = credentials
         self.user = self.user or credentials.user
-        self.query_one(Banner).say("Signing in…")
+        if self.fixed_language is None:
+            self.language = prefs.language_of(credentials.user) or self.language
+        self.query_one(Banner).say(word("console.signing_in", self.language))
         self.run_worker(self.refresh_state(), group="poll")
 
     # -- polling -------------------------------------------------------------------------------
@@ -124,18 +140,20 @@ class ConsoleApp(App[int]):
             return
         if outcome.auth_problem:
             self.viewer = None
-            self.ask_sign_in(outcome.plain())
+            self.ask_sign_in(outcome.plain(self.language))
             return
         self.connected = False
         seen = ""
         if self.state_at is not None:
             at = time.strftime("%H:%M:%S", time.localtime(self.state_at))
-            seen = f" Showing the state received at {at}."
+            seen = " " + word("console.stale", self.language, time=at)
         if outcome.unavailable:
-            banner.say(f"DISCONNECTED: {outcome.message}. Retrying every {self.refresh_s:g} s."
+            banner.say(word("console.disconnected", self.language, seconds=self.refresh_s)
+                       + f" ({outcome.message})"
                        + seen)
         else:
-            banner.say(f"NO STATE: {outcome.plain()}. Retrying every {self.refresh_s:g} s."
+            banner.say(word("console.no_state", self.language, why=outcome.plain(self.language),
+                            seconds=self.refresh_s)
                        + seen)
         for panel in self._panels():
             panel.add_class("stale")
@@ -143,13 +161,41 @@ class ConsoleApp(App[int]):
     def _panels(self) -> list[Any]:
         return [self.query_one(HeaderBar), self.query_one(PromptBox), self.query_one(HoldPanel),
                 self.query_one(RoundView), self.query_one(RoadsPanel), self.query_one(AlarmList),
-                self.query_one(HistoryList)]
+                self.query_one(HealthPanel), self.query_one(HistoryList)]
 
     def show_state(self, state: dict[str, Any]) -> None:
+        viewer = state.get("viewer") if isinstance(state.get("viewer"), dict) else {}
+        role = viewer.get("role") if isinstance(viewer.get("role"), str) else None
+        if role != self.role:
+            self.role = role
+            self.screen.set_class(role == "dealer", "-dealer")
+            if self.fixed_language is None and viewer.get("user"):
+                self.language = prefs.language_of(str(viewer["user"])) or self.language
         for panel in self._panels():
             panel.remove_class("stale")
             panel.show(state)
-        self.query_one(ActionBar).highlight(self.needed_actions())
+        bar = self.query_one(ActionBar)
+        bar.offer(self.offered_actions(), self.language)
+        bar.highlight(self.needed_actions())
+
+    def offered_actions(self) -> list[str]:
+        """The actions that apply now and that the viewer's role may take."""
+        return text.offered(self.state or {}, self.role)
+
+    def action_choose_language(self) -> None:
+        if isinstance(self.screen, ModalScreen):
+            return
+        self.push_screen(LanguageScreen(self.language), self._language_chosen)
+
+    def _language_chosen(self, language: str | None) -> None:
+        if not language:
+            return
+        self.language = language
+        user = self.user or (self.viewer.user if self.viewer else "")
+        if user:
+            prefs.remember(user, language)      # this person's language next time
+        if self.state is not None:
+            self.show_state(self.state)
 
     def needed_actions(self) -> list[str]:
         """The overrides that clear the current hold."""
@@ -173,22 +219,27 @@ class ConsoleApp(App[int]):
         """Open the form of override `name`."""
         if name not in text.ACTIONS or isinstance(self.screen, ModalScreen):
             return
+        if self.state is not None and name not in self.offered_actions():
+            return                  # not for this role, or not now: no form to be refused
         user = self.user or (self.viewer.user if self.viewer else "")
-        screen = ActionScreen(name, self.client, user=user, needed=name in self.needed_actions())
+        screen = ActionScreen(name, self.client, user=user, needed=name in self.needed_actions(),
+                              language=self.language)
         self.push_screen(screen, lambda outcome: self._action_done(name, outcome))
 
     def _action_done(self, name: str, outcome: Outcome | None) -> None:
         status = self.query_one(StatusLine)
         clock = time.strftime("%H:%M:%S")
+        action = text.title(name, self.language)
         if outcome is None:
-            status.say(f"{clock}  {text.ACTIONS[name].title}: cancelled, nothing sent.")
+            status.say(f"{clock}  {word('console.cancelled', self.language, what=action)}")
             return
-        status.say(f"{clock}  {text.ACTIONS[name].title}: done. {self._result_words(outcome)}")
+        status.say(f"{clock}  {word('console.done', self.language, what=action)} "
+                   f"{self._result_words(outcome)}")
         self.run_worker(self.refresh_state(), group="poll")
 
-    @staticmethod
-    def _result_words(outcome: Outcome) -> str:
+    def _result_words(self, outcome: Outcome) -> str:
         result = outcome.result
         if isinstance(result, dict) and result.get("state"):
-            return f"Table state now: {text.clean(result['state'])}."
-        return "" if result in (None, {}, "") else f"Answer: {text.clean(result)}"
+            return text.clean(word("console.state_now", self.language,
+                                   state=str(result["state"])))
+        return ""

@@ -61,6 +61,7 @@ class Outcome:
     error: str | None = None
     message: str = ""
     view_token: str = field(default="", repr=False)
+    words: Any = None               # the refusal in plain words ({"code", "fields"}), if given
 
     @property
     def unavailable(self) -> bool:
@@ -71,17 +72,24 @@ class Outcome:
         """The refusal is about the person (name, PIN, lockout, role)."""
         return self.error in AUTH_ERRORS
 
-    def plain(self) -> str:
-        """One line for the supervisor."""
+    def plain(self, language: str = "en") -> str:
+        """One line for the person, in `language`: the kind of refusal, then the table's
+        words for it (the controller's own message where it sent none)."""
         if self.ok:
             return "Done."
-        return explain(self.error, self.message)
+        return explain(self.error, self.message, self.words, language)
 
 
-def explain(error: str | None, message: str) -> str:
-    """A refusal in plain words: what kind of problem, then the controller's own line."""
-    words = ERROR_WORDS.get(error or "", f"Refused ({error})")
-    return f"{words}: {message}" if message else words
+def explain(error: str | None, message: str, words: Any = None, language: str = "en") -> str:
+    """A refusal in plain words: what kind of problem, then why (the table's words when the
+    controller gave them, else its own line)."""
+    from controller.words import Words, render
+    from controller.words.catalogue import ERRORS
+    from controller.words.fields import word
+    kind = word(f"error.{error}" if f"error.{error}" in ERRORS else "error.unknown", language)
+    said = Words.of(words)
+    why = render(said, language) if said is not None else message
+    return f"{kind}: {why}" if why else kind
 
 
 class ConsoleClient:
@@ -114,7 +122,8 @@ class ConsoleClient:
                            view_token=str(response.get("view_token") or ""))
         error = response.get("error")
         return Outcome(False, error=str(error) if error else "internal",
-                       message=str(response.get("message") or ""))
+                       message=str(response.get("message") or ""),
+                       words=response.get("words"))
 
     def fetch_state(self, credentials: Credentials) -> Outcome:
         """The table's state; a result that is not an object counts as a controller fault."""

@@ -20,6 +20,8 @@ from textual.widgets import Button, Input, Label, Static
 from controller import roles
 from controller.console import text
 from controller.console.client import ConsoleClient, Credentials, Outcome
+from controller.words import LANGUAGES
+from controller.words.fields import word
 
 DIALOG_CSS = """
 {name} {{ align: center middle; }}
@@ -41,26 +43,28 @@ class SignInScreen(ModalScreen[Credentials | None]):
     DEFAULT_CSS = DIALOG_CSS.format(name="SignInScreen")
     BINDINGS = [Binding("escape", "quit_console", "Quit")]
 
-    def __init__(self, socket_path: str, user: str = "", message: str = "") -> None:
+    def __init__(self, socket_path: str, user: str = "", message: str = "",
+                 language: str = "en") -> None:
         super().__init__()
         self.socket_path = socket_path
         self.user = user
         self.message = message
+        self.language = language
 
     def compose(self) -> ComposeResult:
+        lang = self.language
         with VerticalScroll():
-            yield Static("Sign in to view the table", classes="title", markup=False)
-            yield Static(f"The controller on {self.socket_path} answers only to staff with an "
-                         "account. Your name and PIN are used to read the table; every override "
-                         "asks for them again.", classes="help", markup=False)
-            yield Label("Your name")
-            yield Input(value=self.user, placeholder="user name", id="user")
-            yield Label("PIN")
-            yield Input(password=True, placeholder="PIN", id="pin")
+            yield Static(word("console.sign_in_title", lang), classes="title", markup=False)
+            yield Static(f"{word('console.sign_in_help', lang)} ({self.socket_path})",
+                         classes="help", markup=False)
+            yield Label(word("console.your_name", lang))
+            yield Input(value=self.user, placeholder=word("console.your_name", lang), id="user")
+            yield Label(word("console.pin", lang))
+            yield Input(password=True, placeholder=word("console.pin", lang), id="pin")
             yield Static(self.message, classes="error", id="error", markup=False)
             with Horizontal():
-                yield Button("Sign in", variant="primary", id="sign-in")
-                yield Button("Quit", id="quit")
+                yield Button(word("console.sign_in", lang), variant="primary", id="sign-in")
+                yield Button(word("console.quit", lang), id="quit")
 
     def on_mount(self) -> None:
         self.query_one("#pin" if self.user else "#user", Input).focus()
@@ -82,11 +86,11 @@ class SignInScreen(ModalScreen[Credentials | None]):
         user = self.query_one("#user", Input).value.strip()
         pin_input = self.query_one("#pin", Input)
         if not user:
-            self.query_one("#error", Static).update("Give your user name.")
+            self.query_one("#error", Static).update(word("console.give_name", self.language))
             self.query_one("#user", Input).focus()
             return
         if not pin_input.value:
-            self.query_one("#error", Static).update("Give your PIN.")
+            self.query_one("#error", Static).update(word("console.give_pin", self.language))
             pin_input.focus()
             return
         credentials = Credentials(user, pin_input.value)
@@ -101,40 +105,45 @@ class ActionScreen(ModalScreen[Outcome | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, action: str, client: ConsoleClient, *, user: str = "",
-                 needed: bool = False) -> None:
+                 needed: bool = False, language: str = "en") -> None:
         super().__init__()
         self.action_name = action
         self.info = text.ACTIONS[action]
         self.client = client
         self.user = user
         self.needed = needed
-        self.spec = roles.ACTION_ARGS.get(action, ())
+        self.language = language
+        # an override asks for a reason; a note beside it would ask the same thing twice
+        self.asks_reason = roles.needs_reason(action)
+        self.spec = tuple(a for a in roles.ACTION_ARGS.get(action, ())
+                          if not (self.asks_reason and a.name == "note"))
         self.sending = False
 
     def compose(self) -> ComposeResult:
+        lang = self.language
         with VerticalScroll():
-            yield Static(f"{self.info.title} ({self.action_name})", classes="title",
-                         markup=False)
-            yield Static(self.info.help, classes="help", markup=False)
+            yield Static(text.title(self.action_name, lang), classes="title", markup=False)
+            yield Static(text.help_text(self.action_name, lang), classes="help", markup=False)
             if self.needed:
-                yield Static("This is one of the actions that clear the hold.",
-                             classes="needed", markup=False)
+                yield Static(word("console.needed", lang), classes="needed", markup=False)
             for arg in self.spec:
-                optional = "" if arg.required else " (optional)"
-                yield Label(f"{arg.name.capitalize()}{optional}")
-                yield Input(placeholder=text.ARG_HINTS.get(arg.name, arg.kind),
+                label = word(f"arg.{arg.name}", lang)
+                yield Label(label if arg.required else word("console.optional", lang,
+                                                            label=label))
+                yield Input(placeholder=word(f"arg.{arg.name}.hint", lang),
                             id=f"arg-{arg.name}")
-            yield Label("Reason (required; kept in the journal with your name)")
-            yield Input(placeholder="why you are doing this", id="reason",
-                        max_length=roles.REASON_MAX_CHARS)
-            yield Label("Your name")
-            yield Input(value=self.user, placeholder="user name", id="user")
-            yield Label("PIN")
-            yield Input(password=True, placeholder="PIN", id="pin")
+            if self.asks_reason:
+                yield Label(word("console.reason", lang))
+                yield Input(placeholder=word("console.reason_hint", lang), id="reason",
+                            max_length=roles.REASON_MAX_CHARS)
+            yield Label(word("console.your_name", lang))
+            yield Input(value=self.user, placeholder=word("console.your_name", lang), id="user")
+            yield Label(word("console.pin", lang))
+            yield Input(password=True, placeholder=word("console.pin", lang), id="pin")
             yield Static("", classes="error", id="error", markup=False)
             with Horizontal():
-                yield Button("Send", variant="primary", id="send")
-                yield Button("Cancel", id="cancel")
+                yield Button(word("console.send", lang), variant="primary", id="send")
+                yield Button(word("console.cancel", lang), id="cancel")
 
     def on_mount(self) -> None:
         self.query(Input).first().focus()
@@ -143,7 +152,7 @@ class ActionScreen(ModalScreen[Outcome | None]):
     def action_cancel(self) -> None:
         # once sent, wait for the answer: closing now would hide whether it was done
         if self.sending:
-            self._fail("Sending… wait for the controller's answer.")
+            self._fail(word("console.wait_answer", self.language))
             return
         self.dismiss(None)
 
@@ -166,14 +175,20 @@ class ActionScreen(ModalScreen[Outcome | None]):
             typed = self.query_one(f"#arg-{arg.name}", Input).value.strip()
             if not typed:
                 if arg.required:
-                    self._fail(f"Give the {arg.name} ({text.ARG_HINTS.get(arg.name, arg.kind)}).",
+                    self._fail(word("refuse.arg_missing", self.language,
+                                    arg=word(f"arg.{arg.name}", self.language)),
                                f"arg-{arg.name}")
                     return None
                 continue
             args[arg.name] = roles.coerce(arg, typed)
         problem = roles.check_args(self.action_name, args)
         if problem:
-            self._fail(problem, f"arg-{self.spec[0].name}" if self.spec else None)
+            bad = next((a for a in self.spec if a.name in problem), self.spec[0] if self.spec
+                       else None)
+            self._fail(word("refuse.arg_bad", self.language,
+                            arg=word(f"arg.{bad.name}" if bad else "arg.unknown",
+                                     self.language)),
+                       f"arg-{bad.name}" if bad else None)
             return None
         return args
 
@@ -185,22 +200,24 @@ class ActionScreen(ModalScreen[Outcome | None]):
         args = self.collect_args()
         if args is None:
             return
-        reason = self.query_one("#reason", Input).value.strip()
-        if not reason:
-            self._fail("Give a reason: every override is journaled with why it was done.",
-                       "reason")
+        reason = self.query_one("#reason", Input).value.strip() if self.asks_reason else ""
+        if self.asks_reason and not reason:
+            self._fail(word("refuse.reason_required", self.language), "reason")
             return
         user = self.query_one("#user", Input).value.strip()
         if not user:
-            self._fail("Give your user name.", "user")
+            self._fail(word("console.give_name", self.language), "user")
             return
         pin_input = self.query_one("#pin", Input)
         if not pin_input.value:
-            self._fail("Give your PIN.", "pin")
+            self._fail(word("console.give_pin", self.language), "pin")
             return
+        if self.asks_reason and any(a.name == "note" for a in
+                                    roles.ACTION_ARGS.get(self.action_name, ())):
+            args.setdefault("note", reason)     # the reason is the note the hold shows
         credentials = Credentials(user, pin_input.value)
         pin_input.value = ""
-        self._fail("Sending…")
+        self._fail(word("console.sending", self.language))
         self.sending = True
         self.query_one("#send", Button).disabled = True
         self.run_worker(self._send(credentials, args, reason), group="send", exclusive=True)
@@ -219,4 +236,39 @@ class ActionScreen(ModalScreen[Outcome | None]):
                  "reason_required": "reason"}.get(outcome.error or "")
         if outcome.error == "invalid_args" and self.spec:
             field = f"arg-{self.spec[0].name}"
-        self._fail(f"Refused. {outcome.plain()}", field)
+        if field == "reason" and not self.asks_reason:
+            field = None
+        self._fail(word("console.refused", self.language, why=outcome.plain(self.language)),
+                   field)
+
+
+#: each language by its own name, as the picker lists it
+LANGUAGE_NAMES = {"en": "English", "zh_Hant": "繁體中文", "hi": "हिन्दी", "bn": "বাংলা",
+                  "th": "ไทย"}
+
+
+class LanguageScreen(ModalScreen[str | None]):
+    """The console's language for the person signed in (F2); kept for them next time."""
+
+    DEFAULT_CSS = DIALOG_CSS.format(name="LanguageScreen")
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, language: str = "en") -> None:
+        super().__init__()
+        self.language = language
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(word("console.choose_language", self.language), classes="title",
+                         markup=False)
+            with Horizontal():
+                for code in LANGUAGES:
+                    yield Button(LANGUAGE_NAMES[code], id=f"lang-{code}",
+                                 variant="primary" if code == self.language else "default")
+
+    @on(Button.Pressed)
+    def _chosen(self, event: Button.Pressed) -> None:
+        self.dismiss((event.button.id or "")[len("lang-"):] or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

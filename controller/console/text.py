@@ -1,8 +1,10 @@
-"""The table's state in plain words for the supervisor console: pure functions, no Textual.
+"""The table's state in plain words for the console: pure functions, no Textual.
 
 Each function takes a part of the controller's "state" result (see the control API contract)
-and returns rich Text or a string. They never raise on a missing or odd field: a console must
-keep showing what it can.
+and returns rich Text or a string, in the reader's `language`, every sentence from the one
+message catalogue (controller.words). They never raise on a missing or odd field: a console
+must keep showing what it can. What the table names by code (a state, a step, a kind of hold,
+an action) is always written in words, never as the code.
 """
 from __future__ import annotations
 
@@ -11,6 +13,11 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from rich.text import Text
+
+from controller import roles
+from controller.words import Words, render
+from controller.words.fields import card as card_name, field, word
+from controller.words.problems import dealer_words, problem_words
 
 
 @dataclass(frozen=True)
@@ -54,7 +61,41 @@ ACTIONS: Mapping[str, ActionInfo] = {a.name: a for a in (
                "value)."),
     ActionInfo("reveal", "w", "Reveal", "Show the last round's result to the table (profiles "
                "that reveal on the dealer's word)."),
+    ActionInfo("open_bets", "o", "Open bets", "Open the bets for the next round."),
+    ActionInfo("close_bets", "n", "Close bets", "Close the bets: no more bets; dealing starts."),
+    ActionInfo("report_misplaced", "i", "Misplaced cards", "You placed cards on the wrong box."),
+    ActionInfo("report_face_up", "u", "Face-up card", "A card came out face up."),
+    ActionInfo("report_unread", "g", "Unread card", "A card left the shoe without a read."),
+    ActionInfo("call_supervisor", "f", "Call supervisor", "Ask a supervisor to the table."),
 )}
+
+
+def title(name: str, language: str = "en") -> str:
+    """An action's title in `language` (the catalogue's, else the console's own)."""
+    info = ACTIONS.get(name)
+    text = word(f"action.{name}", language)
+    return info.title if info is not None and text == word("action.unknown", language) \
+        else text
+
+
+def help_text(name: str, language: str = "en") -> str:
+    info = ACTIONS.get(name)
+    text = word(f"help.{name}", language)
+    return info.help if info is not None and text == word("help.unknown", language) else text
+
+
+def offered(state: Mapping[str, Any], role: str | None = None) -> list[str]:
+    """The actions the console offers now: those that apply to the table as it stands (its
+    `actions`, the hold's first), of those the role may take (every known one without a
+    role), each once."""
+    hold = _dict(state.get("hold"))
+    names = [a for a in _list(hold.get("actions")) + _list(state.get("actions"))
+             if isinstance(a, str) and a in ACTIONS]
+    seen: list[str] = []
+    for name in names:
+        if name not in seen and (role is None or roles.allowed(role, name)):
+            seen.append(name)
+    return seen
 
 #: argument name → what to type (placeholders of the action form)
 ARG_HINTS: Mapping[str, str] = {
@@ -65,31 +106,6 @@ ARG_HINTS: Mapping[str, str] = {
     "value": "true, false, a number or text",
     "seat": "seat number, e.g. 3 (optional)",
     "void": "true to void a round in progress and end the shoe (optional)",
-}
-
-#: problem kind → what happened, in plain words (the controller's detail follows)
-PROBLEMS: Mapping[str, str] = {
-    "unreadable_card": "The shoe could not read a card.",
-    "card_not_due": "A card left the shoe when none was due.",
-    "foreign_card": "A card that does not belong to this shoe was read.",
-    "face_up_card": "A card came out of the shoe face up.",
-    "card_while_betting": "A card was drawn while bets were still open.",
-    "count_mismatch": "The shuffler's card count is not what this shoe must hold.",
-    "multiple_cards": "Several cards left the shoe together.",
-    "misplaced_cards": "The dealer reported cards placed on the wrong box.",
-    "device_alarm": "A device raised an alarm.",
-    "impossible_card": "The shoe reported a card code that cannot exist.",
-    "card_without_shoe": "A card was read while no shoe was loaded.",
-    "internal_error": "The controller met an error it did not expect (tell the technician).",
-    "hold": "The table was put on hold.",
-    "link_lost": "The link to a device was lost; reads that arrive are kept for you to accept "
-                 "or discard once it is back.",
-    "restart_review": "The controller restarted during a round: check the cards on the table "
-                      "against the record before dealing goes on.",
-    "integrity_alarm": "The cards come out in an order a shuffled shoe does not give "
-                       "(factory order, or a repeat of the last shoe).",
-    "missed_shoe_burn": "A round was started before the new shoe was burned: the shoe is invalid.",
-    "false_coup": "A hand drew or stood against the drawing rules (false coup).",
 }
 
 #: the hands of the baccarat family, in the order the results list them
@@ -112,40 +128,51 @@ def _list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
-def card_text(code: Any) -> Text:
-    """A card code, red for hearts and diamonds."""
+def card_text(code: Any, language: str | None = None) -> Text:
+    """A card: its code (or, given a language, its name), red for hearts and diamonds."""
     code = clean(code)
-    return Text(code, style="bold red" if code[-1:].upper() in ("H", "D") else "bold")
+    shown = code if language is None else clean(card_name(code, language))
+    return Text(shown, style="bold red" if code[-1:].upper() in ("H", "D") else "bold")
 
 
-def header_text(state: Mapping[str, Any]) -> Text:
+def header_text(state: Mapping[str, Any], language: str = "en") -> Text:
     """Table, profile, state, shoe and cards out on one or two lines."""
     profile = _dict(state.get("profile"))
     shoe = _dict(state.get("shoe"))
     out = Text()
-    out.append(f"Table {clean(state.get('table', '?'))}", style="bold")
-    out.append(f"   Profile {clean(profile.get('name', '?'))} ({clean(profile.get('game', '?'))}"
-               f", mode {clean(profile.get('mode', '?'))}, {clean(profile.get('decks', '?'))} "
-               "decks)")
+    if state.get("simulator"):
+        # simulated devices deal these cards: nobody may take them for a live game
+        out.append(f" {word('console.simulator', language)} ", style="bold reverse yellow")
+        out.append("  ")
+    out.append(clean(word("console.table", language, table=str(state.get("table", "?")))),
+               style="bold")
+    out.append("   " + clean(word("console.profile", language,
+                                  profile=str(profile.get("name", "?")),
+                                  game=profile.get("game", "unknown"),
+                                  mode=str(profile.get("mode", "?")),
+                                  decks=profile.get("decks", "?"))))
     table_state = clean(state.get("state", "?"))
-    out.append("   State ")
-    out.append(table_state, style="bold reverse red" if table_state == "hold" else "bold")
+    out.append(f"   {word('console.state', language)}: ")
+    out.append(clean(field("state", table_state, language)),
+               style="bold reverse red" if table_state == "hold" else "bold")
+    for name in _dict(state.get("conditions")):
+        out.append(f"  {clean(name).upper()}", style="bold reverse red")
     if shoe:
-        out.append(f"\nShoe {clean(shoe.get('number', '?'))}: "
-                   f"{clean(shoe.get('cards_out', '?'))} cards out, "
-                   f"{clean(shoe.get('rounds', '?'))} rounds")
+        out.append("\n" + clean(word("console.shoe", language, shoe=shoe.get("number", "?"),
+                                     out=shoe.get("cards_out", "?"),
+                                     n=shoe.get("rounds", 0))))
         if shoe.get("cut_seen"):
-            out.append(", cut card seen (last round of the shoe)", style="yellow")
+            out.append(", " + word("console.cut_seen", language), style="yellow")
     else:
-        out.append("\nNo shoe loaded")
-    feed = feed_text(state.get("feed"))
+        out.append("\n" + word("console.no_shoe", language))
+    feed = feed_text(state.get("feed"), language)
     if feed.plain:
         out.append("\n")
         out.append_text(feed)
     return out
 
 
-def feed_text(feed: Any) -> Text:
+def feed_text(feed: Any, language: str = "en") -> Text:
     """The floor feed's link when the table has one: up to date, or how far behind and why."""
     feed = _dict(feed)
     if not feed:
@@ -153,96 +180,105 @@ def feed_text(feed: Any) -> Text:
     behind = feed.get("behind") or 0
     where = clean(feed.get("broker", "?"))
     if not behind and feed.get("connected"):
-        return Text(f"Floor feed {where}: up to date", style="dim")
-    out = Text(f"Floor feed {where}: behind by {clean(behind)} event(s)", style="bold yellow")
+        return Text(word("console.feed_ok", language, broker=where), style="dim")
+    out = Text(clean(word("console.feed_behind", language, broker=where,
+                          n=behind if isinstance(behind, int) else 0)), style="bold yellow")
     if feed.get("problem"):
         out.append(f" ({clean(feed['problem'])})", style="yellow")
     return out
 
 
-def prompt_text(state: Mapping[str, Any]) -> str:
-    """What the dealer is asked to do now."""
-    return clean(state.get("prompt") or "(no prompt)")
+def prompt_text(state: Mapping[str, Any], language: str = "en") -> str:
+    """What the dealer is asked to do now, in `language` (a service condition — no shoe yet,
+    software not accepted — is shown as the controller words it)."""
+    words = Words.of(state.get("prompt_words"))
+    if words is None or state.get("conditions"):
+        return clean(state.get("prompt") or word("console.no_prompt", language))
+    text = render(words, language)
+    if state.get("simulator"):
+        text = f"{word('console.simulator', language)}: {text}"
+    return clean(text)
 
 
-def _slot_of_next(next_slot: str, hands: Iterable[str]) -> tuple[str, int | None] | None:
-    """(hand, 1-based position or None for 'the next one') that `next_slot` names."""
+def dealer_hold_text(state: Mapping[str, Any], language: str = "en") -> str:
+    """A hold as the dealer is told it (by kind, never a card's identity)."""
+    hold = _dict(state.get("hold"))
+    problems = [p for p in _list(hold.get("problems")) if isinstance(p, dict)]
+    last = problems[-1] if problems else {}
+    return clean(render(dealer_words(last.get("kind", "unknown"), last), language))
+
+
+def _hand_due(step: str, hands: Iterable[str]) -> str | None:
+    """The hand the step due deals to (P2 → player, banker_third → banker)."""
     names = list(hands)
-    if next_slot in names:
-        return next_slot, None
-    if next_slot.endswith("_third") and next_slot[:-len("_third")] in names:
-        return next_slot[:-len("_third")], 3
-    match = re.fullmatch(r"([A-Z])(\d)", next_slot)
+    if step in names:
+        return step
+    if step.endswith("_third") and step[:-len("_third")] in names:
+        return step[:-len("_third")]
+    match = re.fullmatch(r"([A-Z])\d", step)
     if match:
         for name in names:
             if name != "game_card" and name[0].upper() == match.group(1):
-                return name, int(match.group(2))
+                return name
     return None
 
 
-def _slot_label(hand: str, index: int) -> str:
-    return "GAME" if hand == "game_card" else f"{hand[0].upper()}{index}"
+def round_text(rnd: Any, hold: Any = None, language: str = "en", game: Any = None) -> Text:
+    """The round being dealt, hand by hand, each card named, a card typed by hand marked, and
+    the hand due next marked.
 
-
-def round_text(rnd: Any, hold: Any = None) -> Text:
-    """The round being dealt: each card in its slot, the slot due next marked.
-
-    On hold the table deals nothing, so the slot due is the one it goes back to (`resume_to`).
+    On hold the table deals nothing, so the card due is the one it goes back to (`resume_to`).
     """
     rnd = _dict(rnd)
     if not rnd:
-        return Text("No round in progress.", style="dim")
+        return Text(word("console.no_round", language), style="dim")
     out = Text()
-    out.append(f"Round {clean(rnd.get('number', '?'))}", style="bold")
+    out.append(clean(word("console.round", language, n=rnd.get("number", "?"))), style="bold")
     if rnd.get("demo"):
-        out.append("  DEMONSTRATION (no bets)", style="yellow")
+        out.append("  " + word("console.demo", language), style="yellow")
     burned = _list(rnd.get("burned_before"))
     if burned:
-        out.append("\nBurned before this round: ")
+        out.append("\n" + word("console.burned_before", language) + " ")
         for code in burned:
-            out.append_text(card_text(code))
-            out.append(" ")
+            out.append_text(card_text(code, language))
+            out.append("  ")
+    entered = [c for c in _list(rnd.get("entered")) if isinstance(c, str)]
     hands = {k: _list(v) for k, v in _dict(rnd.get("hands")).items() if isinstance(v, list)}
     next_slot = clean(rnd.get("next") or "")
     resume_to = clean(_dict(hold).get("resume_to") or "")
     after_hold = not next_slot and resume_to.startswith("dealing.")
     if after_hold:
         next_slot = resume_to[len("dealing."):]
-    due = _slot_of_next(next_slot, hands) if next_slot else None
+    due = _hand_due(next_slot, hands) if next_slot else None
     for hand, cards in hands.items():
-        out.append(f"\n{clean(hand).upper().replace('_', ' '):<10}")
-        for i, code in enumerate(cards, start=1):
-            out.append(f"{_slot_label(hand, i)} ", style="dim")
-            out.append_text(card_text(code))
+        out.append(f"\n{clean(field('hand', hand, language)):<10} ")
+        for code in cards:
+            out.append_text(card_text(code, language))
+            if code in entered:
+                entered.remove(code)
+                out.append(" " + word("console.entered_mark", language), style="bold magenta")
             out.append("   ")
-        if due and due[0] == hand:
-            label = _slot_label(hand, due[1] or len(cards) + 1)
-            out.append(f"{label} ▶ next", style="bold black on yellow")
-    decisions = _dict(_dict(rnd.get("hands")).get("decisions"))
+        if due == hand:
+            out.append(f"▶ {word('console.next', language)}", style="bold black on yellow")
+    decisions = _dict(_dict(rnd.get("hands")).get("decisions")) or _dict(rnd.get("decisions"))
     if decisions:
-        made = ", ".join(f"{clean(k)}={clean(v)}" for k, v in decisions.items())
-        out.append(f"\nDecisions: {made}")
+        out.append("\n" + clean(word("console.decisions", language, decisions=decisions)))
     if next_slot.startswith("decide:"):
-        out.append(f"\nWaiting for the decision {next_slot[len('decide:'):]} (action Decide)",
-                   style="yellow")
+        out.append("\n" + clean(word("console.waiting_decision", language,
+                                     decision=next_slot[len("decide:"):])), style="yellow")
     elif next_slot:
-        out.append(f"\nNext card{' once the hold is cleared' if after_hold else ''}: "
-                   f"{next_slot}")
+        code = "console.next_card_after_hold" if after_hold else "console.next_card"
+        out.append("\n" + clean(word(code, language, step=next_slot, game=game or "")))
     elif hold:
-        out.append("\nNo card is taken while the table is on hold.")
+        out.append("\n" + word("console.no_card_on_hold", language))
     elif hands:
-        out.append("\nAll cards dealt.")
+        out.append("\n" + word("console.all_dealt", language))
     return out
 
 
-def problem_text(problem: Any) -> str:
-    """One problem of a hold: what it is in plain words, then the controller's detail."""
-    problem = _dict(problem)
-    kind = clean(problem.get("kind", "unknown"))
-    words = PROBLEMS.get(kind, f"Problem: {kind.replace('_', ' ')}.")
-    detail = clean(problem.get("detail") or "")
-    extra = f" Card {clean(problem['code'])}." if problem.get("code") else ""
-    return f"{words}{extra}" + (f" ({detail})" if detail else "")
+def problem_text(problem: Any, language: str = "en") -> str:
+    """One problem of a hold in plain words (the controller's own detail is for the log)."""
+    return clean(render(problem_words(_dict(problem)), language))
 
 
 def on_hold(state: Mapping[str, Any]) -> bool:
@@ -255,42 +291,52 @@ def hold_actions(hold: Any) -> list[str]:
     return [a for a in _list(_dict(hold).get("actions")) if isinstance(a, str) and a in ACTIONS]
 
 
-def hold_text(hold: Any) -> Text:
-    """Why the table is on hold and what clears it."""
+def hold_text(hold: Any, language: str = "en", role: str | None = None) -> Text:
+    """Why the table is on hold and what clears it: the actions this role may take, or that
+    only a supervisor can."""
     hold = _dict(hold)
-    out = Text("TABLE ON HOLD: dealing is stopped until a supervisor clears it.\n",
-               style="bold")
+    out = Text(word("console.hold_title", language) + "\n", style="bold")
     problems = _list(hold.get("problems")) or [{}]
     for n, problem in enumerate(problems, start=1):
-        out.append(f"  Problem {n}: {problem_text(problem)}\n")
+        out.append("  " + clean(word("console.problem_n", language, n=n,
+                                     problem=problem_words(_dict(problem)))) + "\n")
     if hold.get("resume_to"):
-        out.append(f"  Once cleared the table goes back to {clean(hold['resume_to'])}.\n")
-    actions = hold_actions(hold)
+        out.append("  " + clean(word("console.goes_back_to", language,
+                                     state=str(hold["resume_to"]))) + "\n")
+    actions = [a for a in hold_actions(hold) if role is None or roles.allowed(role, a)]
     if actions:
-        out.append("To clear it, use one of:\n", style="bold")
+        out.append(word("console.clear_with", language) + "\n", style="bold")
         for name in actions:
-            info = ACTIONS[name]
-            out.append(f"  [{info.key.upper()}] {info.title}", style="bold")
-            out.append(f": {info.help}\n")
+            out.append(f"  [{ACTIONS[name].key.upper()}] {title(name, language)}", style="bold")
+            out.append(f": {help_text(name, language)}\n")
+    elif role is not None and not roles.allowed(role, "resume"):
+        out.append(word("console.wait_supervisor", language) + "\n", style="bold")
     else:
-        out.append("Deal with the cause, then Resume [R].\n", style="bold")
-    out.append("Every action asks for a reason, your name and your PIN.", style="italic")
+        out.append(word("console.clear_by_resume", language) + "\n", style="bold")
+    out.append(word("console.asks_pin", language), style="italic")
     return out
 
 
-def alarms_text(alarms: Any) -> Text:
-    """Device alarms and warnings, one line each."""
+def alarms_text(alarms: Any, language: str = "en") -> Text:
+    """Device alarms and warnings, one line each; a dealer's call names who calls."""
     items = [a for a in _list(alarms) if isinstance(a, dict)]
     if not items:
-        return Text("No alarms.", style="dim")
+        return Text(word("console.no_alarms", language), style="dim")
     out = Text()
     for i, alarm in enumerate(items):
         severity = clean(alarm.get("severity", "error"))
         if i:
             out.append("\n")
-        out.append(f"{severity.upper():<8}", style=SEVERITY_STYLE.get(severity, "bold"))
-        out.append(f"{clean(alarm.get('source', '?'))} {clean(alarm.get('code', ''))}: "
-                   f"{clean(alarm.get('text', ''))}")
+        out.append(f"{word(f'severity.{severity}', language):<8}",
+                   style=SEVERITY_STYLE.get(severity, "bold"))
+        if alarm.get("code") == "supervisor_called":
+            out.append(clean(word("console.alarm_called", language,
+                                  user=str(alarm.get("text") or "?"))))
+            continue
+        out.append(clean(word("console.alarm_line", language,
+                              device=str(alarm.get("source") or "unknown"),
+                              alarm=str(alarm.get("code", "")),
+                              text=str(alarm.get("text", "")))))
     return out
 
 
@@ -300,7 +346,7 @@ def _hand_part(result: Mapping[str, Any], hand: str) -> str:
     return f"{hand[0].upper()} {cards}" + ("" if total is None else f" = {clean(total)}")
 
 
-def history_line(result: Any) -> str:
+def history_line(result: Any, language: str = "en") -> str:
     """One finished round on one line, e.g. `#12  P 9H 5C KD = 4   B 2S 3D = 5   BANKER`."""
     result = _dict(result)
     parts = []
@@ -313,14 +359,17 @@ def history_line(result: Any) -> str:
         parts += [_hand_part(result, h) for h, v in result.items()
                   if isinstance(v, list) and (h in HANDS or f"{h}_total" in result)]
     if result.get("void"):
-        outcome = "VOID" + (f" ({clean(result['reason'])})" if result.get("reason") else "")
+        reason = str(result.get("reason") or "")
+        why = word(f"void.{reason}", language) if reason and " " not in reason else reason
+        outcome = word("console.void", language) + (f" ({clean(why)})" if why else "")
     elif result.get("winner"):
-        outcome = clean(result["winner"]).upper()
+        outcome = clean(word(f"console.winner.{result['winner']}", language))
     else:
-        sides = [f"{k[:-len('_winner')]}: {clean(v).upper()}" for k, v in result.items()
+        sides = [f"{field('hand', k[:-len('_winner')], language)}: "
+                 f"{word(f'console.winner.{v}', language)}" for k, v in result.items()
                  if k.endswith("_winner") and v]
-        outcome = ", ".join(sides) or "-"
-    demo = "  (demo)" if result.get("demo") else ""
+        outcome = clean(", ".join(sides)) or "-"
+    demo = "  " + word("console.demo_short", language) if result.get("demo") else ""
     return f"#{clean(result.get('round', '?'))}  " + "   ".join(parts + [outcome]) + demo
 
 
@@ -333,9 +382,9 @@ def roads_panel_text(roads: Any, width: int = 30) -> Text:
     return roads_text(roads, width, parts=("big_road", "bead_plate"))
 
 
-def history_text(last_rounds: Any) -> Text:
+def history_text(last_rounds: Any, language: str = "en") -> Text:
     """The last rounds (at most 10), newest last."""
     rounds = [r for r in _list(last_rounds) if isinstance(r, dict)][-10:]
     if not rounds:
-        return Text("No rounds yet in this shoe.", style="dim")
-    return Text("\n".join(history_line(r) for r in rounds))
+        return Text(word("console.no_rounds", language), style="dim")
+    return Text("\n".join(history_line(r, language) for r in rounds))

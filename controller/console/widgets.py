@@ -15,6 +15,21 @@ from textual.widgets import Button, Static
 from controller.console import text
 
 
+def _language(widget: Any) -> str:
+    """The reader's language (the app's), English outside an app."""
+    try:
+        return str(getattr(widget.app, "language", "en"))
+    except Exception:           # not mounted in an app
+        return "en"
+
+
+def _role(widget: Any) -> str | None:
+    try:
+        return getattr(widget.app, "role", None)
+    except Exception:
+        return None
+
+
 class Banner(Static):
     """A full-width line for what stops the console from showing a live table."""
 
@@ -41,7 +56,7 @@ class HeaderBar(Static):
     DEFAULT_CSS = "HeaderBar { width: 100%; height: auto; padding: 0 1; background: $boost; }"
 
     def show(self, state: Mapping[str, Any]) -> None:
-        self.update(text.header_text(state))
+        self.update(text.header_text(state, _language(self)))
 
 
 class PromptBox(Static):
@@ -57,8 +72,13 @@ class PromptBox(Static):
         super().__init__("", markup=False, **kwargs)
 
     def show(self, state: Mapping[str, Any]) -> None:
-        self.update(Text(f">>  {text.prompt_text(state).upper()}  <<"))
-        self.set_class(text.on_hold(state), "-hold")
+        lang = _language(self)
+        held = text.on_hold(state)
+        # a dealer is told a hold by its kind; the supervisor reads its problem in full
+        words = text.dealer_hold_text(state, lang) if held and _role(self) == "dealer" \
+            else text.prompt_text(state, lang)
+        self.update(Text(f">>  {words.upper()}  <<"))
+        self.set_class(held, "-hold")
 
 
 class Panel(Static):
@@ -78,7 +98,10 @@ class RoundView(Panel):
         super().__init__("Current round", **kwargs)
 
     def show(self, state: Mapping[str, Any]) -> None:
-        self.update(text.round_text(state.get("round"), state.get("hold")))
+        self.border_title = text.word("console.panel.round", _language(self))
+        profile = state.get("profile") if isinstance(state.get("profile"), dict) else {}
+        self.update(text.round_text(state.get("round"), state.get("hold"), _language(self),
+                                    profile.get("game")))
 
 
 class HoldPanel(Panel):
@@ -95,7 +118,8 @@ class HoldPanel(Panel):
     def show(self, state: Mapping[str, Any]) -> None:
         on_hold = text.on_hold(state)
         self.set_class(on_hold, "-shown")
-        self.update(text.hold_text(state.get("hold")) if on_hold else "")
+        self.update(text.hold_text(state.get("hold"), _language(self), _role(self))
+                    if on_hold else "")
 
 
 class AlarmList(Panel):
@@ -105,7 +129,8 @@ class AlarmList(Panel):
         super().__init__("Alarms", **kwargs)
 
     def show(self, state: Mapping[str, Any]) -> None:
-        self.update(text.alarms_text(state.get("alarms")))
+        self.border_title = text.word("console.panel.alarms", _language(self))
+        self.update(text.alarms_text(state.get("alarms"), _language(self)))
 
 
 class RoadsPanel(Panel):
@@ -119,6 +144,27 @@ class RoadsPanel(Panel):
         self.update(text.roads_panel_text(state.get("roads")))
 
 
+class HealthPanel(Panel):
+    """The table PC's health: device links, the shoe's counters, journal, feed, clock and
+    software (what `tablectl status` prints)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("Health", **kwargs)
+
+    def show(self, state: Mapping[str, Any]) -> None:
+        from controller.console.health import health_lines
+        health = state.get("health")
+        if not isinstance(health, dict):
+            self.update(Text("This controller reports no health view.", style="dim"))
+            return
+        lines = health_lines(health)[1:]          # the header bar names the table already
+        out = Text()
+        for i, line in enumerate(lines):
+            out.append(("\n" if i else "") + text.clean(line),
+                       style="bold red" if line.startswith("  !") else "")
+        self.update(out)
+
+
 class HistoryList(Panel):
     """The last 10 rounds, newest last."""
 
@@ -126,7 +172,8 @@ class HistoryList(Panel):
         super().__init__("Last 10 rounds", **kwargs)
 
     def show(self, state: Mapping[str, Any]) -> None:
-        self.update(text.history_text(state.get("last_rounds")))
+        self.border_title = text.word("console.panel.history", _language(self))
+        self.update(text.history_text(state.get("last_rounds"), _language(self)))
 
 
 class ActionBar(Grid):
@@ -142,6 +189,16 @@ class ActionBar(Grid):
         for info in text.ACTIONS.values():
             yield Button(Text(f"{info.key.upper()} {info.title}"), id=f"act-{info.name}",
                          compact=True, tooltip=info.help)
+
+    def offer(self, names: Iterable[str], language: str = "en") -> None:
+        """Show only the buttons of `names` (what applies now, for this role), in `language`."""
+        wanted = set(names)
+        for button in self.query(Button):
+            name = (button.id or "")[len("act-"):]
+            button.display = name in wanted
+            if name in text.ACTIONS:
+                button.label = Text(f"{text.ACTIONS[name].key.upper()} "
+                                    f"{text.title(name, language)}")
 
     def highlight(self, needed: Iterable[str]) -> None:
         """Mark the buttons of the actions in `needed`."""

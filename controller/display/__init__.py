@@ -8,8 +8,8 @@ import socket
 from typing import Any, Iterable
 
 
-def start(sock: socket.socket, *, reveal: str = "on_read", history: Iterable[dict] = ()
-          ) -> tuple[Any, Any]:
+def start(sock: socket.socket, *, reveal: str = "on_read", history: Iterable[dict] = (),
+          language: str = "en") -> tuple[Any, Any]:
     """(hub, server): the display serving on `sock`, its view first fed `history` (the current
     shoe's journaled events). The caller adds `hub.publish` to the service's publishers and
     `hub.on_status` to its subscribers, and closes the server when the table stops."""
@@ -17,6 +17,6 @@ def start(sock: socket.socket, *, reveal: str = "on_read", history: Iterable[dic
     from controller.display.public import PublicView
     from controller.display.server import DisplayServer
     from controller.display.web import create_app
-    hub = DisplayHub(PublicView(reveal))
+    hub = DisplayHub(PublicView(reveal, language))
     hub.feed(history)
     return hub, DisplayServer(create_app(hub), sock, hub).start()

@@ -10,7 +10,8 @@ So everything they show passes through here, and only named fields of named even
 - with `on_reveal` the cards of a round are shown face down (their slot, not their code) until
   that round is revealed;
 - the dealer's prompt names only the step due; on hold it is replaced by plain words for the
-  kind of hold (a hold's own detail may name cards, so it is never shown).
+  kind of hold (a hold's own detail may name cards, so it is never shown). Both are written in
+  the table's language (`[table] language`) from the message catalogue (controller.words).
 
 The supervisor's console, the `--json` feed and the journal see everything at once; they do
 not go through here.
@@ -20,6 +21,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from controller.roads import ShoeRoads
+from controller.words import render
+from controller.words.problems import dealer_words
 
 #: the fields of a round result a display may show (never bets or irregularities)
 RESULT_FIELDS = (
@@ -30,23 +33,6 @@ RESULT_FIELDS = (
 #: the hand lists of a result, in the order the dealer's page lists them
 HANDS = ("game_card", "player", "banker", "andar", "bahar", "right", "left", "bank")
 
-#: a hold in words for the dealer (by kind only)
-HOLD_WORDS: Mapping[str, str] = {
-    "unreadable_card": "The shoe could not read a card. Wait for the supervisor.",
-    "card_not_due": "A card left the shoe when none was due. Wait for the supervisor.",
-    "card_while_betting": "A card was drawn while bets were open. Wait for the supervisor.",
-    "foreign_card": "A card that is not of this shoe was read. Wait for the supervisor.",
-    "face_up_card": "A card came out face up. Wait for the supervisor.",
-    "count_mismatch": "The shuffler's card count is wrong. Wait for the supervisor.",
-    "device_alarm": "A device raised an alarm. Wait for the supervisor.",
-    "link_lost": "The link to the shoe is lost. Leave the cards where they are.",
-    "restart_review": "The controller restarted. The supervisor checks the cards on the table.",
-    "integrity_alarm": "The cards come out in an unshuffled order. Stop dealing.",
-    "missed_shoe_burn": "A round was started before the shoe was burned. Stop dealing.",
-    "false_coup": "A hand drew or stood against the rules. Wait for the supervisor.",
-    "hold": "The supervisor has stopped the table.",
-}
-DEFAULT_HOLD_WORDS = "The table is on hold. Wait for the supervisor."
 _INITIALS = {"P": "player", "B": "banker", "R": "right", "L": "left"}
 
 
@@ -100,8 +86,9 @@ class PublicView:
     already seen (a seq at or below the last one) are ignored, so a journal read at start and
     the events republished after a restart can overlap."""
 
-    def __init__(self, reveal: str = "on_read"):
+    def __init__(self, reveal: str = "on_read", language: str = "en"):
         self.reveal = reveal
+        self.language = language          # the table's ([table] language)
         self.roads = ShoeRoads()
         self.last_seq = 0
         self.gate = RevealGate()
@@ -124,7 +111,8 @@ class PublicView:
         if kind == "status":
             return self._status(e)
         if kind == "prompt":
-            self.prompt = str(e.get("text", ""))
+            words = e.get("words")
+            self.prompt = render(words, self.language) if words else str(e.get("text", ""))
             return {"dealer"}
         if kind == "shoe_started":
             self.reveal = e.get("reveal", "on_read")
@@ -193,8 +181,8 @@ class PublicView:
         cards (face down until revealed), the last result shown."""
         st = self.status
         hold = st.get("hold")
-        words = HOLD_WORDS.get(hold, DEFAULT_HOLD_WORDS) if hold or st.get("state") == "hold" \
-            else None
+        words = render(dealer_words(hold), self.language) \
+            if hold or st.get("state") == "hold" else None
         return {"state": st.get("state"), "expects": st.get("expects"), "shoe": self.shoe,
                 "round": self.round, "prompt": words or self.prompt, "hold": words,
                 "cards": list(self.cards), "last_result": self.last_result}

@@ -51,11 +51,22 @@ def format_round(e: dict) -> str:
 
 
 class TextFeed:
-    """Readable lines: the shoe, its burn, each round, irregularities, holds and overrides."""
+    """Readable lines: the shoe, its burn, each round, irregularities, holds and overrides; the
+    prompts, holds and irregularities in `language` (the table's, `[table] language`)."""
 
-    def __init__(self, stream: IO[str] | None = None, verbose: bool = False):
+    def __init__(self, stream: IO[str] | None = None, verbose: bool = False,
+                 language: str = "en"):
         self.stream = stream or sys.stdout
         self.verbose = verbose
+        self.language = language
+
+    def words(self, words: object) -> str:
+        from controller.words import render
+        return render(words, self.language)     # type: ignore[arg-type]
+
+    def problem(self, e: dict, kind: str) -> str:
+        from controller.words.problems import problem_words
+        return self.words(problem_words({**e, "kind": kind}))
 
     def line(self, text: str) -> None:
         self.stream.write(text + "\n")
@@ -74,9 +85,10 @@ class TextFeed:
         elif kind == "shoe_ended":
             self.line(f"== shoe {e['shoe']} ended after {e['rounds']} round(s): {e['reason']}")
         elif kind == "irregularity":
-            self.line(f"!! {e['kind']}: {e['detail']}")
+            self.line(f"!! {self.problem(e, e['kind'])}")
         elif kind == "hold":
-            self.line(f"!! table on HOLD ({e['reason']})")
+            held = self.words({"code": "prompt.hold_plain"})
+            self.line(f"!! {held}: {self.problem(e, e['reason'])}")
         elif kind == "resume":
             self.line("   table resumed")
         elif kind == "override":
@@ -84,4 +96,9 @@ class TextFeed:
         elif kind == "alarm" and e.get("severity") != "info":
             self.line(f"!! {e['source']} {e['code']}: {e['text']}")
         elif kind == "prompt" and self.verbose:
-            self.line(f"   > {e['text']}")
+            said = e["text"]
+            if e.get("words"):
+                said = self.words(e["words"])
+                if e.get("simulator"):
+                    said = f"{self.words({'code': 'console.simulator'})}: {said}"
+            self.line(f"   > {said}")

@@ -327,6 +327,10 @@ class TableService:
             self.last_prompt = prompt
             ev = {"event": "prompt", "shoe": table.shoe_no, "state": table.state,
                   "text": prompt, "expects": table.expects()}
+            if not self.conditions:
+                # language-neutral: the message's code and fields; each screen puts them into
+                # its reader's language (`text` is their English)
+                ev["words"] = table.prompt_words().as_dict()
             if self.simulated:
                 ev["simulator"] = True
             if self.conditions:

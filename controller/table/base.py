@@ -6,6 +6,7 @@ offered) and the state to return to.
 """
 from __future__ import annotations
 
+import logging
 import sys
 from functools import partial
 from typing import Any, Callable
@@ -19,7 +20,9 @@ from controller.profile import Profile
 from controller.table.machine import HOLD_OVERRIDES
 from controller.table.model import Hold, Problem, RoundState, ShoeState
 from controller.table.states import BETTING, DEALING, HOLD, trigger_name
+from controller.words import refuse
 
+log = logging.getLogger("controller.table")
 ROUND_EVENTS_WITHOUT_ROUND = frozenset({"shoe_started", "shoe_ended", "burn", "reconciliation"})
 
 
@@ -67,8 +70,9 @@ class TableBase:
         """A move the machine does not allow is refused; anything else goes on up."""
         err = sys.exc_info()[1]
         if isinstance(err, MachineError):
-            raise CommandRefused(f"not possible while the table is {self.state}: "
-                                 f"{err.value}") from err
+            # the library's own words name triggers and states: the log keeps them
+            log.info("move refused by the table machine in state %s: %s", self.state, err.value)
+            raise refuse("not_now", state=self.state) from err
         if err is not None:
             raise err
 
@@ -104,12 +108,12 @@ class TableBase:
         self.hold.problems.append(info)
         self.emit("irregularity", kind=kind, detail=detail, **extra)
         self.emit("hold", reason=kind, detail=detail, resume_to=self.hold.resume_to,
-                  actions=list(remedies(self.hold)), **extra)
+                  actions=self.hold_remedies(), **extra)
 
     def leave_hold(self, dest: str | None = None) -> None:
         """Back to the state the hold was entered from (or `dest`)."""
         if self.hold is None:
-            raise CommandRefused(f"the table is not on hold (it is {self.state})")
+            raise refuse("not_on_hold", state=self.state)
         target = dest or self.hold.resume_to
         self.trigger_to(f"resume_{trigger_name(target)}")
         self.hold = None
@@ -124,12 +128,26 @@ class TableBase:
     def allows(self, action: str) -> bool:
         """The machine's guard for a hold override: the hold's kind must be one it clears."""
         if self.hold is None:
-            raise CommandRefused(f"the table is not on hold (it is {self.state})")
+            raise refuse("not_on_hold", state=self.state)
         kind = self.hold.last.kind
         if kind not in HOLD_OVERRIDES[action]:
-            raise CommandRefused(f"{action} does not apply: the hold is for {kind} "
-                                 f"({', '.join(remedies(self.hold))} may clear it)")
+            raise refuse("hold_needs_other", action=action, kind=kind,
+                         actions=self.hold_remedies())
         return True
+
+    def hold_remedies(self) -> list[str]:
+        """The actions that may clear the hold now: its kinds' remedies, less voiding a round
+        when none is open, and less ending the shoe while a round with cards is in progress
+        when voiding it is offered."""
+        hold = self.hold
+        if hold is None:
+            return []
+        in_round = self.round_open()
+        dealt = in_round and self.round is not None and bool(self.round.cards
+                                                             or self.round.burned_before)
+        offered = [a for a in remedies(hold) if not (a == "void_round" and not in_round)]
+        # with a round dealt, the shoe ends only once the round is void
+        return [a for a in offered if not (a == "end_shoe" and dealt and "void_round" in offered)]
 
 
 #: for each kind of hold, the actions that clear it (the console offers these)

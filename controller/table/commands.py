@@ -8,6 +8,7 @@ recorded as an `override` event with user, role, reason, and the table before an
 from __future__ import annotations
 
 import hashlib
+import logging
 import tomllib
 from typing import Any, Callable
 
@@ -20,6 +21,9 @@ from controller.table.inputs import Command
 from controller.table.model import QueuedRead, ShoeState
 from controller.table.states import (BURNING, CLOSED, HOLD, IDLE, LOADED, SHOE_ENDED,
                                      SHUFFLING)
+from controller.words import refuse
+
+log = logging.getLogger("controller.table")
 
 
 class CommandsMixin(StakesMixin):
@@ -28,17 +32,18 @@ class CommandsMixin(StakesMixin):
     def run_command(self, cmd: Command) -> None:
         handler = HANDLERS.get(cmd.action)
         if handler is None:
-            raise CommandRefused(f"unknown action {cmd.action!r}")
+            raise refuse("unknown_action")
         if cmd.action in OVERRIDE_ACTIONS and not str(cmd.reason).strip():
-            raise CommandRefused(f"{cmd.action} needs a reason")
+            raise refuse("needs_reason")
         before = self.summary()
         args = dict(cmd.args)
-        if cmd.action == "decide":
+        if cmd.action in ("decide", "call_supervisor"):
             args.setdefault("user", cmd.user)
         try:
             handler(self, **args)
         except TypeError as err:
-            raise CommandRefused(f"{cmd.action}: {err}", code="invalid_args") from None
+            log.info("command %s: arguments refused: %s", cmd.action, err)
+            raise refuse("bad_value", "invalid_args", action=cmd.action) from None
         if cmd.action in OVERRIDE_ACTIONS:
             self.emit("override", user=cmd.user, role=cmd.role, action=cmd.action,
                       args=dict(cmd.args), reason=cmd.reason, before=before,
@@ -57,16 +62,14 @@ class CommandsMixin(StakesMixin):
     def new_shoe(self, cut_position: int | None = None, demo_rounds: int = 0,
                  shuffler: bool = False, software: str = "") -> None:
         if self.state not in (CLOSED, SHOE_ENDED):
-            raise CommandRefused(f"a new shoe cannot start while the table is {self.state}")
+            raise refuse("new_shoe_not_now", state=self.state)
         p = self.profile
         if not isinstance(demo_rounds, int) or demo_rounds < 0:
-            raise CommandRefused(f"demo_rounds must be a whole number ≥ 0, not {demo_rounds!r}",
-                                 code="invalid_args")
+            raise refuse("demo_whole_number", "invalid_args")
         if demo_rounds > p.demo_rounds_max:
-            raise CommandRefused(f"{demo_rounds} demonstration rounds asked; the profile allows "
-                                 f"at most {p.demo_rounds_max}")
+            raise refuse("demo_too_many", n=p.demo_rounds_max)
         if p.continuous_shuffler and cut_position is not None:
-            raise CommandRefused("a continuous shuffler deals without a cut card")
+            raise refuse("no_cut_card")
         old = self.shoe
         if old is not None and not old.reconciled and not old.continuous:
             self.emit("alarm", source="inventory", code="not_counted",
@@ -97,10 +100,11 @@ class CommandsMixin(StakesMixin):
 
     def shuffled(self, count: int) -> None:
         if self.state != SHUFFLING:
-            raise CommandRefused(f"a shuffled shoe arrived while the table is {self.state}")
+            raise refuse("shuffled_not_now", state=self.state)
         if count != self.profile.cards:
             self.problem("count_mismatch", f"the shuffler counted {count} cards; the shoe "
-                         f"must hold {self.profile.cards}")
+                         f"must hold {self.profile.cards}", counted=count,
+                         expected=self.profile.cards)
             return
         self.trigger_to("count_ok")
         self.emit("device_request", device="shuffler", action="deliver")
@@ -110,14 +114,13 @@ class CommandsMixin(StakesMixin):
         """End the shoe between rounds; with `void`, a round in progress is voided first."""
         rnd, shoe = self.round, self.shoe
         if shoe is None or self.state in (CLOSED, SHOE_ENDED):
-            raise CommandRefused(f"no shoe in play to end (the table is {self.state})")
+            raise refuse("no_shoe_to_end", state=self.state)
         if self.hold is not None and self.hold.last.kind == "integrity_alarm":
             shoe.invalid = True      # dealt unshuffled or replayed: not an authorised game
         reason = "invalid" if shoe.invalid else "supervisor"
         if self.round_open() and rnd is not None and (rnd.cards or rnd.burned_before):
             if void is not True:
-                raise CommandRefused("a round is in progress: finish or void it first "
-                                     "(or end the shoe with void=true)")
+                raise refuse("round_in_progress")
             self.void_round("shoe ended by the supervisor", end_shoe=reason)
             return
         if self.round_open():
@@ -142,7 +145,7 @@ class CommandsMixin(StakesMixin):
     def cut_card(self) -> None:
         """The cut card is out (the shoe saw it, or the dealer reports it)."""
         if self.shoe is None:
-            raise CommandRefused("no shoe is loaded")
+            raise refuse("no_shoe")
         if not self.shoe.cut_seen and self.state != SHOE_ENDED:
             self.shoe.cut_seen = True
             self.emit("cut_card", cards_out=self.shoe.inventory.cards_out)
@@ -150,7 +153,7 @@ class CommandsMixin(StakesMixin):
     # ---------------------------------------------------------------- rounds
     def open_bets(self) -> None:
         if self.reveal_due is not None:
-            raise CommandRefused(f"round {self.reveal_due} is not revealed yet: reveal it first")
+            raise refuse("reveal_first", n=self.reveal_due)
         if self.state in (LOADED, BURNING):
             assert self.shoe is not None
             self.shoe.invalid = True
@@ -168,7 +171,7 @@ class CommandsMixin(StakesMixin):
         result read earlier is shown to the table, and dealing goes on."""
         number = self.reveal_due
         if number is None:
-            raise CommandRefused("no result is waiting to be revealed")
+            raise refuse("nothing_to_reveal")
         self.reveal_due = None
         self.emit("reveal", round=number)
         if self.state == IDLE:
@@ -177,13 +180,13 @@ class CommandsMixin(StakesMixin):
     def confirm_result(self) -> None:
         """The dealer confirms the result shown for the last round (recorded, changes nothing)."""
         if self.round is None or self.round_open():
-            raise CommandRefused("no finished round to confirm")
+            raise refuse("nothing_to_confirm")
         self.emit("result_confirmed")
 
     def report_misplaced(self, detail: str = "") -> None:
         """The dealer put cards on the wrong boxes: the shoe order stands; show the layout."""
         if self.round is None:
-            raise CommandRefused("no round in progress")
+            raise refuse("no_round")
         layout = self.round.layout()
         self.round.flags.append({"kind": "misplaced_cards", "detail": detail})
         self.emit("irregularity", kind="misplaced_cards",
@@ -198,44 +201,78 @@ class CommandsMixin(StakesMixin):
             shoe.inventory.unidentified += 1
         self.problem("unreadable_card", "a card left the shoe without a read"
                      + (f" ({detail})" if detail else "") + "; enter its code or void the round",
-                     card_index=shoe.reads - 1 if shoe is not None else None)
+                     card_index=shoe.reads - 1 if shoe is not None else None, unread=True)
+
+    def report_face_up(self, code: str | None = None) -> None:
+        """The dealer saw a card come out face up, on a shoe that cannot tell (Bee-Tek,
+        barcode): by default the round's last card. A profile that keeps face-up cards notes
+        it; any other remedy holds the table for the supervisor (void, or resume with it)."""
+        rnd = self.round
+        if rnd is None or not self.round_open() or not rnd.cards:
+            raise refuse("no_face_up_sensor_needed")
+        dealt = [c.code for hand in rnd.hands.values() for c in hand]
+        try:
+            card = parse_card(code).code if code else dealt[-1]
+        except CardCodeError as err:
+            raise refuse("not_a_card", "invalid_args") from err
+        if self.profile.face_up_card == "valid":
+            self.note("face_up_card", f"{card} came out face up (reported by the dealer); it "
+                      f"stays valid", code=card, reported=True)
+            return
+        self.problem("face_up_card", f"{card} came out face up (reported by the dealer); "
+                     f"profile remedy: {self.profile.face_up_card}", code=card, reported=True)
+
+    def call_supervisor(self, user: str = "") -> None:
+        """The dealer asks for a supervisor at the table; dealing goes on. The alarm's text is
+        who called."""
+        self.emit("alarm", source="dealer", code="supervisor_called", text=user,
+                  severity="warning")
 
     def demo_round(self) -> None:
         shoe = self.shoe
         if shoe is None or shoe.rounds - shoe.demo_left > 0 and shoe.rounds > 0:
-            raise CommandRefused("demonstration rounds are played only when a shoe starts")
+            raise refuse("demo_only_at_start")
         if shoe.demo_left + shoe.rounds >= self.profile.demo_rounds_max:
-            raise CommandRefused(f"at most {self.profile.demo_rounds_max} demonstration rounds")
+            raise refuse("demo_too_many", n=self.profile.demo_rounds_max)
         shoe.demo_left += 1
 
     def switch_mode(self, mode: str) -> None:
         if self.round_open():
-            raise CommandRefused("the mode changes only between rounds")
+            raise refuse("mode_between_rounds")
         try:
             self.profile = self.profile.with_mode(mode)
         except (ValueError, ProfileError) as err:
-            raise CommandRefused(str(err)) from err
+            log.info("mode %s refused: %s", mode, err)
+            raise refuse("no_such_mode") from err
         self.emit("mode_changed", mode=mode)
 
     def change_profile(self, profile: str, text: str | None = None) -> None:
         """A new profile, only between shoes; the command carries the profile's text, so the
         journal keeps exactly what was loaded."""
         if self.state not in (CLOSED, SHOE_ENDED):
-            raise CommandRefused("the profile changes only between shoes")
+            raise refuse("profile_between_shoes")
         if not text:
-            raise CommandRefused(f"change_profile {profile}: the profile's text did not come "
-                                 f"with the command", code="invalid_args")
+            raise refuse("profile_unreadable", "invalid_args")
         try:
             new = parse_profile(tomllib.loads(text), profile,
                                 hashlib.sha256(text.encode("utf-8")).hexdigest())
         except (tomllib.TOMLDecodeError, ProfileError) as err:
-            raise CommandRefused(str(err), code="invalid_args") from err
+            log.info("profile %s refused: %s", profile, err)
+            raise refuse("profile_unreadable", "invalid_args") from err
         if new.game != self.profile.game:
-            raise CommandRefused(f"{new.name} is a {new.game} profile; this table deals "
-                                 f"{self.profile.game}", code="invalid_args")
+            log.info("profile %s refused: it is for %s", new.name, new.game)
+            raise refuse("profile_other_game", "invalid_args")
         self.profile = new
         self._profile_text = text           # snapshots keep it: a restart deals the same rules
         self.emit("profile_changed", profile=new.name, profile_sha256=new.sha256)
+
+    def accept_software(self, software: str = "") -> None:
+        """A manager accepts software that is not on the approved list; the service held the
+        table until then. Nothing at the table changes: the override records who, why and
+        which software (its SHA-256)."""
+        if not software:
+            raise CommandRefused("accept_software: the software's SHA-256 did not come with the "
+                                 "command", code="invalid_args")
 
     def decide(self, name: Any, value: Any, user: str = "", seat: Any = None) -> None:
         """A hand's draw/stand decision or a seat input (chemin de fer, baccarat en banque);
@@ -245,25 +282,21 @@ class CommandsMixin(StakesMixin):
 
     # ---------------------------------------------------------------- supervisor
     def hold_cmd(self, note: str = "") -> None:
-        self.problem("hold", note or "supervisor hold")
+        self.problem("hold", note or "supervisor hold", **({"note": note} if note else {}))
 
     def resume_cmd(self) -> None:
         hold = self.hold
         if hold is None:
-            raise CommandRefused(f"the table is not on hold (it is {self.state})")
+            raise refuse("not_on_hold", state=self.state)
         if "link_lost" in hold.kinds:
             if not hold.link_back:
-                raise CommandRefused("the shoe's link is still down: wait for it to come back, "
-                                     "or void the round")
+                raise refuse("link_down")
             if hold.queued:
-                raise CommandRefused(f"{len(hold.queued)} read(s) arrived while the link was "
-                                     f"down: accept_reads or discard_reads")
+                raise refuse("reads_waiting", n=len(hold.queued))
         if hold.last.kind == "count_mismatch":
-            raise CommandRefused("the shoe's count does not match: accept_count or "
-                                 "reject_count")
+            raise refuse("count_mismatch")
         if hold.last.kind == "restart_review":
-            raise CommandRefused("check the round's layout against the table first: "
-                                 "confirm_layout, enter_card or void_round")
+            raise refuse("check_layout")
         self.leave_hold()
         self._after_resume()
 
@@ -277,7 +310,7 @@ class CommandsMixin(StakesMixin):
 
     def void_round_cmd(self) -> None:
         if not self.round_open():
-            raise CommandRefused("no round in progress to void")
+            raise refuse("no_round_to_void")
         self.void_round("supervisor")
 
     def enter_card(self, code: str) -> None:
@@ -286,12 +319,13 @@ class CommandsMixin(StakesMixin):
         try:
             card = parse_card(code)
         except CardCodeError as err:
-            raise CommandRefused(str(err), code="invalid_args") from err
+            raise refuse("not_a_card", "invalid_args") from err
         shoe = self.shoe
         assert shoe is not None
         why = shoe.inventory.problem(card)
         if why:
-            raise CommandRefused(why)
+            log.info("entered card %s refused: %s", card.code, why)
+            raise refuse("card_not_in_shoe", card=card.code)
         if last.kind == "unreadable_card":
             shoe.inventory.unidentified = max(0, shoe.inventory.unidentified - 1)
         hold = self.hold
@@ -333,7 +367,7 @@ class CommandsMixin(StakesMixin):
             self.need_hold("confirm_layout")
             self.leave_hold()
         elif self.round is None:
-            raise CommandRefused("no round whose layout could be confirmed")
+            raise refuse("no_layout")
         assert self.round is not None
         self.emit("layout_confirmed", hands=self.round.layout())
 
@@ -356,7 +390,7 @@ class CommandsMixin(StakesMixin):
         hold = self.hold
         assert hold is not None
         if not hold.link_back:
-            raise CommandRefused("the shoe's link is still down")
+            raise refuse("link_down")
         queued = list(hold.queued)
         self.leave_hold()
         self.deal_queued(queued)
@@ -390,4 +424,7 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "discard_reads": CommandsMixin.discard_reads, "count_done": CommandsMixin.count_done_cmd,
     "stake": CommandsMixin.stake, "banco": CommandsMixin.banco,
     "accept_stakes": CommandsMixin.accept_stakes,
+    "report_face_up": CommandsMixin.report_face_up,
+    "call_supervisor": CommandsMixin.call_supervisor,
+    "accept_software": CommandsMixin.accept_software,
 }

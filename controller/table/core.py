@@ -21,7 +21,7 @@ from controller.games import get_rules
 from controller.games.procedure import decision_of
 from controller.integrity import IntegrityWatch
 from controller.profile import Profile, parse_profile
-from controller.table.base import MachineModel, remedies
+from controller.table.base import MachineModel
 from controller.table.commands import CommandsMixin
 from controller.table.inputs import (CardRead, Command, CutCard, DeviceAlarm, DeviceWarning,
                                      Identity, Input, LinkBack, LinkLost, MultipleCards,
@@ -30,7 +30,10 @@ from controller.table.machine import build_machine
 from controller.table.model import Hold, Problem, RoundState, ShoeState
 from controller.table.states import (BETTING, BURN, BURNING, CLOSED, HOLD, IDLE, LOADED,
                                      SHOE_ENDED, SHUFFLING, step_in)
-from controller.table.words import choice_words, deal_words
+from controller.table.offers import actions_now
+from controller.table.words import (burn_words, choice_words, deal_words, hold_words,
+                                    link_back_words)
+from controller.words import Words, english
 
 
 @dataclass
@@ -114,7 +117,7 @@ class Table(CommandsMixin):
         self.hold.problems.append(Problem("internal_error", repr(err)))
         self.emit("irregularity", kind="internal_error", detail=repr(err))
         self.emit("hold", reason="internal_error", detail=repr(err),
-                  resume_to=self.hold.resume_to, actions=list(remedies(self.hold)))
+                  resume_to=self.hold.resume_to, actions=self.hold_remedies())
 
     # ------------------------------------------------------------------ device inputs
     def _card(self, inp: CardRead) -> None:
@@ -137,7 +140,8 @@ class Table(CommandsMixin):
                 return
         self.problem("unreadable_card", f"the shoe could not read a card "
                      f"({inp.reason or 'no reason given'}); enter its code or void the round",
-                     card_index=shoe.reads - 1 if shoe is not None else None)
+                     card_index=shoe.reads - 1 if shoe is not None else None,
+                     **({"during": "burn"} if self.where() in (LOADED, BURNING) else {}))
 
     def _multiple(self, inp: MultipleCards) -> None:
         self.emit("irregularity", kind="multiple_cards",
@@ -237,46 +241,49 @@ class Table(CommandsMixin):
         return d
 
     def prompt(self) -> str:
-        """What the dealer should do now, in words."""
+        """What the dealer should do now, in English (the log's words; people read
+        `prompt_words()` in their own language)."""
+        return english(self.prompt_words())
+
+    def prompt_words(self) -> Words:
+        """What the dealer should do now, as Words."""
         s = self.state
         shoe = self.shoe
         if s == CLOSED:
-            return "Load a new shoe"
+            return Words("prompt.load_shoe")
         if s == SHOE_ENDED:
             if shoe is not None and shoe.counting == "shoe":
-                return "Count back: read the rest of the shoe through the reader"
+                return Words("prompt.count_back_reader")
             if shoe is not None and shoe.counting == "shuffler":
-                return "Count back: put the rest of the shoe into the shuffler"
-            return "Load a new shoe"
+                return Words("prompt.count_back_shuffler")
+            return Words("prompt.load_shoe")
         if s == SHUFFLING:
-            return "Shuffling…"
+            return Words("prompt.shuffling")
         if s == LOADED:
-            return "Turn the first card for the burn"
+            return Words("prompt.turn_burn_card")
         if s == BURNING:
             assert shoe is not None
-            left = (shoe.start_burn_total or 0) - len(shoe.start_burn)
-            return f"Burn {left} more card(s)"
+            return burn_words((shoe.start_burn_total or 0) - len(shoe.start_burn))
         if s == IDLE and self.reveal_due is not None:
-            return "Reveal the cards"
+            return Words("prompt.reveal")
         if s == IDLE:
-            return "Open bets"
+            return Words("prompt.open_bets")
         if s == BETTING:
-            return "Bets open"
+            return Words("prompt.bets_open")
         if s == HOLD:
             hold = self.hold
-            if hold is None:
-                return "HOLD"
+            if hold is None or not hold.problems:
+                return Words("prompt.hold_plain")
             if hold.link_back and hold.queued:
-                return (f"HOLD: shoe link back; {len(hold.queued)} read(s) arrived while it was "
-                        f"down ({' '.join(q.code for q in hold.queued)}): accept or discard them")
-            return f"HOLD: {hold.last.detail}"
+                return link_back_words([q.code for q in hold.queued])
+            return hold_words(hold.last.as_dict())
         step = step_in(s) or ""
         name = decision_of(step)
         if name is not None and self.round is not None:
             return choice_words(name, self.decision_options(name))
         if step == BURN:
-            return "Burn one card"
-        return deal_words(step)
+            return Words("prompt.burn_one")
+        return deal_words(step, self.profile.game)
 
     def view(self) -> dict[str, Any]:
         """The table as the console and the state request show it. Never the identity of an
@@ -285,6 +292,7 @@ class Table(CommandsMixin):
         step = step_in(self.state)
         return {
             "state": self.state, "prompt": self.prompt(), "expects": self.expects(),
+            "prompt_words": self.prompt_words().as_dict(), "actions": actions_now(self),
             "profile": {"name": p.name, "game": p.game, "mode": p.mode, "decks": p.decks},
             "shoe": None if shoe is None else {
                 "number": shoe.number, "cards_out": shoe.inventory.cards_out,
@@ -293,10 +301,11 @@ class Table(CommandsMixin):
             "round": None if rnd is None or not self.round_open() else {
                 "number": rnd.number, "demo": rnd.demo, "hands": rnd.layout(),
                 "decisions": dict(rnd.decisions), "burned_before": list(rnd.burned_before),
+                "entered": [f["code"] for f in rnd.flags if f.get("kind") == "card_entered"],
                 "next": (f"decide:{rnd.pending}" if step and decision_of(step) else step)},
             "hold": None if hold is None else {
                 "resume_to": hold.resume_to, "problems": [x.as_dict() for x in hold.problems],
-                "actions": list(remedies(hold)), "link_back": hold.link_back,
+                "actions": self.hold_remedies(), "link_back": hold.link_back,
                 "queued": [q.code for q in hold.queued]},
             "reveal_due": self.reveal_due,
         }

@@ -14,7 +14,7 @@ from controller.cards import Card, CardCodeError, parse_card
 from controller.games.procedure import RESULT, decision_of, step_of
 from controller.table import policies
 from controller.table.base import TableBase
-from controller.errors import CommandRefused
+from controller.words import refuse
 from controller.table.model import (MachineInventory, QueuedRead, RoundState, Stakes,
                                      cards_drawn)
 from controller.table.states import (BETTING, BURN, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED,
@@ -102,7 +102,7 @@ class DealingMixin(TableBase):
                          code=card.code)
         else:
             self.problem("card_not_due", f"{card.code} drawn while the table was "
-                         f"{self.where()}; no card was due", code=card.code)
+                         f"{self.where()}; no card was due", code=card.code, where=self.where())
 
     def _card_while_held(self, card: Card, flags: Mapping[str, Any]) -> None:
         """On a hold for a lost link or a restart's review, reads are kept in order for the
@@ -180,6 +180,10 @@ class DealingMixin(TableBase):
                 slot = step
             self.rules.place(self.hands_for_rules(), slot, card)
             rnd.cards += 1
+            if flags.get("entered"):
+                # typed by the supervisor, not read: the round and the console say so
+                rnd.flags.append({"kind": "card_entered", "code": card.code,
+                                  "detail": f"{card.code} entered by hand"})
             shoe.inventory.record(card, "hand")
             nxt = self.next_step()
         self.emit("card", n=cards_drawn(shoe.inventory), code=card.code, slot=slot,
@@ -439,8 +443,7 @@ class DealingMixin(TableBase):
         """The rest of the shoe is counted: reconcile now (also when cards are missing)."""
         shoe = self.shoe
         if shoe is None or self.state != SHOE_ENDED or shoe.reconciled:
-            raise CommandRefused("a shoe's rest is counted only after the shoe has ended, "
-                                 "once")
+            raise refuse("count_once")
         self._reconcile(rest=list(shoe.rest) if rest is None else rest, method=method,
                         count=count)
 

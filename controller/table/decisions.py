@@ -7,12 +7,16 @@ profile's remedy (`[game_options] false_coup`).
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from controller.errors import CommandRefused, Corrected, InputError
+from controller.errors import Corrected, InputError
 from controller.games.procedure import decision_of
 from controller.table.dealing import DealingMixin
 from controller.table.states import BETTING, step_in
+from controller.words import Words, refuse
+
+log = logging.getLogger("controller.table")
 
 
 class DecisionsMixin(DealingMixin):
@@ -29,7 +33,7 @@ class DecisionsMixin(DealingMixin):
         """The rules' documented default for the pending decision (simulation policy)."""
         name = self.decision_due()
         if name is None:
-            raise CommandRefused(f"no decision is due (the table is {self.state})")
+            raise refuse("no_decision_due", state=self.state)
         return self.rules.default_decision(self.hands_for_rules(), name)  # type: ignore
 
     def decision_options(self, name: str) -> tuple:
@@ -46,19 +50,16 @@ class DecisionsMixin(DealingMixin):
         """
         known = tuple(getattr(self.rules, "decisions", ()))
         if name not in known:
-            raise CommandRefused(f"{self.profile.game} has no decision {name!r}"
-                                 + (f" (decisions: {', '.join(known)})" if known
-                                    else "; this game takes no decisions"))
+            raise refuse("no_such_decision")
         step = step_in(self.state)
         if self.round is None or (step is None and self.state != BETTING):
-            raise CommandRefused(f"no decision is due: the table is {self.state}")
+            raise refuse("no_decision_due", state=self.state)
         if name not in self.rules.procedure.decisions:
             self.record_decision(name, value, user=user)
             return
         if step is not None and decision_of(step) is not None:
             if name != self.round.pending:
-                raise CommandRefused(f"{name} is not due: the table waits for "
-                                     f"{self.round.pending} (draw/stand)")
+                raise refuse("decision_not_due", decision=self.round.pending)
             self.record_decision(name, value, user=user)
             self.advance(self.next_step())
             return
@@ -70,7 +71,8 @@ class DecisionsMixin(DealingMixin):
         try:
             self.rules.decide(self.hands_for_rules(), name, value)  # type: ignore
         except InputError as err:
-            raise CommandRefused(str(err)) from err
+            log.info("decision %s refused by the rules: %s", name, err)
+            raise refuse("rules_refuse") from err
         stored = rnd.decisions[name]
         if name == "banker_seat" and self.bank is not None:
             self.bank = self.rules.bank_with_banker(self.bank, stored)  # type: ignore
@@ -84,16 +86,16 @@ class DecisionsMixin(DealingMixin):
         try:
             draws = self.rules.draw_value(name, value)  # type: ignore[attr-defined]
         except InputError as err:
-            raise CommandRefused(str(err)) from err
+            log.info("decision %s refused by the rules: %s", name, err)
+            raise refuse("rules_refuse") from err
         hand = name.removesuffix("_draw")
         if not step.endswith("_third"):
-            raise CommandRefused(f"{name} is not due: the first cards are not dealt yet "
-                                 f"({self.prompt()})")
+            raise refuse("decision_too_early")
         move = f"{hand}_third" if draws else f"stand:{hand}"
         coup = self.rules.check_draw(  # type: ignore[attr-defined]
             self.hands_for_rules(), move, self.profile.game_options)
         if coup is None:
-            raise CommandRefused(f"{name} is not due: {self.prompt()}")
+            raise refuse("decision_not_now")
         fields = coup.as_fields()
         fields.update(decision=name, value="draw" if draws else "stand", user=user)
         kind, detail = fields.pop("kind"), fields.pop("detail")
@@ -103,8 +105,12 @@ class DecisionsMixin(DealingMixin):
             return
         self.note(kind, f"false coup: {detail}; corrected at once", **fields)
         verb = "stands" if coup.drawn_in_error else "draws"
-        raise Corrected(f"false coup: {detail}; corrected: the {coup.hand} {verb} "
-                        f"— {self.prompt()}")
+        words = Words("refuse.false_coup_stands" if coup.drawn_in_error
+                      else "refuse.false_coup_draws")
+        corrected = Corrected(f"false coup: {detail}; corrected: the {coup.hand} {verb} "
+                              f"— {self.prompt()}")
+        corrected.words = words     # type: ignore[attr-defined]
+        raise corrected
 
     def prompt(self) -> str:
         raise NotImplementedError      # Table

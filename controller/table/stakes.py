@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.errors import CommandRefused, InputError
+from controller.errors import InputError
 from controller.table.decisions import DecisionsMixin
 from controller.table.model import Stakes
 from controller.table.states import BETTING
+from controller.words import refuse
 
 
 class StakesMixin(DecisionsMixin):
@@ -19,11 +20,10 @@ class StakesMixin(DecisionsMixin):
 
     def _stakes_open(self, action: str) -> Stakes:
         if not self.takes_stakes():
-            raise CommandRefused(f"{self.profile.game} takes no stakes at the table")
+            raise refuse("no_stakes")
         rnd = self.round
         if self.state != BETTING or rnd is None or rnd.stakes is None:
-            raise CommandRefused(f"{action} only while bets are open (the table is "
-                                 f"{self.state})")
+            raise refuse("bets_closed", state=self.state)
         return rnd.stakes
 
     def stake(self, seat: Any, amount: Any) -> None:
@@ -31,7 +31,7 @@ class StakesMixin(DecisionsMixin):
         stakes = self._stakes_open("stake")
         seat, amount = _whole("seat", seat, 1), _whole("amount", amount, 1)
         if seat == self.round.bank_seat:            # type: ignore[union-attr]
-            raise CommandRefused(f"seat {seat} holds the bank; a punter stakes against it")
+            raise refuse("seat_has_bank", seat=seat)
         stakes.offered[seat] = amount
         self.emit("stake", seat=seat, amount=amount)
 
@@ -40,7 +40,7 @@ class StakesMixin(DecisionsMixin):
         stakes = self._stakes_open("banco")
         seat = _whole("seat", seat, 1)
         if seat == self.round.bank_seat:            # type: ignore[union-attr]
-            raise CommandRefused(f"seat {seat} holds the bank; it cannot call banco")
+            raise refuse("seat_has_bank", seat=seat)
         if seat not in stakes.banco:
             stakes.banco.append(seat)
         self.emit("banco", seat=seat)
@@ -61,7 +61,7 @@ class StakesMixin(DecisionsMixin):
             pool = self.rules.pool_stakes(  # type: ignore[attr-defined]
                 self.bank, s.offered, s.banco, s.limit)
         except InputError as err:
-            raise CommandRefused(str(err)) from err
+            raise refuse("rules_refuse") from err
         s.accepted, s.refused = dict(pool.accepted), dict(pool.refused)
         s.active, s.banco_seat = pool.active, pool.banco
         if pool.active is not None:
@@ -78,17 +78,13 @@ class StakesMixin(DecisionsMixin):
             return
         seat = _whole("seat", seat, 1)
         if name == "banker_draw" and seat != rnd.bank_seat:
-            raise CommandRefused(f"seat {seat} does not hold the bank (seat {rnd.bank_seat} "
-                                 f"does): only the banker decides banker_draw")
+            raise refuse("not_the_banker", seat=seat, banker=rnd.bank_seat)
         if name == "player_draw" and rnd.stakes is not None and rnd.stakes.active is not None \
                 and seat != rnd.stakes.active:
-            raise CommandRefused(f"seat {seat} does not play the hand (seat "
-                                 f"{rnd.stakes.active} does): only that player decides "
-                                 f"player_draw")
+            raise refuse("not_the_player", seat=seat, player=rnd.stakes.active)
 
 
 def _whole(name: str, value: Any, least: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise CommandRefused(f"{name} must be a whole number ≥ {least}, not {value!r}",
-                             code="invalid_args")
+        raise refuse("whole_number", "invalid_args", least=least)
     return value

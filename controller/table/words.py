@@ -1,24 +1,28 @@
-"""What the dealer is told: the table's prompt in plain words, from its state."""
+"""What the dealer is told: the table's prompt as Words (a message code and its fields) from its
+state, put into a language only where a person reads it (controller.words)."""
 from __future__ import annotations
 
-#: the dealer's words for the card due at each step
-STEP_WORDS = {
-    "P1": "Player's first card", "B1": "Banker's first card", "P2": "Player's second card",
-    "B2": "Banker's second card", "player_third": "Player's third card",
-    "banker_third": "Banker's third card", "game_card": "the game card",
-    "andar": "the next card to Andar", "bahar": "the next card to Bahar",
-    "R1": "Right hand's first card", "L1": "Left hand's first card",
-    "R2": "Right hand's second card", "L2": "Left hand's second card",
-    "right_third": "Right hand's third card", "left_third": "Left hand's third card",
-    "bank_third": "the bank's third card",
-}
+from typing import Any
+
+from controller.words import Words
 
 
-def deal_words(step: str) -> str:
-    return f"Deal {STEP_WORDS.get(step, step)} ({step})"
+def deal_words(step: str, game: str = "") -> Words:
+    return Words("prompt.deal", {"step": step, "game": game})
 
 
-def choice_words(name: str, values: tuple) -> str:
-    words = "/".join(("draw" if v else "stand") if isinstance(v, bool) else str(v)
-                     for v in values)
-    return f"Decide: {name} ({words})"
+def choice_words(name: str, values: tuple) -> Words:
+    return Words("prompt.decide", {"decision": name, "choices": list(values)})
+
+
+def burn_words(left: int) -> Words:
+    return Words("prompt.burn_more", {"n": left})
+
+
+def hold_words(problem: dict[str, Any]) -> Words:
+    from controller.words.problems import problem_words
+    return Words("prompt.hold", {"problem": problem_words(problem)})
+
+
+def link_back_words(codes: list[str]) -> Words:
+    return Words("prompt.link_back", {"n": len(codes), "cards": list(codes)})

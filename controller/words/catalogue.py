@@ -1,0 +1,414 @@
+"""The one message catalogue: every sentence a person reads, by code, in English.
+
+A code names what is said (`prompt.deal`, `problem.foreign_card`); the English is the gettext
+msgid, the code its msgctxt, so the translations in `locale/<lang>/LC_MESSAGES/tablectl.po`
+follow the English. Placeholders are named fields, `{card}`, `{n}`…; what a field's name says
+about its value (a card, a step, a state, a number) decides how it is written in each language
+(`controller.words.fields`). A plural message is (singular, plural) and counts its `{n}`.
+
+Nothing here names a state, trigger, action or field of the machine as the program spells it:
+a test scans every message for those names.
+"""
+from __future__ import annotations
+
+Message = str | tuple[str, str]
+
+PROMPTS: dict[str, Message] = {
+    "prompt.load_shoe": "Load a new shoe",
+    "prompt.count_back_reader": "Count back: read the rest of the shoe through the reader",
+    "prompt.count_back_shuffler": "Count back: put the rest of the shoe into the shuffler",
+    "prompt.shuffling": "Shuffling…",
+    "prompt.turn_burn_card": "Turn the first card for the burn",
+    "prompt.burn_more": ("Burn {n} more card", "Burn {n} more cards"),
+    "prompt.reveal": "Reveal the cards",
+    "prompt.open_bets": "Open bets",
+    "prompt.bets_open": "Bets open",
+    "prompt.hold": "On hold: {problem}",
+    "prompt.hold_plain": "On hold",
+    "prompt.link_back": ("On hold: the shoe's link is back; {n} card was read while it was down "
+                         "({cards}): accept or discard it",
+                         "On hold: the shoe's link is back; {n} cards were read while it was "
+                         "down ({cards}): accept or discard them"),
+    "prompt.burn_one": "Burn one card",
+    "prompt.deal": "Deal {step}",
+    "prompt.decide": "Decide {decision}: {choices}",
+}
+
+STEPS: dict[str, Message] = {
+    "step.P1": "the Player's first card", "step.B1": "the Banker's first card",
+    "step.P2": "the Player's second card", "step.B2": "the Banker's second card",
+    "step.player_third": "the Player's third card", "step.banker_third": "the Banker's third card",
+    "step.game_card": "the game card", "step.andar": "the next card to Andar",
+    "step.bahar": "the next card to Bahar", "step.R1": "the right hand's first card",
+    "step.L1": "the left hand's first card", "step.R2": "the right hand's second card",
+    "step.L2": "the left hand's second card", "step.right_third": "the right hand's third card",
+    "step.left_third": "the left hand's third card", "step.bank_third": "the bank's third card",
+    "step.bank1": "the bank's first card", "step.bank2": "the bank's second card",
+    "step.burn": "the burn card", "step.decide": "a decision",
+    "step.unknown": "the next card",
+}
+
+DECISIONS: dict[str, Message] = {
+    "decision.player_draw": "whether the Player draws",
+    "decision.banker_draw": "whether the Banker draws",
+    "decision.right_draw": "whether the right hand draws",
+    "decision.left_draw": "whether the left hand draws",
+    "decision.bank_draw": "whether the bank draws",
+    "decision.banker_seat": "who holds the bank", "decision.active_player": "who plays the hand",
+    "decision.right_player": "who plays the right hand",
+    "decision.left_player": "who plays the left hand",
+    "decision.unknown": "the decision asked for",
+    "choice.draw": "draw", "choice.stand": "stand", "choice.seat": "seat {n}",
+}
+
+STATES: dict[str, Message] = {
+    "state.closed": "no shoe is loaded", "state.shuffling": "the shuffler is shuffling",
+    "state.loaded": "the shoe is loaded and waits for its burn",
+    "state.burning": "the new shoe is being burned", "state.idle": "between rounds",
+    "state.betting": "bets are open", "state.hold": "on hold",
+    "state.shoe_ended": "the shoe has ended", "state.dealing": "a round is being dealt",
+    "state.unknown": "busy",
+}
+
+#: what happened, for the supervisor (the hold panel, the console's irregularities)
+PROBLEMS: dict[str, Message] = {
+    "problem.unreadable_card": "The shoe could not read a card: enter it from the card on the "
+                               "layout, or void the round.",
+    "problem.unreadable_card_burn": "The shoe could not read a card of the new shoe's burn: "
+                                    "enter it from the card turned over.",
+    "problem.unread_card": "The dealer saw a card leave the shoe without a read: enter it from "
+                           "the card on the layout, or void the round.",
+    "problem.card_not_due": "{card} was drawn while no card was due ({state}).",
+    "problem.card_while_betting": "{card} was drawn while bets were still open.",
+    "problem.foreign_card": "{card} does not belong to this shoe: take it out of play.",
+    "problem.face_up_card": "{card} came out of the shoe face up.",
+    "problem.face_up_reported": "The dealer reports that {card} came out face up.",
+    "problem.count_mismatch": "The shuffler counted {counted} cards; this shoe must hold "
+                              "{expected}.",
+    "problem.device_alarm": "The {device} raised an alarm ({alarm}).",
+    "problem.impossible_card": "The shoe reported a card that does not exist.",
+    "problem.card_without_shoe": "A card was read while no shoe was loaded.",
+    "problem.internal_error": "The controller met an error it did not expect; the technician "
+                              "finds it in the log.",
+    "problem.hold": "A supervisor stopped the table.",
+    "problem.hold_note": "A supervisor stopped the table: {note}",
+    "problem.dealer_call": "The dealer called a supervisor to the table.",
+    "problem.link_lost": "The link to the {device} was lost; cards read meanwhile are kept for "
+                         "you to accept or discard once it is back.",
+    "problem.restart_review": "The controller restarted during a round: check the cards on the "
+                              "table ({cards}) against the record before dealing goes on.",
+    "problem.restart_review_burn": "The controller restarted during the new shoe's burn: check "
+                                   "the burned cards ({cards}) before dealing goes on.",
+    "problem.integrity_alarm": "The cards come out in an order a shuffled shoe does not give "
+                               "(new-deck order, or a repeat of an earlier shoe).",
+    "problem.missed_shoe_burn": "A round was started before the new shoe was burned: the shoe is "
+                                "invalid and must be replaced.",
+    "problem.false_coup": "A hand drew or stood against the drawing rules (false coup); the coup "
+                          "is void unless you decide otherwise.",
+    "problem.multiple_cards": "Several cards left the shoe together; they were taken in read "
+                              "order.",
+    "problem.misplaced_cards": "The dealer reported cards on the wrong box; the shoe's order "
+                               "stands: {cards}.",
+    "problem.unknown": "The table stopped for a reason this console does not know; see the log.",
+}
+
+#: a hold in words for the dealer and the public page (never a card's identity)
+DEALER_HOLDS: dict[str, Message] = {
+    "dealer.unreadable_card": "The shoe could not read a card. Wait for the supervisor.",
+    "dealer.card_not_due": "A card left the shoe when none was due. Wait for the supervisor.",
+    "dealer.card_while_betting": "A card was drawn while bets were open. Wait for the "
+                                 "supervisor.",
+    "dealer.foreign_card": "A card that is not of this shoe was read. Wait for the supervisor.",
+    "dealer.face_up_card": "A card came out face up. Wait for the supervisor.",
+    "dealer.count_mismatch": "The shuffler's card count is wrong. Wait for the supervisor.",
+    "dealer.device_alarm": "A device raised an alarm. Wait for the supervisor.",
+    "dealer.link_lost": "The link to the shoe is lost. Leave the cards where they are.",
+    "dealer.restart_review": "The controller restarted. The supervisor checks the cards on the "
+                             "table.",
+    "dealer.integrity_alarm": "The cards come out in an unshuffled order. Stop dealing.",
+    "dealer.missed_shoe_burn": "A round was started before the shoe was burned. Stop dealing.",
+    "dealer.false_coup": "A hand drew or stood against the rules. Wait for the supervisor.",
+    "dealer.hold": "The supervisor has stopped the table.",
+    "dealer.dealer_call": "A supervisor is called to the table.",
+    "dealer.unknown": "The table is on hold. Wait for the supervisor.",
+}
+
+#: a problem's short name (in a list of holds, or a refusal that names one)
+KINDS: dict[str, Message] = {
+    "kind.unreadable_card": "a card the shoe could not read",
+    "kind.card_not_due": "a card drawn when none was due",
+    "kind.card_while_betting": "a card drawn while bets were open",
+    "kind.foreign_card": "a card from another shoe", "kind.face_up_card": "a face-up card",
+    "kind.count_mismatch": "the shuffler's count", "kind.device_alarm": "a device alarm",
+    "kind.impossible_card": "a card that does not exist",
+    "kind.card_without_shoe": "a card without a shoe",
+    "kind.internal_error": "an unexpected error", "kind.hold": "a supervisor's hold",
+    "kind.link_lost": "a lost link", "kind.restart_review": "a restart during a round",
+    "kind.integrity_alarm": "an unshuffled shoe", "kind.missed_shoe_burn": "a missed burn",
+    "kind.false_coup": "a false coup", "kind.multiple_cards": "cards drawn together",
+    "kind.misplaced_cards": "cards on the wrong box", "kind.dealer_call": "the dealer's call",
+    "kind.unknown": "another problem",
+}
+
+ROLES: dict[str, Message] = {
+    "role.dealer": "dealer", "role.supervisor": "supervisor", "role.manager": "manager",
+    "role.auditor": "auditor",
+}
+
+DEVICES: dict[str, Message] = {
+    "device.shoe": "shoe", "device.shuffler": "shuffler", "device.dealer": "dealer",
+    "device.inventory": "card count", "device.unknown": "device",
+}
+
+#: every action a person can take, as a button or a form shows it: title, then what it does
+ACTIONS: dict[str, Message] = {
+    "action.hold": "Hold", "action.resume": "Resume", "action.void_round": "Void round",
+    "action.enter_card": "Enter card", "action.burn_card": "Burn card",
+    "action.remove_card": "Remove card", "action.confirm_layout": "Confirm layout",
+    "action.end_shoe": "End shoe", "action.change_shoe": "Change shoe",
+    "action.accept_count": "Accept count", "action.reject_count": "Reject count",
+    "action.demo_round": "Demo round", "action.switch_mode": "Switch mode",
+    "action.accept_reads": "Accept reads", "action.discard_reads": "Discard reads",
+    "action.decide": "Decide", "action.open_bets": "Open bets", "action.close_bets": "Close bets",
+    "action.start_round": "Start round", "action.confirm_result": "Confirm result",
+    "action.report_misplaced": "Misplaced cards", "action.report_face_up": "Face-up card",
+    "action.report_unread": "Unread card", "action.call_supervisor": "Call supervisor",
+    "action.cut_card": "Cut card out", "action.shoe_empty": "Shoe empty",
+    "action.count_done": "Count done", "action.reveal": "Reveal",
+    "action.stake": "Stake", "action.banco": "Banco", "action.accept_stakes": "Accept stakes",
+    "action.new_shoe": "New shoe", "action.change_profile": "Change profile",
+    "action.users": "Accounts", "action.state": "View the table", "action.recall": "Recall",
+    "action.audit": "Audit", "action.accept_software": "Accept software",
+    "action.unknown": "this action",
+}
+
+HELP: dict[str, Message] = {
+    "help.hold": "Stop the table: no card or bet is taken until it resumes.",
+    "help.resume": "Go on from where the table stopped, once the cause has been dealt with.",
+    "help.void_round": "Cancel the round in progress; every bet on it is returned.",
+    "help.enter_card": "Type the card the shoe could not read (look at the card on the layout); "
+                       "dealing goes on with it.",
+    "help.burn_card": "Burn the card that stopped the table (drawn when none was due, face up, "
+                      "or while bets were open) and go on.",
+    "help.remove_card": "Take a card that does not belong to this shoe out of play and go on.",
+    "help.confirm_layout": "Confirm that the cards on the layout are the ones recorded.",
+    "help.end_shoe": "End this shoe now, between rounds.",
+    "help.change_shoe": "End this shoe so that a new one is loaded.",
+    "help.accept_count": "Accept the shuffler's card count and load the shoe anyway.",
+    "help.reject_count": "Reject the shuffler's card count: the shoe is shuffled and counted "
+                         "again.",
+    "help.demo_round": "Play one more demonstration round at the start of the shoe.",
+    "help.switch_mode": "Change the paytable mode, between rounds.",
+    "help.accept_reads": "The shoe's link is back: the cards it read while it was down are the "
+                         "cards on the table; deal them in the order read.",
+    "help.discard_reads": "The shoe's link is back, but the cards it read meanwhile are not "
+                          "trusted: take them out of play, void the round and end the shoe.",
+    "help.decide": "Give a decision the game waits for.",
+    "help.open_bets": "Open the bets for the next round.",
+    "help.close_bets": "Close the bets: no more bets; dealing starts.",
+    "help.report_misplaced": "You placed cards on the wrong box: the shoe's order stands and the "
+                             "layout shows where each card belongs.",
+    "help.report_face_up": "A card came out of the shoe face up and the shoe cannot tell: the "
+                           "table stops for the supervisor.",
+    "help.report_unread": "A card left the shoe without being read.",
+    "help.call_supervisor": "Ask a supervisor to come to the table; dealing is not stopped.",
+    "help.reveal": "Turn the hands over: the result is shown.",
+    "help.accept_software": "Let the table deal on software that is not on the approved list "
+                            "(kept with your name and reason).",
+    "help.unknown": "No help for this action.",
+}
+
+#: what each action's form asks for
+ARGS: dict[str, Message] = {
+    "arg.code": "Card", "arg.code.hint": "the card, e.g. 9H, TD, AS, 10c",
+    "arg.note": "Note", "arg.note.hint": "what the others should know",
+    "arg.mode": "Mode", "arg.mode.hint": "a mode of the profile, e.g. default",
+    "arg.name": "Decision", "arg.name.hint": "the decision asked for",
+    "arg.value": "Choice", "arg.value.hint": "draw or stand, or a seat number",
+    "arg.seat": "Seat", "arg.seat.hint": "seat number",
+    "arg.void": "Void the round", "arg.void.hint": "yes to void a round in progress first",
+    "arg.detail": "Note", "arg.detail.hint": "what happened",
+    "arg.amount": "Amount", "arg.amount.hint": "a whole number",
+    "arg.profile": "Profile", "arg.profile.hint": "profile name",
+    "arg.count": "How many", "arg.count.hint": "a whole number",
+    "arg.limit": "How many", "arg.limit.hint": "a whole number",
+    "arg.op": "Operation", "arg.op.hint": "what to do", "arg.unknown": "Value",
+    "arg.unknown.hint": "a value",
+}
+
+REFUSALS: dict[str, Message] = {
+    "refuse.not_now": "That cannot be done now: {state}.",
+    "refuse.not_on_hold": "The table is not on hold ({state}).",
+    "refuse.hold_needs_other": "{action} does not clear this hold (it is for {kind}); use "
+                               "{actions}.",
+    "refuse.unknown_action": "The table does not know this action.",
+    "refuse.needs_reason": "Give a reason: every override is kept with why it was done.",
+    "refuse.bad_value": "A value is not right for {action}.",
+    "refuse.new_shoe_not_now": "A new shoe cannot start now: {state}.",
+    "refuse.demo_whole_number": "Demonstration rounds must be a whole number, 0 or more.",
+    "refuse.demo_too_many": "The profile allows at most {n} demonstration rounds.",
+    "refuse.no_cut_card": "A continuous shuffler deals without a cut card.",
+    "refuse.shuffled_not_now": "A shuffled shoe arrived when none was asked for ({state}).",
+    "refuse.no_shoe_to_end": "There is no shoe in play to end ({state}).",
+    "refuse.round_in_progress": "A round is in progress: finish or void it first.",
+    "refuse.no_shoe": "No shoe is loaded.",
+    "refuse.reveal_first": "Round {n} is not revealed yet: reveal it first.",
+    "refuse.nothing_to_reveal": "No result is waiting to be revealed.",
+    "refuse.nothing_to_confirm": "There is no finished round to confirm.",
+    "refuse.no_round": "No round is in progress.",
+    "refuse.demo_only_at_start": "Demonstration rounds are played only when a shoe starts.",
+    "refuse.mode_between_rounds": "The mode changes only between rounds.",
+    "refuse.no_such_mode": "The profile has no such mode.",
+    "refuse.profile_between_shoes": "The profile changes only between shoes.",
+    "refuse.profile_unreadable": "That profile cannot be used; the log says why.",
+    "refuse.profile_other_game": "That profile is for another game than this table deals.",
+    "refuse.link_down": "The shoe's link is still down: wait for it to come back, or void the "
+                        "round.",
+    "refuse.reads_waiting": ("{n} card was read while the link was down: accept or discard it "
+                             "first.",
+                             "{n} cards were read while the link was down: accept or discard "
+                             "them first."),
+    "refuse.count_mismatch": "The shuffler's count does not match: accept or reject it.",
+    "refuse.check_layout": "Check the cards on the table against the record first: confirm "
+                           "them, enter a card, or void the round.",
+    "refuse.no_round_to_void": "There is no round in progress to void.",
+    "refuse.not_a_card": "That is not a card: write its rank and suit, e.g. 9H, TD, AS.",
+    "refuse.card_not_in_shoe": "{card} cannot be in this shoe (every copy is already out).",
+    "refuse.no_layout": "There is no round whose cards could be confirmed.",
+    "refuse.count_once": "The rest of a shoe is counted once, after the shoe has ended.",
+    "refuse.no_decision_due": "No decision is due now ({state}).",
+    "refuse.no_such_decision": "This game takes no such decision.",
+    "refuse.decision_not_due": "That decision is not due: the table waits to know {decision}.",
+    "refuse.decision_too_early": "That decision is not due: the first cards are not dealt yet.",
+    "refuse.decision_not_now": "That decision is not due now.",
+    "refuse.rules_refuse": "The game's rules do not accept that.",
+    "refuse.false_coup_stands": "False coup, corrected at once: the hand stands.",
+    "refuse.false_coup_draws": "False coup, corrected at once: the hand draws.",
+    "refuse.no_stakes": "This game takes no stakes at the table.",
+    "refuse.bets_closed": "That is taken only while bets are open ({state}).",
+    "refuse.seat_has_bank": "Seat {seat} holds the bank and cannot do that.",
+    "refuse.not_the_banker": "Seat {seat} does not hold the bank (seat {banker} does).",
+    "refuse.not_the_player": "Seat {seat} does not play the hand (seat {player} does).",
+    "refuse.whole_number": "Give a whole number of {least} or more.",
+    "refuse.no_face_up_sensor_needed": "No card has been dealt in this round yet.",
+    "refuse.forbidden": "{user} has the role {role}; this needs the role {roles}.",
+    "refuse.reason_required": "Give a reason: every override is kept with why it was done.",
+    "refuse.arg_missing": "Give the {arg}.",
+    "refuse.arg_bad": "The {arg} is not right.",
+}
+
+#: the console and the reports: labels, headings, lines
+CONSOLE: dict[str, Message] = {
+    "console.table": "Table {table}",
+    "console.profile": "Profile {profile} ({game}, mode {mode}, {decks} decks)",
+    "console.state": "State",
+    "console.shoe": ("Shoe {shoe}: {out} cards out, {n} round",
+                     "Shoe {shoe}: {out} cards out, {n} rounds"),
+    "console.cut_seen": "cut card seen (last round of the shoe)",
+    "console.no_shoe": "No shoe loaded",
+    "console.feed_ok": "Floor feed {broker}: up to date",
+    "console.feed_behind": ("Floor feed {broker}: behind by {n} event",
+                            "Floor feed {broker}: behind by {n} events"),
+    "console.no_prompt": "(no prompt)",
+    "console.no_round": "No round in progress.",
+    "console.round": "Round {n}",
+    "console.demo": "DEMONSTRATION (no bets)",
+    "console.burned_before": "Burned before this round:",
+    "console.next": "next",
+    "console.decisions": "Decisions: {decisions}",
+    "console.waiting_decision": "Waiting for a decision: {decision}",
+    "console.next_card": "Next card: {step}",
+    "console.next_card_after_hold": "Next card once the hold is cleared: {step}",
+    "console.no_card_on_hold": "No card is taken while the table is on hold.",
+    "console.all_dealt": "All cards dealt.",
+    "console.hold_title": "TABLE ON HOLD: dealing is stopped until a supervisor clears it.",
+    "console.problem_n": "Problem {n}: {problem}",
+    "console.goes_back_to": "Once cleared: {state}.",
+    "console.clear_with": "To clear it, use one of:",
+    "console.clear_by_resume": "Deal with the cause, then Resume.",
+    "console.wait_supervisor": "Wait for a supervisor: only a supervisor clears a hold.",
+    "console.asks_pin": "Every action asks for your name and PIN; overrides also for a reason.",
+    "console.no_alarms": "No alarms.",
+    "console.alarm_line": "{device} {alarm}: {text}",
+    "console.alarm_called": "{user} calls a supervisor to the table.",
+    "console.no_rounds": "No rounds yet in this shoe.",
+    "console.void": "VOID",
+    "console.winner.banker": "BANKER", "console.winner.player": "PLAYER",
+    "console.winner.tie": "TIE", "console.winner.andar": "ANDAR",
+    "console.winner.bahar": "BAHAR", "console.winner.right": "RIGHT",
+    "console.winner.left": "LEFT", "console.winner.bank": "BANK",
+    "console.demo_short": "(demo)",
+    "console.hand.player": "PLAYER", "console.hand.banker": "BANKER",
+    "console.hand.right": "RIGHT", "console.hand.left": "LEFT", "console.hand.bank": "BANK",
+    "console.hand.andar": "ANDAR", "console.hand.bahar": "BAHAR",
+    "console.hand.game_card": "GAME CARD",
+    "console.panel.round": "Current round", "console.panel.alarms": "Alarms",
+    "console.panel.history": "Last 10 rounds", "console.quit": "Quit",
+    "console.not_signed_in": "Not signed in: sign in to see the table.",
+    "console.signing_in": "Signing in…",
+    "console.disconnected": "DISCONNECTED: no controller answers. Retrying every {seconds} s.",
+    "console.no_state": "NO STATE: {why}. Retrying every {seconds} s.",
+    "console.stale": "Showing the state received at {time}.",
+    "console.sign_in_title": "Sign in to view the table",
+    "console.sign_in_help": "The controller answers only to staff with an account. Your name "
+                            "and PIN are used to read the table; every action asks for them "
+                            "again.",
+    "console.your_name": "Your name", "console.pin": "PIN", "console.sign_in": "Sign in",
+    "console.give_name": "Give your user name.", "console.give_pin": "Give your PIN.",
+    "console.needed": "This is one of the actions that clear the hold.",
+    "console.reason": "Reason (kept in the journal with your name)",
+    "console.reason_hint": "why you are doing this",
+    "console.optional": "{label} (optional)",
+    "console.send": "Send", "console.cancel": "Cancel", "console.sending": "Sending…",
+    "console.wait_answer": "Sending… wait for the controller's answer.",
+    "console.refused": "Refused. {why}",
+    "console.done": "{what}: done.", "console.cancelled": "{what}: cancelled, nothing sent.",
+    "console.state_now": "The table now: {state}.",
+    "console.choose_language": "Choose the console's language",
+    "console.simulator": "SIMULATOR",
+    "console.entered_mark": "(entered by hand)",
+
+}
+
+#: why a request was refused (the control socket's answer codes)
+ERRORS: dict[str, Message] = {
+    "error.auth_failed": "Name or PIN not accepted",
+    "error.locked": "This account is locked",
+    "error.disabled": "This account is disabled",
+    "error.forbidden": "Your role may not do this",
+    "error.reason_required": "A reason is required",
+    "error.wrong_state": "The table cannot do that now",
+    "error.invalid_args": "A value is not right",
+    "error.timeout": "The table did not answer in time (check the state before trying again)",
+    "error.internal": "The controller failed on this request (tell the technician)",
+    "error.malformed": "The controller could not read the request",
+    "error.unknown_action": "The controller does not know this action",
+    "error.busy": "The controller is busy (try again in a moment)",
+    "error.rate_limited": "Too many failed sign-ins (wait before trying again)",
+    "error.unavailable": "No controller answers",
+    "error.unknown": "Refused",
+}
+
+GAMES: dict[str, Message] = {
+    "game.punto_banco": "Punto Banco", "game.andar_bahar": "Andar Bahar",
+    "game.chemin_de_fer": "Chemin de Fer", "game.baccarat_banque": "Baccarat en Banque",
+    "game.unknown": "the game",
+    "severity.error": "ERROR", "severity.warning": "WARNING", "severity.info": "NOTE",
+    "severity.unknown": "NOTE",
+    "void.supervisor": "by a supervisor", "void.exhausted": "the shoe ran out",
+    "void.devices_lost": "the devices were lost", "void.link_lost": "reads after a lost link",
+    "void.unknown": "for another reason",
+}
+
+CARDS: dict[str, Message] = {
+    "card.name": "{rank} of {suit}",
+    "card.rank.A": "ace", "card.rank.J": "jack", "card.rank.Q": "queen", "card.rank.K": "king",
+    "card.suit.S": "spades", "card.suit.H": "hearts", "card.suit.D": "diamonds",
+    "card.suit.C": "clubs",
+}
+
+SECTIONS = (PROMPTS, STEPS, DECISIONS, STATES, PROBLEMS, DEALER_HOLDS, KINDS, ROLES, DEVICES,
+            ACTIONS, HELP, ARGS, REFUSALS, CONSOLE, ERRORS, GAMES, CARDS)
+
+MESSAGES: dict[str, Message] = {code: text for section in SECTIONS
+                                for code, text in section.items()}
