@@ -1,7 +1,9 @@
 """Backups and archives of the journal: consistent while a table writes, verified before they
 are named, and read by recall, audit and verify-journal together with the journal."""
+import functools
 import json
 import os
+import tempfile
 import sqlite3
 import stat
 from datetime import date, datetime, time, timedelta, timezone
@@ -23,13 +25,20 @@ def _utc(local: datetime) -> str:
     return local.astimezone(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
+@functools.lru_cache(maxsize=1)
+def shoe_inputs() -> tuple:
+    """One simulated shoe's inputs (made once for the module)."""
+    with tempfile.TemporaryDirectory() as where:
+        source = os.path.join(where, "source.db")
+        run_simulation(load_profile("classic"), seed=11, journal_path=source)
+        with Journal.open_readonly(source) as src:
+            return tuple(r.data for r in src.records(kinds=("input",)))
+
+
 def days_journal(tmp_path, days=(D1, D2, D3)):
     """A journal of three gaming days: one simulated shoe's inputs dealt again through the
     service, a third of them on each day (evenings, local time), with a snapshot at the end."""
-    source = tmp_path / "source.db"
-    run_simulation(load_profile("classic"), seed=11, journal_path=str(source))
-    with Journal.open_readonly(source) as src:
-        inputs = [r.data for r in src.records(kinds=("input",))]
+    inputs = shoe_inputs()
     third = len(inputs) // 3
     state = {"n": 0}
 
