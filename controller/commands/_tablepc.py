@@ -6,6 +6,7 @@ console.
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 from controller.logsetup import get_logger
@@ -45,8 +46,15 @@ def check_software(cfg: Any, journal: Any) -> tuple[dict, Gate | None]:
     """The software's identity and approval, and the gate that holds the table when it is not
     approved (None when it is, was accepted before on this journal, or is not checked)."""
     from controller import software
-    ident = software.identity()
     sw = cfg.software
+    if not (sw.approved or sw.manifest):
+        # nothing to check against: the hashes are made on a thread of their own (the
+        # dependencies take a fraction of a second) for the health view
+        info = {"approval": "unchecked", "source": "", "detail": software.approval("").detail}
+        threading.Thread(target=lambda: info.update(software.identity()), daemon=True,
+                         name="software-id").start()
+        return info, None
+    ident = software.identity()
     appr = software.approval(ident["software_sha256"], approved=tuple(sw.approved),
                              manifest=sw.manifest, allowed_signers=sw.allowed_signers)
     info = {**ident, "approval": appr.status, "source": appr.source, "detail": appr.detail}
@@ -98,7 +106,7 @@ class TablePC:
     def controlled(self, adapter: Any) -> None:
         """The control socket's adapter answers `health` and names the software accepted."""
         adapter.health = self.health.view
-        adapter.software = self.software["software_sha256"]
+        adapter.software = self.software.get("software_sha256", "")
 
     def start(self) -> None:
         """Everything is up: the clock watch starts, the service manager hears READY, and the
