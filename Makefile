@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/odds.py
 	$(BIN)/python bench/recovery.py
 	$(BIN)/python bench/roads.py
+	$(BIN)/python bench/fuzz.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

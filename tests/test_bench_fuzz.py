@@ -1,0 +1,42 @@
+"""bench/fuzz.py at a small budget: the decoders never raise anything but a protocol error,
+never read an impossible card, never hold more than a frame; the framed protocol never turns a
+damaged frame into a card; every generated bad input is refused in one line with exit 2."""
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import fuzz  # noqa: E402
+
+
+def test_a_short_run_finds_nothing_wrong():
+    result = fuzz.run(seconds=0.8, seed=7)
+    assert result["ok"], fuzz.report(result)
+    decoders = result["decoders"]
+    assert set(decoders) == {f"{p}/{k}" for p in ("beetek", "barcode", "framed")
+                             for k in ("random", "mutated", "bitflip")}
+    for name, tally in decoders.items():
+        assert tally["cases"] >= 50 and tally["exceptions"] == tally["impossible"] == 0, name
+        assert tally["buffer_over"] == 0, name
+    assert decoders["framed/bitflip"]["phantom"] == decoders["framed/mutated"]["phantom"] == 0
+    inputs = result["inputs"]
+    assert inputs["cases"] >= 3 and set(inputs["exit_codes"]) == {"2"}
+
+
+def test_a_decoder_that_raises_is_counted(monkeypatch):
+    def broken(self):
+        raise IndexError("a decoder bug")
+
+    monkeypatch.setattr(fuzz.BeetekDecoder, "next", broken)
+    tally = fuzz.Tally()
+    fuzz.decode("beetek", [b"[AS]"], tally)
+    assert tally.exceptions == 1 and "a decoder bug" in tally.first_exception
+    assert fuzz.failures({"decoders": {"beetek/random": tally.as_dict()}})
+
+
+def test_main_json_line_and_bad_arguments(capsys):
+    assert fuzz.main(["--seconds", "0.2", "--only", "decoders", "--json"]) == 0
+    out = capsys.readouterr()
+    doc = json.loads(out.out.strip().splitlines()[-1])
+    assert doc["ok"] and "inputs" not in doc and "other card" in out.err
+    assert fuzz.main(["--seconds", "nan"]) == 2
