@@ -325,3 +325,36 @@ def test_a_manager_retires_a_refused_journal_and_starts_a_new_one(copy, tmp_path
     assert rc == 0
     with Journal(journal) as j:
         check_at_start(j, load_key(key))
+
+
+def test_anchors_of_a_journal_whose_older_days_were_archived(copy):
+    """`tablectl archive` moves older records out (the last one stays as the link): the anchors
+    left are checked from the first of them, and the start check from there."""
+    from controller.journal.anchor import verify_anchors
+    journal, key, events = copy
+    cut = events[0]["seq"] + 1                      # the first anchor goes with the archive
+    db = sqlite3.connect(journal)
+    db.execute("DELETE FROM records WHERE seq < ?", (cut,))
+    db.execute("DELETE FROM snapshots WHERE upto_seq <= ?", (cut,))
+    db.commit()
+    db.close()
+    with Journal(journal) as j:
+        report = verify_anchors(j, load_key(key))
+        assert report.ok and report.anchors == len(events) - 1, report
+        check_at_start(j, load_key(key))
+    db = sqlite3.connect(journal)                   # a result changed after the cut still shows
+    seq, data = db.execute("SELECT seq, data FROM records WHERE kind = 'round_result' AND "
+                           "seq > ? ORDER BY seq LIMIT 1", (cut,)).fetchone()
+    rows = db.execute("SELECT seq, utc, mono, kind, data FROM records WHERE seq >= ? "
+                      "ORDER BY seq", (seq,)).fetchall()
+    head = db.execute("SELECT hash FROM records WHERE seq = ?", (seq - 1,)).fetchone()[0]
+    for n, utc, mono, kind, text in rows:
+        if n == seq:
+            text = text.replace('"winner":"', '"winner":"x', 1)
+        head = record_hash(head, n, utc, mono, kind, canonical(json.loads(text)))
+        db.execute("UPDATE records SET data = ?, hash = ? WHERE seq = ?", (text, head, n))
+    db.commit()
+    db.close()
+    with Journal(journal) as j:
+        assert j.verify(after_seq=cut, snapshots=False).ok  # the chain alone cannot tell
+        assert "the chain was rewritten" in str(verify_anchors(j, load_key(key)))

@@ -144,9 +144,17 @@ class Anchoring:
         return dict(data, seq=seq)
 
 
+def _first_seq(journal: Journal) -> int:
+    """The journal's first record: 1, or after `tablectl archive` moved older days out, the
+    archive's last record, kept as the link (controller/journal/archive.py)."""
+    first = next(iter(journal.records()), None)
+    return first.seq if first is not None else 0
+
+
 def _problem(key: AnchorKey, seq: int, data: dict, n: int, prev: str,
-             journal: Journal) -> str | None:
-    """Why the anchor at `seq` does not hold, or None."""
+             journal: Journal, first: int = 1) -> str | None:
+    """Why the anchor at `seq` does not hold, or None. An anchor whose head was archived
+    (before `first`) is checked there, with the archive."""
     if not all(isinstance(data.get(k), t) for k, t in (
             ("n", int), ("upto_seq", int), ("head", str), ("prev", str), ("reason", str),
             ("key_id", str), ("mac", str))):
@@ -162,7 +170,7 @@ def _problem(key: AnchorKey, seq: int, data: dict, n: int, prev: str,
     if data["upto_seq"] != seq - 1:
         return (f"the anchor at seq {seq} signed the head at seq {data['upto_seq']}: records "
                 "before it were removed or renumbered")
-    if journal.record_hash(data["upto_seq"]) != data["head"]:
+    if data["upto_seq"] >= first and journal.record_hash(data["upto_seq"]) != data["head"]:
         return (f"record seq {data['upto_seq']} is not the one the anchor at seq {seq} signed: "
                 "the chain was rewritten")
     return None
@@ -188,8 +196,12 @@ def verify_anchors(journal: Journal, key: AnchorKey,
     """Every anchor of the journal under `key`, and the journal held to `kept` (an anchor event
     kept off the table PC) when given. The chain itself is checked by Journal.verify."""
     n, prev, count, last = 0, GENESIS, 0, 0
+    first = _first_seq(journal)
     for rec in journal.records(kinds=[KIND]):
-        why = _problem(key, rec.seq, rec.data, n, prev, journal)
+        if count == 0 and first > 1 and isinstance(rec.data.get("n"), int):
+            # older days archived: the anchors before this one are in the archives
+            n, prev = rec.data["n"] - 1, str(rec.data.get("prev"))
+        why = _problem(key, rec.seq, rec.data, n, prev, journal, first)
         if why is not None:
             return AnchorReport(False, count, last, problem=why)
         n, prev, count, last = rec.data["n"], rec.data["mac"], count + 1, rec.seq
@@ -264,10 +276,13 @@ def check_at_start(journal: Journal, key: AnchorKey | None) -> None:
         after = 0               # never anchored: the whole chain, once
     else:
         why = _problem(key, last.seq, last.data, int(last.data.get("n", 1)) - 1,
-                       str(last.data.get("prev", "")), journal)
+                       str(last.data.get("prev", "")), journal, _first_seq(journal))
         if why is not None:
             raise JournalError(f"journal {journal.path} does not verify: {why}; {fix}")
         after = int(last.data["upto_seq"])
+    first = _first_seq(journal)
+    if first > 1:
+        after = max(after, first)       # what lies before it is the archives' to vouch for
     result = journal.verify(after_seq=after, snapshots=False)
     if not result.ok:
         raise JournalError(f"journal {journal.path} does not verify: {result}; {fix}")
