@@ -398,6 +398,10 @@ GAMES: dict[str, Message] = {
     "void.supervisor": "by a supervisor", "void.exhausted": "the shoe ran out",
     "void.devices_lost": "the devices were lost", "void.link_lost": "reads after a lost link",
     "void.unknown": "for another reason",
+    "end.cut_card": "the cut card came out", "end.supervisor": "ended by a supervisor",
+    "end.exhausted": "the shoe ran out", "end.invalid": "invalid: not an authorised game",
+    "end.devices_lost": "the devices were lost", "end.link_lost": "reads after a lost link "
+    "were discarded", "end.round_complete": "its round was complete", "end.unknown": "ended",
 }
 
 CARDS: dict[str, Message] = {

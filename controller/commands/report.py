@@ -1,0 +1,59 @@
+"""`tablectl report --journal J [--shoe N | --from T --to T] --output FILE.pdf|FILE.html`.
+
+A shoe or a shift, from the journal, to print or to read: each shoe's start and end, its roads
+as the scoreboard showed them, the results and the net result of every bet beside the exact
+odds, irregularities, holds with how long each lasted and who cleared it, overrides with who
+and why, the devices and their alarms, and charts (rounds per hour, hold time by cause, results
+against the exact odds). Without --shoe or --from/--to: the latest shoe. Times are UTC.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from controller.errors import InputError
+
+DEFAULT_JOURNAL = os.path.join("var", "journal.db")
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "report", help="a shoe or shift report (roads, results, holds, overrides, charts) as "
+        "PDF or HTML", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--journal", default=DEFAULT_JOURNAL, metavar="J",
+                   help=f"journal file (default {DEFAULT_JOURNAL})")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--shoe", type=int, metavar="N", help="one shoe (default: the latest)")
+    which.add_argument("--from", dest="start", metavar="T",
+                       help="every shoe started from this time (ISO 8601, UTC unless it says)")
+    p.add_argument("--to", dest="end", metavar="T", help="… and before this time")
+    p.add_argument("--output", required=True, metavar="FILE",
+                   help="where to write it: FILE.pdf or FILE.html")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not os.path.isfile(args.journal):
+        raise InputError(f"journal {args.journal}: no such file (give --journal J)")
+    out = Path(args.output)
+    if out.suffix.lower() not in (".pdf", ".html", ".htm"):
+        raise InputError(f"--output {args.output}: name a .pdf or .html file")
+    if args.end is not None and args.shoe is not None:
+        raise InputError("--to goes with --from, not with --shoe")
+    # Imported when the command runs, so that `tablectl` starts fast.
+    from controller.journal import Journal
+    from controller.report.collect import collect, parse_time
+    from controller.report.render import write_html, write_pdf
+    start = parse_time(args.start, "--from") if args.start else None
+    end = parse_time(args.end, "--to") if args.end else None
+    with Journal.open_readonly(args.journal) as journal:
+        report = collect(journal, shoe=args.shoe, start=start, end=end)
+    if out.suffix.lower() == ".pdf":
+        pages = write_pdf(report, out)
+        print(f"tablectl report: {report.selection}: {pages} pages to {out}")
+    else:
+        images = write_html(report, out)
+        print(f"tablectl report: {report.selection}: {images} pictures to {out}")
+    return 0

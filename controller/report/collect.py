@@ -1,0 +1,228 @@
+"""What a shoe or shift report says, gathered from the journal (read-only, in seq order).
+
+The selection is one shoe (`--shoe N`), or every shoe started within a time range (`--from`,
+`--to`, UTC), or by default the latest shoe. For the shoes chosen it gathers: each shoe's start,
+end, rounds and reconciliation; the roads as the table showed them (a result withheld for the
+dealer's reveal enters when revealed, never if the shoe ended first); counts of results; the net
+result of every bet per unit staked; irregularities; holds with how long each lasted (from the
+`hold` event to the `resume`, the void that ended it, or the shoe's end); overrides with who and
+why; and device health (alarms, identities, the card count at the shoe's end).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from controller.display.public import RevealGate
+from controller.errors import InputError
+from controller.roads import ShoeRoads
+
+KINDS = ("shoe_started", "shoe_ended", "round_result", "reveal", "irregularity", "hold",
+         "resume", "override", "alarm", "device_identity", "reconciliation")
+
+
+def parse_time(text: str, option: str) -> datetime:
+    """An ISO 8601 time (a date alone is midnight); without a zone it is UTC."""
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{option} {text!r}: give a time as 2026-12-01T08:00 or a date "
+                         "2026-12-01 (UTC unless it says otherwise)") from None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def utc(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+@dataclass
+class Hold:
+    shoe: Any
+    round: Any
+    kind: str
+    problem: dict
+    start: datetime
+    end: datetime | None = None
+    cleared_by: str = ""            # who, with which action ("" for the table's own resume)
+    cleared_with: str = ""
+
+    @property
+    def seconds(self) -> float | None:
+        return None if self.end is None else (self.end - self.start).total_seconds()
+
+
+@dataclass
+class ShoeReport:
+    number: Any
+    game: str = ""
+    profile: str = ""
+    profile_sha256: str = ""
+    decks: Any = None
+    start: datetime | None = None
+    end: datetime | None = None
+    end_reason: str = ""
+    rounds: int = 0
+    reconciliation: dict | None = None
+    roads: dict = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    journal: str
+    selection: str
+    shoes: list[ShoeReport] = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)          # every result shown, in order
+    result_times: list[datetime] = field(default_factory=list)
+    void: int = 0
+    demo: int = 0
+    winners: Counter = field(default_factory=Counter)
+    bets: dict[str, list[float]] = field(default_factory=dict)  # bet → [net sum, rounds]
+    irregularities: Counter = field(default_factory=Counter)
+    irregularity_list: list[dict] = field(default_factory=list)
+    holds: list[Hold] = field(default_factory=list)
+    overrides: list[dict] = field(default_factory=list)
+    alarms: Counter = field(default_factory=Counter)
+    identities: dict[str, dict] = field(default_factory=dict)
+    cleared: list[Hold] = field(default_factory=list)           # the holds a resume just ended
+
+    @property
+    def counted(self) -> list[dict]:
+        """The results that count for odds (neither void nor demonstration)."""
+        return [r for r in self.results if not r.get("void") and not r.get("demo")]
+
+
+def _choose(journal: Any, shoe: int | None, start: datetime | None, end: datetime | None
+            ) -> tuple[list[tuple[int, Any]], str]:
+    """(first seq, shoe number) of each chosen shoe, and the selection in words."""
+    starts = [(r.seq, r.data.get("shoe"), utc(r.utc))
+              for r in journal.records(kinds=["shoe_started"])]
+    if not starts:
+        raise InputError(f"journal {journal.path}: no shoe has started in it")
+    if shoe is not None:
+        found = [(seq, n) for seq, n, _ in starts if n == shoe]
+        if not found:
+            raise InputError(f"journal {journal.path}: no shoe {shoe} (shoes {starts[0][1]}–"
+                             f"{starts[-1][1]})")
+        return found[-1:], f"shoe {shoe}"
+    if start is not None or end is not None:
+        found = [(seq, n) for seq, n, when in starts
+                 if (start is None or when >= start) and (end is None or when < end)]
+        if not found:
+            raise InputError(f"journal {journal.path}: no shoe started in that time")
+        what = (f"shoes started from {start:%Y-%m-%d %H:%M} UTC" if start else "shoes started") \
+            + (f" to {end:%Y-%m-%d %H:%M} UTC" if end else "")
+        return found, what
+    return [(starts[-1][0], starts[-1][1])], f"the latest shoe ({starts[-1][1]})"
+
+
+def collect(journal: Any, *, shoe: int | None = None, start: datetime | None = None,
+            end: datetime | None = None) -> Report:
+    chosen, selection = _choose(journal, shoe, start, end)
+    report = Report(str(journal.path), selection)
+    firsts = {seq for seq, _ in chosen}
+    numbers = [n for _, n in chosen]
+    current: ShoeReport | None = None
+    roads, gate = ShoeRoads(), RevealGate()
+    open_holds: list[Hold] = []
+    for rec in journal.records(after_seq=min(firsts) - 1, kinds=KINDS):
+        d = rec.data
+        when = utc(rec.utc)
+        if rec.kind == "shoe_started":
+            _close_holds(open_holds, when, "")
+            if current is not None:
+                current.roads = roads.to_json()
+            current = None
+            if rec.seq in firsts:
+                current = ShoeReport(d.get("shoe"), str(d.get("game", "")),
+                                     str(d.get("profile", "")), str(d.get("profile_sha256", "")),
+                                     d.get("decks"), when)
+                report.shoes.append(current)
+                roads, gate = ShoeRoads(), RevealGate()
+                roads.publish(d)
+                gate.publish(d)
+            elif len(report.shoes) == len(numbers):
+                break
+            continue
+        if current is None or d.get("shoe") != current.number:
+            continue
+        _take(report, current, rec.kind, d, when, roads, gate, open_holds)
+    if current is not None:
+        current.roads = roads.to_json()
+    return report
+
+
+def _take(report: Report, shoe: ShoeReport, kind: str, d: dict, when: datetime,
+          roads: ShoeRoads, gate: RevealGate, open_holds: list[Hold]) -> None:
+    if kind == "shoe_ended":
+        shoe.end, shoe.end_reason, shoe.rounds = when, str(d.get("reason", "")), d.get("rounds", 0)
+        _close_holds(open_holds, when, "")
+        gate.publish(d)
+    elif kind in ("round_result", "reveal"):
+        if kind == "round_result":
+            _result(report, d, when)
+            if d.get("void") and open_holds:          # a void ends the hold it was on
+                report.cleared = list(open_holds)
+                _close_holds(open_holds, when, "")
+        for shown in gate.publish(d):
+            roads.add_result(shown)
+    elif kind == "irregularity":
+        report.irregularities[str(d.get("kind"))] += 1
+        report.irregularity_list.append({"utc": when, **d})
+    elif kind == "hold":
+        problem = {k: v for k, v in d.items() if k not in ("event", "reason", "actions",
+                                                           "resume_to", "seq")}
+        hold = Hold(d.get("shoe"), d.get("round"), str(d.get("reason")),
+                    {"kind": d.get("reason"), **problem}, when)
+        open_holds.append(hold)
+        report.holds.append(hold)
+    elif kind == "resume":
+        report.cleared = list(open_holds)
+        _close_holds(open_holds, when, "")
+    elif kind == "override":
+        report.overrides.append({"utc": when, **d})
+        before, after = d.get("before") or {}, d.get("after") or {}
+        if before.get("state") == "hold" and after.get("state") != "hold":
+            # the override that ended the hold (its resume, or a void, came just before it)
+            cleared = open_holds or report.cleared
+            _close_holds(open_holds, when, "")
+            for hold in cleared:
+                hold.cleared_by, hold.cleared_with = str(d.get("user", "")), \
+                    str(d.get("action", ""))
+        report.cleared = []
+    elif kind == "alarm":
+        report.alarms[(str(d.get("source")), str(d.get("code")), str(d.get("severity")))] += 1
+    elif kind == "device_identity":
+        report.identities[str(d.get("device"))] = {k: d.get(k) for k in
+                                                   ("model", "serial", "firmware")}
+    elif kind == "reconciliation":
+        shoe.reconciliation = dict(d)
+
+
+def _result(report: Report, d: dict, when: datetime) -> None:
+    report.results.append(d)
+    report.result_times.append(when)
+    if d.get("void"):
+        report.void += 1
+        return
+    if d.get("demo"):
+        report.demo += 1
+        return
+    winner = d.get("winner")
+    if winner:
+        report.winners[str(winner)] += 1
+    for bet, net in (d.get("bets") or {}).items():
+        total = report.bets.setdefault(bet, [0.0, 0])
+        total[0] += float(net)
+        total[1] += 1
+
+
+def _close_holds(holds: list[Hold], when: datetime, by: str) -> None:
+    for hold in holds:
+        hold.end, hold.cleared_by = when, by
+    holds.clear()
+
+
+def finished_holds(report: Report, holds: Iterable[Hold] | None = None) -> list[Hold]:
+    return [h for h in (report.holds if holds is None else holds) if h.end is not None]
