@@ -43,6 +43,13 @@ def simulators_installed():
 os.environ["TABLECTL_TEST_NO_FSYNC"] = "1"
 
 
+@pytest.fixture(autouse=True)
+def console_prefs(tmp_path, monkeypatch):
+    """Each test's console keeps its people's languages in a file of its own, never in the
+    home directory of whoever runs the tests."""
+    monkeypatch.setenv("TABLECTL_CONSOLE_PREFS", str(tmp_path / "console-prefs.json"))
+
+
 @pytest.fixture
 def durable(monkeypatch):
     """Real fsync for this test and the processes it starts (crash and disk tests)."""

@@ -1,0 +1,105 @@
+"""The console for a dealer: the dealer's actions only, the prompt large, the round's layout; a
+hold in the dealer's words with nobody's key to clear it; and a supervisor's console on the same
+table offering the supervisor's actions, only those that apply. The states are a real table's
+views (as the control socket's `state` answers them, with the viewer)."""
+from __future__ import annotations
+
+import dataclasses
+
+from controller.console.screens import ActionScreen
+from controller.profile import load_profile
+from controller.table import Table
+from tests.test_console import (PINS, SIZE, FakeTable, make_app, run_async, screen_text,
+                                settle, server, short_dir, table, template_db)  # noqa: F401
+
+
+def _sup(action, **args):
+    return {"type": "command", "action": action, "args": args, "user": "sam",
+            "role": "supervisor", "reason": "r"}
+
+
+def _attended_table() -> Table:
+    # a house whose rule burns a card that came out face up (the supervisor applies it)
+    profile = dataclasses.replace(load_profile("macau"), face_up_card="burn")
+    t = Table(profile, auto_open=False, betting_seconds=20)
+    t.apply(_sup("new_shoe"))
+    for code in "KD 3S 8H JC 2D 9S 4H QC 7D 6S 5C".split():     # K turned: ten more burned
+        if t.state != "idle":
+            t.apply({"type": "card", "code": code})
+    assert t.state == "idle"
+    return t
+
+
+def _view(t: Table, role: str) -> dict:
+    return dict(t.view(), table="T1", alarms=[], last_rounds=[],
+                viewer={"user": "ana" if role == "dealer" else "sam", "role": role})
+
+
+def _shown_buttons(app) -> set[str]:
+    return {b.id[len("act-"):] for b in app.query("ActionBar Button") if b.display}
+
+
+@run_async
+async def test_a_dealer_gets_the_dealers_actions_the_prompt_and_the_round(server, table):
+    t = _attended_table()
+    table.state = _view(t, "dealer")
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.refresh_state()
+        await settle(app, pilot)
+        assert app.screen.has_class("-dealer")
+        assert _shown_buttons(app) == {"open_bets", "call_supervisor"}
+        assert ">>  OPEN BETS  <<" in screen_text(app)
+        await pilot.press("h")                    # a supervisor's key: no form for a dealer
+        await pilot.pause()
+        assert not isinstance(app.screen, ActionScreen)
+        # a round being dealt: the layout, and the dealer's reports
+        t.apply(_sup("open_bets"))
+        t.apply(_sup("close_bets"))
+        t.apply({"type": "card", "code": "9H"})
+        table.state = _view(t, "dealer")
+        await app.refresh_state()
+        await settle(app, pilot)
+        shown = screen_text(app)
+        assert "DEAL THE BANKER'S FIRST CARD" in shown
+        assert "PLAYER     9 of hearts" in shown and "▶ next" in shown
+        assert _shown_buttons(app) == {"report_misplaced", "report_face_up", "report_unread",
+                                       "call_supervisor"}
+        assert "Health" not in shown and "Alarms" not in shown       # the supervisor's panels
+        # the dealer reports a face-up card: the form asks for no reason, only name and PIN
+        await pilot.press("u")
+        await pilot.pause()
+        assert isinstance(app.screen, ActionScreen)
+        assert not app.screen.query("#reason")
+        await pilot.press("escape")
+        await pilot.pause()
+        # the card is held for the supervisor: the dealer reads why, and waits
+        t.apply({**_sup("report_face_up"), "role": "dealer", "reason": ""})
+        table.state = _view(t, "dealer")
+        await app.refresh_state()
+        await settle(app, pilot)
+        shown = screen_text(app)
+        assert "A CARD CAME OUT FACE UP. WAIT FOR THE SUPERVISOR." in shown
+        assert "Wait for a supervisor" in shown and "[V]" not in shown
+        assert _shown_buttons(app) == {"call_supervisor"}
+
+
+@run_async
+async def test_a_supervisor_sees_what_applies_now_in_their_language(server, table):
+    t = _attended_table()
+    t.apply(_sup("open_bets"))
+    t.apply(_sup("close_bets"))
+    t.apply({"type": "card", "code": "9H"})
+    table.state = _view(t, "supervisor")
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.refresh_state()
+        await settle(app, pilot)
+        buttons = _shown_buttons(app)
+        assert {"hold", "void_round", "report_misplaced", "call_supervisor"} <= buttons
+        # a round is in progress: no end of the shoe, no resume, nothing to burn
+        assert not buttons & {"end_shoe", "change_shoe", "resume", "burn_card", "open_bets"}
+        app._language_chosen("zh_Hant")
+        await settle(app, pilot)
+        shown = screen_text(app)
+        assert "發莊家第一張牌" in shown and "紅心9" in shown and "取消本局" in shown
