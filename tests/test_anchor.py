@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import sqlite3
 import stat
 import tempfile
@@ -312,6 +313,13 @@ def test_a_manager_retires_a_refused_journal_and_starts_a_new_one(copy, tmp_path
             "--reason", "anchors do not match; kept for the regulator"]
     assert main(base + ["--as", "ann"]) == 1                 # a dealer may not
     monkeypatch.setenv("TABLECTL_PIN", "manager-pin-1")
+    live = Path(tempfile.mkdtemp(prefix="nj", dir="/tmp")) / "ctl.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as running:
+        running.bind(str(live))
+        running.listen(1)
+        monkeypatch.setenv("TABLECTL_CONSOLE_SOCKET", str(live))
+        assert main(base + ["--as", "mia"]) == 2             # not under a running table
+    shutil.rmtree(live.parent)
     assert main(base + ["--as", "mia"]) == 0
     retired = [p for p in os.listdir(tmp_path)
                if re.fullmatch(r"journal\.db\.retired-\d{8}T\d{6}Z", p)]

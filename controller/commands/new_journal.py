@@ -1,6 +1,7 @@
 """`tablectl new-journal`: a manager retires a journal (one that does not verify, say) and starts
 a new one. Nothing is deleted: the old files are renamed beside it, and the new journal's first
-record says who did it, why, and what the old one held and how it checked."""
+record says who did it, why, and what the old one held and how it checked. The table must be
+stopped first (a controller answering on the control socket is refused)."""
 from __future__ import annotations
 
 import argparse
@@ -11,7 +12,11 @@ from datetime import datetime, timezone
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("new-journal", help="retire the journal and start a new one (a manager)",
-                       description=__doc__)
+                       description="A manager retires the journal (one that does not verify, "
+                       "say) and starts a new one, with the table stopped. Nothing is deleted: "
+                       "the old files are renamed JOURNAL.retired-<UTC>, and the new journal's "
+                       "first record says who, why, and what the old one held and how it "
+                       "checked.")
     p.add_argument("--journal", help="the journal (default: [storage] journal in the config)")
     p.add_argument("--as", dest="actor", metavar="MANAGER", required=True,
                    help="the manager doing it (PIN from a prompt or TABLECTL_PIN)")
@@ -21,6 +26,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", help="user store (default: [console] users_db in the config)")
     p.add_argument("--config", help="table config (default config/table.toml)")
     p.set_defaults(func=run)
+
+
+def _answers(path: str) -> bool:
+    import socket
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"journal {path}: no such file (tablectl run starts a new journal "
                          "by itself)")
     key = load_key(args.anchor_key) if args.anchor_key else None
+    sock = console_setting("socket", None, args.config)
+    if _answers(sock):
+        raise InputError(f"a controller is running (it answers on {sock}); stop the table "
+                         "before retiring its journal")
     store = AccountStore(console_setting("users_db", args.db, args.config))
     if _sign_in(store, args.actor, ("manager",), "new-journal") is None:
         return 1
