@@ -19,7 +19,7 @@ from controller.profile import MAX_PAYOUT
 
 ROOT = Path(__file__).resolve().parents[1]
 MACAU = (ROOT / "config" / "profiles" / "macau.toml").read_text()
-CASES = settings(max_examples=30, deadline=None,
+CASES = settings(max_examples=20, deadline=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture,
                                         HealthCheck.too_slow])
 
