@@ -101,6 +101,15 @@ class DisplayCfg:
 
 
 @dataclass(frozen=True)
+class SoftwareCfg:
+    # software SHA-256s (tablectl software-id) approved for this table; empty, with no
+    # manifest: not checked. Other software holds the table until a manager accepts it.
+    approved: tuple[str, ...] = ()
+    manifest: str = ""                # a signed list of approved SHA-256s (its signature: .sig)
+    allowed_signers: str = ""         # who may sign it (ssh-keygen's allowed_signers format)
+
+
+@dataclass(frozen=True)
 class Config:
     table: TableCfg = field(default_factory=TableCfg)
     shoe: ShoeCfg = field(default_factory=ShoeCfg)
@@ -110,6 +119,7 @@ class Config:
     simulator: SimulatorCfg = field(default_factory=SimulatorCfg)
     feed: FeedCfg = field(default_factory=FeedCfg)
     display: DisplayCfg = field(default_factory=DisplayCfg)
+    software: SoftwareCfg = field(default_factory=SoftwareCfg)
     path: str = "(defaults)"
 
 
@@ -161,7 +171,7 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
     parts = {name: _section(root.table(name), cls) for name, cls in
              (("table", TableCfg), ("shoe", ShoeCfg), ("shuffler", ShufflerCfg),
               ("storage", StorageCfg), ("console", ConsoleCfg), ("simulator", SimulatorCfg),
-              ("feed", FeedCfg), ("display", DisplayCfg))}
+              ("feed", FeedCfg), ("display", DisplayCfg), ("software", SoftwareCfg))}
     root.done()
     cfg = Config(**parts, path=str(p))
     _check(cfg)

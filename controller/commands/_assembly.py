@@ -38,6 +38,7 @@ class DeviceSettings:
     shuffler_options: dict = field(default_factory=dict)  # response_timeout_s, retries, …
     approved_firmware: tuple[str, ...] = ()
     shuffle_timeout_s: float = 300.0
+    wait_for_shoe: bool = False     # a shoe missing or busy at start is waited for (no_devices)
 
 
 @dataclass
@@ -97,6 +98,7 @@ class TableAssembly:
         self.shuffler: ShufflerSource | None = None
         self.supervisor: Any = None
         self.control: Any = None
+        self.adapter: Any = None
         self._closers: list[Callable[[], None]] = []
 
     # ------------------------------------------------------------------ wiring
@@ -119,7 +121,10 @@ class TableAssembly:
                                                    **timing),
             protocol=d.protocol, min_pull_interval_s=d.min_pull_interval_s,
             read_timeout_s=0.0 if virtual else d.shoe_options.get("read_timeout_s", 0.2),
-            clock=self.clock if virtual else None)
+            clock=self.clock if virtual else None, url=d.shoe_url,
+            wait=(d.shoe_options.get("reconnect_initial_s", 0.5),
+                  d.shoe_options.get("reconnect_max_s", 10.0)) if d.wait_for_shoe else None,
+            on_wait=self._shoe_waiting)
         self.service.acks["shoe"] = self.shoe.ack
         self._closers.append(self.shoe.close)
         if d.shuffler_url:
@@ -132,6 +137,12 @@ class TableAssembly:
                 decks=self.profile.decks, approved_firmware=d.approved_firmware,
                 shuffle_timeout_s=d.shuffle_timeout_s, threaded=not virtual)
             self._closers.append(self.shuffler.close)
+
+    def _shoe_waiting(self, why: str | None) -> None:
+        """From the shoe's reader: the table waits for its shoe (why), or it is there (None)."""
+        from controller.commands._tablepc import NO_DEVICES, waiting_line
+        text = None if why is None else waiting_line(why)
+        self.service.submit(lambda: self.service.set_condition(NO_DEVICES, text))
 
     def wire(self) -> None:
         svc = self.service
@@ -179,6 +190,7 @@ class TableAssembly:
         store = AccountStore(users_db)
         adapter = ControlAdapter(self.service, self.journal_path or ":memory:", self.memory,
                                  name=name, store=store)
+        self.adapter = adapter
         self.control = ControlServer(socket_path, store, submit=adapter.submit, group=group,
                                      reply_timeout_s=reply_timeout_s,
                                      on_auth=adapter.on_auth).start()

@@ -85,18 +85,21 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
 
     from controller import procedures
     from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
+    from controller.commands._tablepc import TablePC, shoe_not_there
     from controller.logsetup import get_logger
     from controller.service.cycle import ShoePlan
     from controller.software import release_digest
-    from drivers.shoe import open_shoe
     sim = is_sim_url(cfg.shoe.url) or is_sim_url(cfg.shuffler.url)
     c, s = cfg.shoe, cfg.shuffler
     shoe_options = dict(read_timeout_s=c.read_timeout_s, dead_after_timeouts=c.dead_after_timeouts,
                         baudrate=c.baudrate, reconnect_initial_s=c.reconnect_initial_s,
                         reconnect_max_s=c.reconnect_max_s)
+    shoe_waiting = None
     if not sim:
-        # a wrong URL is one line, before anything is journaled
-        open_shoe(c.url, c.protocol, read_timeout_s=c.read_timeout_s, baudrate=c.baudrate).close()
+        # a wrong URL is one line, before anything is journaled; a shoe not plugged in yet (or
+        # held by another program) is waited for: the table starts in no_devices
+        shoe_waiting = shoe_not_there(c.url, c.protocol, read_timeout_s=c.read_timeout_s,
+                                      baudrate=c.baudrate)
     rig = None
     if sim:
         from simulators.install import install
@@ -123,7 +126,8 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
         shuffler_options=dict(response_timeout_s=s.response_timeout_s,
                               poll_interval_s=s.poll_interval_s, retries=s.retries,
                               baudrate=s.baudrate),
-        approved_firmware=tuple(s.approved_firmware), shuffle_timeout_s=s.shuffle_timeout_s)
+        approved_firmware=tuple(s.approved_firmware), shuffle_timeout_s=s.shuffle_timeout_s,
+        wait_for_shoe=not sim)
     cut = None if profile.continuous_shuffler else \
         procedures.default_cut_position(profile, profile.cards)
     plan = ShoePlan(cut if shuffler_url or sim else None, shuffler=shuffler_url is not None,
@@ -157,7 +161,10 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
     if rig is not None and asm.recovery.resumed:
         rig.reseed(asm.service.table.shoe_no)
     try:
+        # the software checked, the service manager, the clock and the health view
+        pc = TablePC(asm, cfg, simulated=sim, shoe_waiting=shoe_waiting)
         asm.open_devices()
+        pc.wire()
         asm.wire()
         if broker is not None:
             asm.start_feed(broker, drain_timeout_s=cfg.feed.drain_timeout_s,
@@ -175,6 +182,8 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
             k = cfg.console
             asm.start_control(k.socket, k.users_db, group=k.group or None,
                               reply_timeout_s=k.reply_timeout_s, name=cfg.table.name)
+            pc.controlled(asm.adapter)
+        pc.start()
     except BaseException:
         asm.close()
         raise

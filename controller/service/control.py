@@ -17,7 +17,7 @@ import concurrent.futures
 import threading
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from controller.errors import CommandRefused, InputError
 from controller.journal import Journal
@@ -71,6 +71,10 @@ class ControlAdapter:
         self.service, self.journal_path, self.memory = service, journal_path, memory
         self.name = name
         self.store = store
+        # set by whoever builds the table PC's parts: the health view (run on the loop's
+        # thread) and the software SHA-256 a manager's accept_software names
+        self.health: Callable[[Table], dict] | None = None
+        self.software = ""
         self.signins = SignInJournal(lambda data, durable: service.submit(
             Note("auth", data, durable=durable)))
         self._flush_lock = threading.Lock()
@@ -81,6 +85,10 @@ class ControlAdapter:
         try:
             if cmd.action == "state":
                 self._chain(Query(self._state), cmd.reply)
+            elif cmd.action == "health":
+                if self.health is None:
+                    raise CommandRefused("this table keeps no health view")
+                self._chain(Query(self.health), cmd.reply)
             elif cmd.action in ("recall", "audit"):
                 cmd.reply.set_result(self._read(cmd.action, dict(cmd.args)))
             elif cmd.action == "users":
@@ -129,6 +137,12 @@ class ControlAdapter:
         view.update(table=self.name, alarms=list(self.memory.alarms),
                     last_rounds=list(self.memory.rounds), roads=self.memory.roads_view())
         view.update(self.service.outlets)        # e.g. "feed": connected, behind, problem
+        # what the people at the table are told, service conditions (no shoe, software held)
+        # and SIMULATOR included
+        view.update(prompt=self.service.prompt_text(), simulator=self.service.simulated,
+                    conditions=dict(self.service.conditions))
+        if self.health is not None:
+            view["health"] = self.health(table)
         return view
 
     def _table_command(self, cmd: Any) -> TableCommand:
@@ -143,6 +157,12 @@ class ControlAdapter:
                                      code="invalid_args") from err
             except InputError as err:
                 raise CommandRefused(str(err), code="invalid_args") from err
+        if cmd.action == "accept_software":
+            gate = self.service.gate
+            if gate is None or gate.opens_on != "accept_software" or not self.software:
+                raise CommandRefused("no software waits to be accepted: the table is not held "
+                                     "for it")
+            args["software"] = self.software     # the journal names what was accepted
         return TableCommand(action=cmd.action, args=args, user=cmd.user, role=cmd.role,
                             reason=cmd.reason)
 
