@@ -57,7 +57,7 @@ class Mosquitto:
     """One broker in `where`; `users` (name → password) turns anonymous access off."""
 
     def __init__(self, where: Path, *, users: dict[str, str] | None = None,
-                 tls: dict[str, Path] | None = None):
+                 tls: dict[str, Path] | None = None, acl: str | None = None):
         self.exe = need_mosquitto()
         self.where = where
         where.mkdir(parents=True, exist_ok=True)
@@ -79,6 +79,9 @@ class Mosquitto:
                 subprocess.run(["mosquitto_passwd", "-b", str(pw), name, secret], check=True,
                                capture_output=True)
             lines.append(f"password_file {pw}")
+        if acl:
+            (where / "acl").write_text(acl)
+            lines.append(f"acl_file {where / 'acl'}")
         if tls:
             lines += [f"cafile {tls['ca']}", f"certfile {tls['cert']}", f"keyfile {tls['key']}"]
         self.conf = where / "mosquitto.conf"

@@ -151,6 +151,26 @@ def test_a_wrong_password_is_one_line_the_table_deals_on_and_nothing_is_lost(tmp
         b.stop()
 
 
+def test_a_broker_that_refuses_the_tables_topics_is_one_line_not_a_flapping_link(tmp_path):
+    need_mosquitto()
+    b = Mosquitto(tmp_path / "broker", users={"T1": "secret"},
+                  acl="user T1\ntopic write tables/T1/#\n").start()
+    try:
+        pw = tmp_path / "pw"
+        pw.write_text("secret\n")
+        done = simulate(tmp_path / "j.db", b.url, {
+            "TABLECTL_FEED_USERNAME": "T1", "TABLECTL_FEED_PASSWORD_FILE": str(pw),
+            "TABLECTL_TABLE_NAME": "T2", "TABLECTL_FEED_DRAIN_TIMEOUT_S": "1"})
+        assert done.returncode == 0, done.stderr[-2000:]
+        lines = feed_lines(done.stderr)
+        # Mosquitto answers "not authorised" or just closes: either way one line that names
+        # the topics, and no "back"/"lost" line for each retry
+        assert len(lines) == 2 and "tables/T2/#" in lines[0], lines
+        assert "not delivered" in lines[1]
+    finally:
+        b.stop()
+
+
 def test_an_untrusted_broker_certificate_is_one_line_and_the_right_ca_works(tmp_path):
     need_mosquitto()
     try:

@@ -36,6 +36,11 @@ BEHIND_EVERY_S = 0.5         # how often the "behind" figure is counted while be
 STILL_BEHIND_S = 60.0        # a reminder in the log while the broker stays away
 
 
+#: MQTT 5 DISCONNECT reasons a broker gives for refusing what the feed sends
+_REFUSALS = {0x87: "not authorised", 0x90: "topic name invalid", 0x95: "packet too large",
+             0x97: "quota exceeded", 0x99: "payload format invalid"}
+
+
 def _json(obj: Any) -> bytes:
     return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -149,7 +154,8 @@ class FloorFeed:
             self._count_behind_now()
 
     def _session(self) -> bool:
-        """One connection: publish from the journal until it ends. True if it connected."""
+        """One connection: publish from the journal until it ends. True if the broker took
+        anything (then the next attempt comes soon again; else the delay keeps growing)."""
         b = self.broker
         client = new_client(b, self.client_id)
         client.will_set(self.topics["status"], _json({"table": self.table, "status": "offline",
@@ -176,9 +182,8 @@ class FloorFeed:
                     f"{'; a TLS listener needs mqtts://' if not b.tls else ''})"))
                 return False
             self._connected = True
-            self._up()
-            self._stream(client)
-            return True
+            self._report()
+            return self._stream(client)
         finally:
             self._connected = False
             client.disconnect()
@@ -214,19 +219,31 @@ class FloorFeed:
         if client.loop_misc() != 0:
             self._lost = True
 
-    def _stream(self, client: Any) -> None:
-        """Publish after the acknowledged seq, in order, WINDOW at most in flight."""
+    def _stream(self, client: Any) -> bool:
+        """Publish after the acknowledged seq, in order, WINDOW at most in flight. True if the
+        broker acknowledged anything: the link is up only then (a broker that accepts the
+        connection but refuses the table's topics is still a failure, said once)."""
         client.publish(self.topics["status"], _json(
             {"table": self.table, "status": "online", "utc": utc_now()}), qos=1, retain=True)
         pending: collections.deque[list] = collections.deque()   # [seq, mid or None]
         in_flight: dict[int, list] = {}
         pos = self.acked
         self._state_sent = (None, 0)
+        up = False
         while True:
             if self._lost:
-                self._fail(self._refusal or
-                           Failure(f"the connection to {self.broker.where} was lost"))
-                return
+                b = self.broker
+                self._fail(self._refusal or (
+                    Failure(f"the connection to {b.where} was lost") if up else
+                    # Mosquitto closes, without saying why, on a message it may not take
+                    Failure(f"the broker at {b.where} closed the connection before taking "
+                            f"anything; does it let {b.username or 'an anonymous client'} "
+                            f"publish to {b.prefix}/{self.table}/#? (its log says why)",
+                            lasting=True)))
+                return up
+            if self._acks and not up:
+                up = True
+                self._up()
             while self._acks:                              # acknowledged by the broker
                 entry = in_flight.pop(self._acks.popleft(), None)
                 if entry is not None:
@@ -244,9 +261,9 @@ class FloorFeed:
                 if self.acked >= self.newest and not in_flight and \
                         self._state_sent == (self._state, self.behind):
                     self._goodbye(client)
-                    return
+                    return up
                 if time.monotonic() >= self._deadline:
-                    return
+                    return up
             self._pump(client, STATE_EVERY_S if self._state_sent[0] is not self._state else 0.5)
 
     def _send(self, client: Any, pos: int, pending: collections.deque,
@@ -295,6 +312,13 @@ class FloorFeed:
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any,
                        properties: Any) -> None:
+        if getattr(reason_code, "value", None) in _REFUSALS and self._refusal is None:
+            # the broker said why it closed the connection (MQTT 5 DISCONNECT)
+            self._refusal = Failure(
+                f"the broker at {self.broker.where} closed the connection ({reason_code})"
+                + ("; check its access rules for "
+                   f"{self.broker.prefix}/{self.table}/#" if reason_code.value == 0x87 else ""),
+                lasting=reason_code.value == 0x87)
         self._lost = True
 
     def _on_publish(self, client: Any, userdata: Any, mid: int, reason_code: Any,
