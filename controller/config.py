@@ -34,6 +34,7 @@ class TableCfg:
     betting_seconds: float = 0.0      # 0: bets close as soon as a round opens (unattended)
     demo_rounds: int = 0
     shoes: int = 0                    # shoes to run before exiting; 0 = until stopped
+    language: str = "en"              # the dealer's prompts and screen: en, zh_Hant, hi, bn, th
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,12 @@ def check_number(where: str, key: str, value: float) -> None:
 
 def _check(cfg: Config) -> None:
     where = cfg.path
+    from controller.words import LANGUAGES, normalise
+    try:
+        normalise(cfg.table.language)
+    except ValueError:
+        raise ConfigError(where, "table.language", f"{cfg.table.language!r} has no catalogue",
+                          f"use one of {', '.join(LANGUAGES)}") from None
     if cfg.shoe.protocol not in PROTOCOLS:
         raise ConfigError(where, "shoe.protocol", f"{cfg.shoe.protocol!r} is not a shoe protocol",
                           f"use one of {', '.join(PROTOCOLS)}")

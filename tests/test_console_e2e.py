@@ -232,7 +232,8 @@ def test_misread_cleared_through_the_console(live):
     before, after = asyncio.run(clear_hold_in_console(live.socket, true_code, reason))
     assert "TABLE ON HOLD" in before and "The shoe could not read a card" in before
     assert "[E] Enter card" in before
-    assert "Enter card: done. Table state now: dealing.P2." in after, after
+    assert "Enter card: done. The table now: a round is being dealt." in after, after
+    assert "(entered by hand)" in after                       # the typed card is marked
 
     resumed = live.state()
     assert resumed["state"] != "hold" and resumed["hold"] is None

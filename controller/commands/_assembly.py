@@ -204,7 +204,7 @@ class TableAssembly:
         if notes and not self.service.journal_failed:
             self.journal.append_many([(kind, n) for n in notes])
 
-    def start_display(self, sock: Any) -> None:
+    def start_display(self, sock: Any, language: str = "en") -> None:
         """The web display on a bound socket: first the current shoe's events from the
         journal (a table started again mid-shoe), then the live ones."""
         from controller import display
@@ -216,7 +216,8 @@ class TableAssembly:
                 history = list(shoe_events(past, kinds=DISPLAY_KINDS)[1])
             finally:
                 past.close()
-        hub, self.display = display.start(sock, reveal=self.profile.reveal, history=history)
+        hub, self.display = display.start(sock, reveal=self.profile.reveal, history=history,
+                                          language=language)
         self.service.publishers.append(hub)
         self.service.subscribers.append(hub.on_status)
         self._closers.append(self.display.close)

@@ -7,6 +7,7 @@ from controller.argtypes import count, seconds
 from controller.config import ConfigError, load_config, override
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
+from controller.words import normalise
 from drivers.shoe import PROTOCOLS
 
 
@@ -68,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         from controller.journal.anchor import load_key
         anchor_key = load_key(cfg.storage.anchor_key_file, "--anchor-key" if args.anchor_key
                               else f"{cfg.path}: storage.anchor_key_file")
-    feed = JsonFeed() if args.json else TextFeed(verbose=True)
+    feed = JsonFeed() if args.json else TextFeed(verbose=True,
+                                                 language=normalise(cfg.table.language))
     return run_table(cfg, profile, [feed], control=not args.no_control, anchor_key=anchor_key)
 
 
@@ -171,7 +173,7 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
                            retry_max_s=cfg.feed.retry_max_s)
         if listener is not None:
             # before resume: the events a restart republishes reach the display too
-            asm.start_display(listener)
+            asm.start_display(listener, language=normalise(cfg.table.language))
             print(f"tablectl run: web display at {asm.display.url}", file=sys.stderr)
         line = asm.resume(devices_lost=sim)
         if line:

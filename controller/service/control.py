@@ -84,7 +84,7 @@ class ControlAdapter:
         """A `control_api.Command`: settle `cmd.reply` with the answer or the refusal."""
         try:
             if cmd.action == "state":
-                self._chain(Query(self._state), cmd.reply)
+                self._chain(Query(lambda table: self._state(table, cmd)), cmd.reply)
             elif cmd.action == "health":
                 if self.health is None:
                     raise CommandRefused("this table keeps no health view")
@@ -132,8 +132,11 @@ class ControlAdapter:
         item.reply.add_done_callback(done)
         self.service.submit(item)
 
-    def _state(self, table: Table) -> dict:
+    def _state(self, table: Table, cmd: Any = None) -> dict:
         view = table.view()
+        if cmd is not None:
+            # who reads: a console offers each person only the actions their role may take
+            view["viewer"] = {"user": cmd.user, "role": cmd.role}
         view.update(table=self.name, alarms=list(self.memory.alarms),
                     last_rounds=list(self.memory.rounds), roads=self.memory.roads_view())
         view.update(self.service.outlets)        # e.g. "feed": connected, behind, problem
