@@ -129,10 +129,14 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
             rules = profile_rules(profile)
             try:
                 script = read_decisions(opts.decisions, rules.draw_decisions,
-                                        rules.seat_decisions)
+                                        rules.seat_decisions,
+                                        stakes=hasattr(rules, "pool_stakes"))
             except DecisionsFileError as err:
                 raise InputError(str(err)) from None
         players = VirtualPlayers(script)
+        if players.has_stakes() and opts.betting_seconds <= 0:
+            # stakes are taken while bets are open: a simulated window of one second
+            opts.betting_seconds = 1.0
     elif opts.decisions:
         raise InputError(f"--decisions: {profile.game} takes no decisions")
     collect = Collect()
