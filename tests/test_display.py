@@ -9,7 +9,8 @@ import pytest
 
 from controller import display
 from controller.cli import main
-from controller.display.public import PublicView, RevealGate, hand_of
+from controller.display.public import PublicView, hand_of
+from controller.reveal import RevealGate
 from controller.display.server import bind, parse_listen
 from controller.errors import InputError
 from controller.profile import load_profile

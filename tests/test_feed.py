@@ -251,3 +251,92 @@ def test_with_the_broker_away_the_feed_says_how_far_behind_it_is(tmp_path):
         assert report["problem"].startswith("nothing listens at mqtt://127.0.0.1:")
         feed.close()                       # waits drain_timeout_s, then leaves the cursor as is
         assert cursors[CURSOR] == 0
+
+
+# ---------------------------------------------------------------------- result at reveal
+def reveal_profile(tmp_path) -> Path:
+    from controller.profile import load_profile
+    profile = tmp_path / "macau-reveal.toml"
+    with open(load_profile("macau").path) as macau:
+        profile.write_text(macau.read() + '\n[display]\nreveal = "on_reveal"\n')
+    return profile
+
+
+def hand_codes(result: dict) -> set:
+    return {c for hand in ("player", "banker") for c in result.get(hand) or ()}
+
+
+def test_under_on_reveal_the_feed_shows_nothing_of_a_round_before_its_reveal(tmp_path, broker):
+    sub = Subscriber(broker, ["tables/#"], session="t-reveal")
+    journal = tmp_path / "j.db"
+    done = tablectl("simulate", "--profile", str(reveal_profile(tmp_path)), "--seed", "3",
+                    "--shoes", "1", "--journal", str(journal), "--feed", broker.url, "--json")
+    assert done.returncode == 0, done.stderr[-2000:]
+    msgs = sub.wait_for(lambda m: any(t.endswith("/status") and p["status"] == "offline"
+                                      for t, p, _ in m))
+    sub.close()
+    events = [p for t, p, _ in msgs if t == "tables/T1/events"]
+    assert [e["seq"] for e in events] == [r.seq for r in public(journal)]   # every seq, in order
+    journaled = {(r.data["shoe"], r.data["round"]): r.data for r in public(journal)
+                 if r.kind == "round_result" and r.data.get("reveal") == "pending"}
+    assert len(journaled) > 40
+    before: list = []                  # what went out since the round started
+    revealed = 0
+    for e in events:
+        if e["event"] == "round_started":
+            before = []
+        if e["event"] != "reveal":
+            before.append(e)
+            continue
+        result = journaled[(e["shoe"], e["round"])]
+        # the reveal carries the whole result; nothing before it named a card of its hands
+        assert e["result"] == {k: v for k, v in result.items() if k != "reveal"}
+        sent = json.dumps(before)
+        assert not [c for c in hand_codes(result) if f'"{c}"' in sent], (e["round"], before)
+        cards = [x for x in before if x["event"] == "card"]
+        assert cards and all(x["code"] is None for x in cards)
+        pending = [x for x in before if x["event"] == "round_result"]
+        assert pending == [{"event": "round_result", "shoe": e["shoe"], "round": e["round"],
+                            "game": "punto_banco", "reveal": "pending", "seq": pending[0]["seq"], "table": "T1",
+                            "utc": pending[0]["utc"]}]
+        revealed += 1
+    assert revealed == len(journaled)
+    state = [p for t, p, _ in msgs if t == "tables/T1/state"][-1]
+    assert state["last_result"]["winner"]
+    assert sum(state["road"].values()) == len([r for r in journaled.values()
+                                               if not r.get("void")])
+
+
+def test_the_feed_resumes_the_reveal_rule_from_any_position_in_the_journal(tmp_path, capsys):
+    """After a reconnect or a restart the feed starts from its cursor: from every position the
+    events it sends are those it sends reading from the start."""
+    from controller.feed.public import PublicRecords
+    journal = tmp_path / "j.db"
+    assert main(["simulate", "--profile", str(reveal_profile(tmp_path)), "--seed", "5",
+                 "--shoes", "1", "--journal", str(journal)]) == 0
+    capsys.readouterr()
+    with Journal.open_readonly(journal) as j:
+        records = [r for r in j.records() if r.kind not in PRIVATE_KINDS]
+        whole = PublicRecords(j, 0)
+        sent = [whole.public(r.seq, r.data) for r in records]
+        assert any(e["event"] == "card" and e["code"] is None for e in sent)
+        assert any(e["event"] == "card" and e["code"] for e in sent)      # the shoe-start burn
+        for i in range(0, len(records), 7):
+            again = PublicRecords(j, records[i].seq)
+            assert [again.public(r.seq, r.data) for r in records[i + 1:]] == sent[i + 1:], i
+
+
+def test_the_table_view_counts_a_result_from_its_reveal():
+    views: list = []
+    view = TableView("T9", SimpleNamespace(game="punto_banco", name="m", reveal="on_reveal"),
+                     views.append)
+    view.publish({"event": "shoe_started", "shoe": 1, "reveal": "on_reveal"})
+    view.publish({"event": "round_started", "shoe": 1, "round": 1})
+    view.publish({"event": "round_result", "shoe": 1, "round": 1, "winner": "player",
+                  "reveal": "pending", "seq": 9})
+    view.on_event({"event": "status", "state": "hold", "shoe": 1, "round": 1,
+                   "hold": {"kind": "misplaced", "detail": "cards 9H KD on the wrong boxes"}})
+    assert views[-1]["last_result"] is None and views[-1]["road"] == {}
+    assert views[-1]["hold"]["detail"] == "cards ?? ?? on the wrong boxes"
+    view.publish({"event": "reveal", "shoe": 1, "round": 1, "seq": 10})
+    assert views[-1]["last_result"]["winner"] == "player" and views[-1]["road"] == {"player": 1}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from controller.reveal import RevealGate
 from controller.roads import ShoeRoads
 from controller.words import render
 from controller.words.problems import dealer_words
@@ -53,29 +54,6 @@ def public_result(result: Mapping[str, Any]) -> dict[str, Any]:
         return {"shoe": result.get("shoe"), "round": result.get("round"),
                 "game": result.get("game"), "void": True, "reason": result.get("reason", "")}
     return {k: result[k] for k in RESULT_FIELDS if k in result}
-
-
-class RevealGate:
-    """The reveal rule alone, for any public output: `publish(event)` gives the round
-    results to show now — a result at once, or a `reveal: "pending"` one with the dealer's
-    `reveal` event for its round; a shoe's end drops what was never revealed."""
-
-    def __init__(self) -> None:
-        self.pending: dict[tuple[Any, Any], Mapping[str, Any]] = {}
-
-    def publish(self, e: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-        kind = e.get("event")
-        if kind == "round_result":
-            if e.get("reveal") == "pending":
-                self.pending[(e.get("shoe"), e.get("round"))] = e
-                return []
-            return [e]
-        if kind == "reveal":
-            result = self.pending.pop((e.get("shoe"), e.get("round")), None)
-            return [] if result is None else [result]
-        if kind in ("shoe_started", "shoe_ended"):
-            self.pending.clear()
-        return []
 
 
 class PublicView:

@@ -24,6 +24,7 @@ import time
 from typing import Any, MutableMapping
 
 from controller.feed.broker import Broker, Failure, connect_error, new_client, refused
+from controller.feed.public import PublicRecords
 from controller.journal import Journal, JournalError, utc_now
 from controller.logsetup import get_logger
 
@@ -228,6 +229,8 @@ class FloorFeed:
         pending: collections.deque[list] = collections.deque()   # [seq, mid or None]
         in_flight: dict[int, list] = {}
         pos = self.acked
+        assert self._reader is not None
+        records = PublicRecords(self._reader, pos)       # result at reveal, from pos on
         self._state_sent = (None, 0)
         up = False
         while True:
@@ -254,7 +257,7 @@ class FloorFeed:
                 self.acked = max(self.acked, pos)
             self.cursors[CURSOR] = self.acked
             if pos < self.newest and len(in_flight) < WINDOW:
-                pos = self._send(client, pos, pending, in_flight)
+                pos = self._send(client, pos, pending, in_flight, records)
             self._count_behind_now()
             self._send_state(client)
             if self._closing:
@@ -267,7 +270,7 @@ class FloorFeed:
             self._pump(client, STATE_EVERY_S if self._state_sent[0] is not self._state else 0.5)
 
     def _send(self, client: Any, pos: int, pending: collections.deque,
-              in_flight: dict[int, list]) -> int:
+              in_flight: dict[int, list], records: PublicRecords) -> int:
         assert self._reader is not None
         room = WINDOW - len(in_flight)
         for r in self._reader.records(after_seq=pos):
@@ -275,7 +278,8 @@ class FloorFeed:
             if r.kind in self.private_kinds:
                 pending.append([r.seq, None])
                 continue
-            payload = _json({**r.data, "seq": r.seq, "table": self.table, "utc": r.utc})
+            payload = _json({**records.public(r.seq, r.data), "seq": r.seq, "table": self.table,
+                             "utc": r.utc})
             info = client.publish(self.topics["events"], payload, qos=1)
             entry = [r.seq, info.mid]
             pending.append(entry)

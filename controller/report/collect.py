@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
-from controller.display.public import RevealGate
+from controller.reveal import RevealGate
 from controller.errors import InputError
 from controller.roads import ShoeRoads
 
