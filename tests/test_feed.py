@@ -340,3 +340,29 @@ def test_the_table_view_counts_a_result_from_its_reveal():
     assert views[-1]["hold"]["detail"] == "cards ?? ?? on the wrong boxes"
     view.publish({"event": "reveal", "shoe": 1, "round": 1, "seq": 10})
     assert views[-1]["last_result"]["winner"] == "player" and views[-1]["road"] == {"player": 1}
+
+
+def test_the_journals_anchors_reach_the_floor(tmp_path, broker):
+    """The signed heads go out on the events topic: a copy off the table PC, which
+    `verify-journal --last-anchor` can hold the journal to."""
+    key = tmp_path / "anchor.key"
+    assert tablectl("anchor-key", str(key)).returncode == 0
+    sub = Subscriber(broker, ["tables/T1/events"], session="t-anchor")
+    journal = tmp_path / "j.db"
+    done = tablectl("simulate", "--profile", "macau", "--seed", "2", "--shoes", "1",
+                    "--journal", str(journal), "--anchor-key", str(key), "--feed", broker.url)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with Journal.open_readonly(journal) as j:
+        anchors = [dict(r.data, seq=r.seq) for r in j.records(kinds=["anchor"])]
+    assert {"records", "shoe_end", "stop"} <= {a["reason"] for a in anchors}
+    msgs = sub.wait_for(lambda m: len([p for _, p, _ in m if p["event"] == "anchor"])
+                        >= len(anchors))
+    sub.close()
+    sent = [{k: v for k, v in p.items() if k not in ("table", "utc")} for _, p, _ in msgs
+            if p["event"] == "anchor"]
+    assert sent == anchors
+    last = tmp_path / "floor-anchors.jsonl"
+    last.write_text("".join(json.dumps(a) + "\n" for a in sent))
+    checked = tablectl("verify-journal", "--journal", str(journal), "--key", str(key),
+                       "--last-anchor", str(last))
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -235,13 +235,17 @@ class TableAssembly:
                          outlets=svc.outlets, drain_timeout_s=drain_timeout_s,
                          retry_max_s=retry_max_s,
                          # the events the local publishers get, no more: not the inputs, nor
-                         # the notes a restart does not republish either
-                         private_kinds=frozenset({"input"}) | NOTE_KINDS)
+                         # the notes a restart does not republish either; but the anchors,
+                         # so that a copy of the signed head exists off the table PC
+                         private_kinds=(frozenset({"input"}) | NOTE_KINDS) - {"anchor"})
         view = TableView(svc.name, self.profile, feed.on_state)
         view.prime(self.journal)
         svc.publishers.extend((feed, view))
         svc.subscribers.append(view.on_event)
-        self._closers.insert(0, feed.close)     # closed last: after the devices, it drains
+        def close_feed() -> None:
+            svc.anchor_stop()                   # the stop's anchor goes out with the rest
+            feed.close()
+        self._closers.insert(0, close_feed)     # closed last: after the devices, it drains
         feed.start()
 
     # ------------------------------------------------------------------ a restart

@@ -99,6 +99,7 @@ class TableService:
         # every `anchor_every` records, at every shoe's end and at a clean stop
         self.anchoring: Any = None
         self.anchor_every = ANCHOR_EVERY
+        self._stop_anchored = False
         self.last_prompt = ""
         # what the table cannot see but the people at it must: a shoe the table waits for at
         # start ("no_devices"), software not accepted ("software"); name → one line. While any
@@ -389,14 +390,26 @@ class TableService:
                                "shoe_seq": self.shoe_seq}, self.journal.last_seq)
         self.inputs_since_snapshot = 0
 
+    def anchor_stop(self) -> None:
+        """A clean stop's anchor, once: signed while the publishers are still open (the floor
+        feed closes after it, so the last signed head leaves the table PC too)."""
+        if self._stop_anchored or self.journal_failed or self.anchoring is None:
+            return
+        self._stop_anchored = True
+        try:
+            anchor = self.anchoring.sign("stop")
+        except (JournalError, ValueError) as err:
+            log.error("journal could not be anchored at the stop", error=str(err))
+            return
+        if anchor is not None:
+            self._publish_anchor(anchor)
+
     def close(self) -> None:
         """A clean stop: record what was delivered and snapshot, so a restart replays nothing."""
         if self.journal_failed:
             return                  # the journal is what failed: leave it as it is on disk
+        self.anchor_stop()
         try:
-            anchor = self.anchoring.sign("stop") if self.anchoring is not None else None
-            if anchor is not None:
-                self._publish_anchor(anchor)
             if self.journal.last_seq:
                 self.journal.set_cursors({**self.cursors, LOCAL_CURSOR: self.published_seq},
                                          durable=True)
