@@ -1,4 +1,4 @@
-"""Helpers to read the golden cases in ../shared/golden (or $TABLECTL_GOLDEN)."""
+"""Helpers to read the golden cases in tests/data/golden (or $TABLECTL_GOLDEN)."""
 import json
 import os
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 GOLDEN = Path(os.environ.get("TABLECTL_GOLDEN",
-                             Path(__file__).resolve().parents[2] / "shared" / "golden"))
+                             Path(__file__).resolve().parent / "data" / "golden"))
 
 
 def golden_names(prefix: str = "") -> list[str]:

@@ -14,8 +14,8 @@ from controller.games.andar_bahar import (CARD_COUNT_BETS, RULES, RoundIncomplet
                                           first_three_pattern)
 from controller.profile import BetRule, ProfileError, load_profile
 from controller.shoefile import read_shoe_file
+from tests.golden import GOLDEN
 
-GOLDEN = Path("/work/shared/golden")
 COMMISSION = load_profile("andar-bahar").paytables["commission"]
 NO_COMMISSION = load_profile("andar-bahar").paytables["no_commission"]
 
