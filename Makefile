@@ -30,6 +30,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/recovery.py
 	$(BIN)/python bench/roads.py
 	$(BIN)/python bench/fuzz.py
+	$(BIN)/python bench/feed.py
+	$(BIN)/python bench/shuffle_fpr.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
