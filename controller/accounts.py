@@ -1,6 +1,6 @@
 """Accounts of the people who operate the table: a SQLite user store, scrypt secrets, lockout.
 
-Rules (standards §9 items 60–63):
+Rules (see docs/security.md):
 - There is no default account and no built-in password. The first account is a manager created
   on an empty store (`bootstrap`, logged); every later change is made by a named manager.
 - Secrets (PINs or passwords, at least 6 characters) are stored only as scrypt hashes with a

@@ -1,4 +1,4 @@
-"""Shoe procedures from the profile (RULES.md §2): start burn, between-round burn, cut-card end."""
+"""Shoe procedures from the profile (docs/rules.md): start burn, between-round burn, cut-card end."""
 from __future__ import annotations
 
 from controller.cards import Card
@@ -27,7 +27,7 @@ def between_round_burn(profile: Profile, rounds_dealt_in_shoe: int) -> int:
 
 
 def shoe_ends_after(profile: Profile, round_no: int, cut_round: int | None) -> bool:
-    """Whether the shoe ends once round `round_no` is complete (RULES.md §2, cut card reached).
+    """Whether the shoe ends once round `round_no` is complete (the cut card reached).
 
     The cut round is the round in which the card behind the cut card was drawn. `finish` and
     `no_more_coup` end the shoe after it; `one_more` plays one more round.

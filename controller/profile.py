@@ -23,7 +23,7 @@ from controller.tomlcheck import Section
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GAMES = ("punto_banco", "andar_bahar", "chemin_de_fer", "baccarat_banque")
-#: allowed deck counts per game (RULES.md §1, §4, §5; standards §1.1)
+#: allowed deck counts per game (docs/rules.md)
 DECK_RANGE = {"punto_banco": (6, 12), "andar_bahar": (1, 1), "chemin_de_fer": (6, 12),
               "baccarat_banque": (6, 12)}
 #: why a banking game's shoe has at least six decks (said when a profile asks for fewer)

@@ -1,6 +1,6 @@
 """Roles, the actions each may take, and the arguments each action accepts, as data.
 
-Segregation of duties (standards §9 items 60–62): a dealer runs the round, a supervisor
+Segregation of duties: a dealer runs the round, a supervisor
 overrides, a manager administers accounts and profiles, an auditor only reads. A supervisor
 may also run the round (a supervisor relieves a dealer; every action is journaled with the
 supervisor's own name). Every role may read state, recall and audit. Every override (a

@@ -7,7 +7,7 @@ permutation, so every null distribution below stays exact; it weakens the tests 
 card (top and bottom card, rising sequences, adjacent pairs) on multi-deck shoes, which is why a
 single deck is the sharper instrument.
 
-Tests (standards §10, items 69–75), each with a statistic and a p-value:
+Tests (docs/shuffle-test.md), each with a statistic and a p-value:
 - position × card chi-square: output-position bins × input-position bins. Each run's table has
   fixed margins (one card per position, each card once), so it is a random contingency table
   with df = (R − 1)(C − 1), and Pearson's X² has mean df · n/(n − 1) exactly; X² · (n − 1)/n is

@@ -1,4 +1,4 @@
-"""Software identity for labs and regulators (standards §9 items 64–65).
+"""Software identity for labs and regulators (docs/operations.md).
 
 The release digest is SHA-256 over every source file of the product (controller/, drivers/,
 simulators/ and the profiles) in a fixed order, each as `path NUL length NUL bytes`. On demand,

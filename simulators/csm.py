@@ -1,4 +1,4 @@
-"""A continuous shuffler-dealer (RULES.md §2, seed 000 art. 2.3 and 7.2) as a shoe model.
+"""A continuous shuffler-dealer (docs/rules.md, source 000 art. 2.3 and 7.2) as a shoe model.
 
 It deals like the card-recognition shoe (same wire protocols, same faults, reached by the same
 shoesim:// URL), has no cut card, and takes cards back: after every round the dealer returns

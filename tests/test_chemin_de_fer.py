@@ -20,7 +20,7 @@ TWO = {0: "TS KD", 1: "AS KD", 2: "2S KD", 3: "3S KD", 4: "4S KD", 5: "5S KD", 6
 #: a card of each value 0–9
 VALUE = {0: "QH", 1: "AH", 2: "2H", 3: "3H", 4: "4H", 5: "5H", 6: "6H", 7: "7H", 8: "8H", 9: "9H"}
 
-# RULES.md §5, written out cell by cell: banker total → (when the player stood, {x: action})
+# Chemin de Fer's tableau (docs/rules.md), written out cell by cell: banker total → (when the player stood, {x: action})
 D, S, O = "draw", "stand", "option"
 EXPECTED_BANKER = {
     0: (D, {x: D for x in range(10)}),

@@ -1,5 +1,5 @@
 """Every fault kind through the real pipeline (simulator behind its URL, drivers, table,
-journal): the round results and the journal record, as RULES.md §3 and issue 4 require."""
+journal): the round results and the journal record, as the misdeal rules require (docs/rules.md)."""
 from dataclasses import replace
 from functools import lru_cache
 

@@ -1,4 +1,4 @@
-"""Exact odds (controller.odds): RULES.md §1 and §4 reference figures, an independent brute-force
+"""Exact odds (controller.odds): reference figures for Punto Banco and Andar Bahar, an independent brute-force
 check through the game rules, RTP bands, the `tablectl odds` command and the simulation summary."""
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def agrees(value: float, reference: str) -> bool:
     return abs(value - float(reference)) <= 0.5 * 10 ** -places + 1e-12
 
 
-# ---- Punto Banco: RULES.md §1 exact reference --------------------------------------------------
+# ---- Punto Banco: exact reference ------------------------------------------------------------
 
 def test_punto_banco_eight_decks_reference():
     r = compute_odds(pb_profile(8))
@@ -152,7 +152,7 @@ def test_enumeration_matches_brute_force_through_the_rules(ranks):
         assert got == expected[bet], bet
 
 
-# ---- Andar Bahar: RULES.md §4 exact reference ----------------------------------------------------
+# ---- Andar Bahar: exact reference --------------------------------------------------------------
 
 def test_andar_bahar_reference():
     r = compute_odds(ab_profile())

@@ -1,4 +1,4 @@
-"""Third-card rules against a table written out independently (standards §5 item 33)."""
+"""Third-card rules against a table written out independently."""
 from fractions import Fraction
 
 import pytest
@@ -32,7 +32,7 @@ def two_cards(total: int, suit: str) -> list[Card]:
 
 
 def expected_next(p_total: int, b_total: int, third: int | None) -> str | None:
-    """An independent statement of RULES.md §1's drawing rules."""
+    """An independent statement of Punto Banco's drawing rules (docs/rules.md)."""
     if p_total >= 8 or b_total >= 8:
         return None
     if third is None:

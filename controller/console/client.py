@@ -3,7 +3,7 @@
 Every request the controller answers is authenticated, reads included. The console signs in
 once to view the table; the controller answers that first read with a read-only view token,
 and the console polls with the token and forgets the PIN. Every override takes the name and
-PIN typed for it and keeps neither (standards §9 item 62). No PIN is ever logged.
+PIN typed for it and keeps neither. No PIN is ever logged.
 
 Calls block; the app runs them in a worker thread. They never raise for a missing or broken
 controller or a refusal: they return an Outcome that says what happened in plain words.

@@ -7,7 +7,7 @@ from typing import IO, Iterable
 
 
 class JsonFeed:
-    """One JSON object per event (the `--json` contract of DESIGN.md)."""
+    """One JSON object per event (the README's `--json` contract)."""
 
     def __init__(self, stream: IO[str] | None = None, kinds: Iterable[str] | None = None):
         self.stream = stream or sys.stdout

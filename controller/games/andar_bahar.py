@@ -1,4 +1,4 @@
-"""Andar Bahar (RULES.md §4): game card, alternate dealing to Andar then Bahar, settlement.
+"""Andar Bahar (docs/rules.md): game card, alternate dealing to Andar then Bahar, settlement.
 
 One 52-card deck per round. The first card is the game card; then cards go 1st to Andar,
 2nd to Bahar, and so on, until a card of the game card's rank (any suit) appears: its side

@@ -1,4 +1,4 @@
-"""Baccarat en Banque, "à deux tableaux" (RULES.md §5): the bank against a right and a left hand.
+"""Baccarat en Banque, "à deux tableaux" (docs/rules.md): the bank against a right and a left hand.
 
 Dealing order. The seed gives the two-tableau game only in outline (the bank plays two player
 hands, right and left, each playing the player's rules; the banker's draw is free and made once

@@ -1,4 +1,4 @@
-"""Chemin de Fer (RULES.md §5): the chemmy tableau as data, decisions, false coups, the bank.
+"""Chemin de Fer (docs/rules.md): the chemmy tableau as data, decisions, false coups, the bank.
 
 Dealing: P1, B1, P2, B2 (1st and 3rd card to the player, 2nd and 4th to the banker); an 8 or 9
 on two cards is a natural and ends the coup. Then the player acts, then the banker:

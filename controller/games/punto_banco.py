@@ -1,4 +1,4 @@
-"""Punto Banco (RULES.md §1): naturals, the third-card tableau as data, result, settlement."""
+"""Punto Banco (docs/rules.md): naturals, the third-card tableau as data, result, settlement."""
 from __future__ import annotations
 
 from fractions import Fraction
