@@ -463,3 +463,23 @@ def test_command_refuses_bad_refresh_and_no_terminal(capsys):
     assert "--refresh-s must be between" in capsys.readouterr().err
     assert main(["console", "--socket", "/tmp/x.sock"]) == 2      # pytest gives no terminal
     assert "needs a terminal" in capsys.readouterr().err
+
+
+@run_async
+async def test_polls_go_on_while_a_form_is_open(server, table):
+    """The console keeps polling behind an open form, which stays as it is (what the
+    supervisor typed is not lost), and shows the newest state once the form closes."""
+    app = make_app(server, refresh_s=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.state is not None)
+        await pilot.press("e")
+        await until(pilot, lambda: isinstance(app.screen, ActionScreen))
+        await type_into(pilot, app, "arg-code", "10h")
+        polled = app.state_at
+        await until(pilot, lambda: app.state_at != polled)      # polled behind the form
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, ActionScreen) and app.is_running
+        assert app.screen.query_one("#arg-code").value == "10h"
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ActionScreen))
+        await until(pilot, lambda: "TABLE ON HOLD" in screen_text(app))

@@ -209,6 +209,11 @@ async def clear_hold_in_console(socket: Path, code: str, reason: str) -> tuple[s
         await until(pilot, lambda: not isinstance(app.screen, ActionScreen))
         await app.workers.wait_for_complete()
         await pilot.pause()
+        if "(entered by hand)" not in screen_text(app):
+            # the state may have been read before the table applied the card: read it again
+            await app.refresh_state()
+            await app.workers.wait_for_complete()
+            await pilot.pause()
         after = screen_text(app)
     return before, after
 

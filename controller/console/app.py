@@ -16,6 +16,7 @@ from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer
 
@@ -129,7 +130,10 @@ class ConsoleApp(App[int]):
 
     def apply(self, outcome: Outcome) -> None:
         """Show a poll's outcome: the state, a disconnection, or a refused sign-in."""
-        banner = self.query_one(Banner)
+        try:
+            banner = self.query_one(Banner)
+        except NoMatches:
+            return              # an answer before the screen is up: the next poll shows it
         if outcome.ok:
             if outcome.view_token and self.viewer is not None and self.viewer.pin:
                 self.viewer = self.viewer.viewing(outcome.view_token)   # the PIN is dropped
