@@ -6,6 +6,10 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run test bench clean
 
+# The tests start many tablectl processes: let Python keep its compiled modules (__pycache__,
+# ignored by git) so that each compiles the controller once, not once a process
+unexport PYTHONDONTWRITEBYTECODE
+
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
