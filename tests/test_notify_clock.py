@@ -103,3 +103,36 @@ def test_an_unsynchronised_clock_and_a_jump_are_journaled_alarms():
 def test_a_clock_alarm_is_a_table_input():
     warning = ti.DeviceWarning("clock", "clock_jump", "x")
     assert ti.parse_input(warning.to_dict()) == warning        # replayed like any input
+
+
+class SetClock:
+    """A real-time clock (not virtual) whose time the test sets."""
+    virtual = False
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def now(self) -> float:
+        return self.t
+
+    __call__ = now
+
+
+def test_a_flood_of_inputs_does_not_hold_back_a_due_timer():
+    clock = SetClock()
+    order: list[str] = []
+    with Journal(":memory:") as journal:
+        table, _ = open_table(load_profile("classic"), journal)
+        svc = TableService(table, journal, clock)
+        svc.call_later(1.0, lambda: order.append("timer"))
+
+        def item(n: int) -> None:
+            order.append(f"item{n}")
+            if n == 10:
+                clock.t = 2.0                     # the timer falls due while 90 items wait
+        for n in range(100):
+            svc.submit(lambda n=n: item(n))
+        svc.submit(svc.stop)
+        svc.run()
+    assert order.index("timer") == 11            # right after the item that made it due
+    assert len(order) == 101

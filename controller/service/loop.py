@@ -147,6 +147,10 @@ class TableService:
                 self._handle(item)
 
     def _next_real(self) -> Any:
+        # timers that are due run before the next input: a flood of inputs (a chattering
+        # device, a busy socket) never holds back the betting timer or the watchdog
+        if self._fire_due():
+            return None
         nxt = self.timers.next_time()
         timeout = 0.5 if nxt is None else min(0.5, max(0.0, nxt - self.clock.now()))
         try:
