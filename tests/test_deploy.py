@@ -1,8 +1,11 @@
 """The table PC's service: the systemd unit, the udev rules and the installed configuration, as
 `tablectl install` writes them (checked by systemd's own verifier where it is installed)."""
+import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -138,3 +141,37 @@ def test_systemd_verifies_the_installed_unit(tmp_path):
     level = re.search(r"exposure level for tablectl.service: ([\d.]+)", rated.stdout)
     if level is not None:                       # older systemd: no offline rating
         assert float(level.group(1)) <= 3.0, rated.stdout[-2000:]
+
+
+def test_install_makes_the_anchor_key_the_configuration_names(tmp_path, capsys):
+    assert cli.main(["install", "--print", "--root", str(tmp_path)]) == 0
+    shown = capsys.readouterr().out
+    key = load_config(DEPLOY / "table.toml").storage.anchor_key_file
+    assert key == "/var/lib/tablectl/anchor.key"
+    assert shlex.join(install.key_command(key, install.executable())) in shown
+    assert f"copy the anchor key {key} somewhere off this PC" in shown
+    # a site's own configuration without a key: nothing made, and the install says so
+    (tmp_path / install.CONFIG).parent.mkdir(parents=True)
+    (tmp_path / install.CONFIG).write_text("[storage]\njournal = \"/var/lib/j.db\"\n")
+    assert cli.main(["install", "--print", "--root", str(tmp_path)]) == 0
+    shown = capsys.readouterr().out
+    assert "anchor-key" not in shown.split("==> then, as root:")[1].split("note:")[0]
+    assert "names no [storage] anchor_key_file: the journal's head is not signed" in shown
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("runuser") is None,
+                    reason="runs the command as root, as tablectl install does")
+def test_the_key_command_makes_a_key_once_readable_by_its_user_only(tmp_path, monkeypatch):
+    from controller.journal.anchor import load_key
+    monkeypatch.setattr(install, "USER", "root")
+    key = tmp_path / "state" / "anchor.key"
+    exec_path = f"{shlex.quote(sys.executable)} -m controller.cli"
+    command = install.key_command(str(key), exec_path)
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert key.stat().st_mode & 0o777 == 0o600
+    assert oct(key.parent.stat().st_mode & 0o777) == oct(0o750)
+    first = load_key(str(key))
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == ""        # there already: left as it is
+    assert load_key(str(key)).key_id == first.key_id

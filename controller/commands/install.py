@@ -4,8 +4,9 @@ Installs the systemd unit (deploy/tablectl.service, with this installation's `ta
 ExecStart), the udev rules (deploy/99-tablectl.rules: stable /dev/tablectl-shoe and
 /dev/tablectl-shuffler names by vendor, product and serial, group dialout, mode 0660) and, when
 none is there, the table's configuration (deploy/table.toml as /etc/tablectl/table.toml).
-Then creates the service's user (tablectl, in dialout), reloads systemd and udev and enables
-the service; it does not start it. `--print` shows every file and command and changes
+Then creates the service's user (tablectl, in dialout) and, when the configuration names one
+that is not there yet, the key that signs the journal's head (as that user, mode 0600), reloads
+systemd and udev and enables the service; it does not start it. `--print` shows every file and command and changes
 nothing; `--root DIR` writes the files under DIR and prints the commands left to run.
 Exit 0 done, 2 bad input or not root.
 """
@@ -97,6 +98,26 @@ def render_rules(text: str, shoe: str | None, shuffler: str | None) -> str:
     return text
 
 
+def anchor_key_of(config_text: str) -> str:
+    """The anchor key file a configuration names ("" for none, or a file that cannot be read:
+    `tablectl run` says what is wrong with it)."""
+    import tomllib
+    try:
+        storage = tomllib.loads(config_text).get("storage", {})
+    except tomllib.TOMLDecodeError:
+        return ""
+    key = storage.get("anchor_key_file", "") if isinstance(storage, dict) else ""
+    return key if isinstance(key, str) else ""
+
+
+def key_command(key: str, exec_path: str) -> list[str]:
+    """Make the anchor key as the service's user, unless it is there (never overwritten)."""
+    folder = os.path.dirname(key) or "."
+    make = f"runuser -u {USER} -- {exec_path} anchor-key {shlex.quote(key)}"
+    return ["sh", "-c", f"test -e {shlex.quote(key)} || {{ install -d -o {USER} -g {USER} "
+                        f"-m 0750 {shlex.quote(folder)} && {make}; }}"]
+
+
 def plan(root: str, shoe: str | None = None, shuffler: str | None = None) -> Plan:
     d = deploy_dir()
     exec_path = executable()
@@ -106,8 +127,17 @@ def plan(root: str, shoe: str | None = None, shuffler: str | None = None) -> Pla
     config = Path(root) / CONFIG
     if config.exists():
         notes.append(f"{config} exists: kept as it is")
+        config_text = config.read_text(errors="replace")
     else:
-        files.append((CONFIG, (d / "table.toml").read_text(), 0o644))
+        config_text = (d / "table.toml").read_text()
+        files.append((CONFIG, config_text, 0o644))
+    key = anchor_key_of(config_text)
+    if key:
+        notes.append(f"copy the anchor key {key} somewhere off this PC once it is made: "
+                     f"tablectl verify-journal --key checks the journal's anchors with it")
+    else:
+        notes.append(f"/{CONFIG} names no [storage] anchor_key_file: the journal's head is not "
+                     f"signed, so a cut tail would go unnoticed; see tablectl anchor-key")
     if exec_path.startswith(("/home/", "/root/")):
         notes.append(f"{exec_path} lies under /home or /root, which the service cannot see "
                      f"(ProtectHome=yes): install the project under /opt/tablectl")
@@ -118,6 +148,7 @@ def plan(root: str, shoe: str | None = None, shuffler: str | None = None) -> Pla
         ["sh", "-c", f"getent passwd {USER} >/dev/null && usermod -a -G dialout {USER} || "
                      f"useradd --system --user-group --groups dialout --home-dir "
                      f"/var/lib/{USER} --no-create-home --shell /usr/sbin/nologin {USER}"],
+        *([key_command(key, exec_path)] if key else []),
         ["systemctl", "daemon-reload"],
         ["udevadm", "control", "--reload-rules"],
         ["udevadm", "trigger", "--subsystem-match=tty", "--subsystem-match=usb"],
