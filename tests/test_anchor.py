@@ -99,6 +99,10 @@ def test_the_service_anchors_every_shoe_end_every_n_records_and_at_stop(anchored
     assert [(e["seq"], e["mac"]) for e in events] == [(a.seq, a.data["mac"]) for a in anchors]
     assert verify(journal, "--key", key) == (0, verify(journal, "--key", key)[1])
     assert "anchor(s) verified with the key" in verify(journal, "--key", key)[1]
+    # without the key the anchors prove nothing, and the check says so
+    rc, said = verify(journal)
+    assert rc == 0 and said.endswith(f"; {len(anchors)} anchors not checked (give the anchor "
+                                     f"key: --key FILE)"), said
 
 
 def change_a_result(rows):

@@ -50,11 +50,17 @@ def run(args: argparse.Namespace) -> int:
             # from its first record when its older gaming days were archived
             result = verify(journal)
             anchors = verify_anchors(journal, key, kept) if key and result.ok else None
+            # without the key the anchors prove nothing: say so, rather than "intact" alone
+            unchecked = (sum(1 for _ in journal.records(kinds=("anchor",)))
+                         if key is None else 0)
         archives = check_archives(args.journal)
     except JournalError as err:
         print(f"tablectl verify-journal: {err}", file=sys.stderr)
         return 2
     also = f"; {archives}" if archives.parts or not archives.ok else ""
+    if unchecked:
+        also += (f"; {unchecked} anchor{'s' if unchecked != 1 else ''} not checked (give the "
+                 f"anchor key: --key FILE)")
     if anchors is None:
         print(f"journal {args.journal}: {result}{also}")
         return 0 if result.ok and archives.ok else 1
