@@ -167,3 +167,11 @@ def test_the_dealer_is_told_where_each_card_goes():
     assert t.prompt() == "Deal the Player's first card"
     deal(t, "2S 3H 4D 5C")     # P 2+4=6, B 3+5=8: a natural, four cards
     assert t.prompt() == "Burn one card"         # between-round burn before round 2
+
+
+@pytest.mark.parametrize("seconds", [float("nan"), float("inf"), -1.0, "15"])
+def test_a_betting_window_no_clock_can_time_is_refused(seconds):
+    from controller.errors import InputError
+    with pytest.raises(InputError, match="betting_seconds .*: give a number of seconds"):
+        Table(load_profile("classic"), betting_seconds=seconds)
+    assert Table(load_profile("classic"), betting_seconds=15).betting_seconds == 15.0

@@ -10,13 +10,14 @@ while applying an input holds the table (`internal_error`) instead of leaving it
 from __future__ import annotations
 
 import hashlib
+import math
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from transitions import MachineError
 
-from controller.errors import CommandRefused, Corrected, ProfileError
+from controller.errors import CommandRefused, Corrected, InputError, ProfileError
 from controller.games import get_rules
 from controller.games.procedure import decision_of
 from controller.integrity import IntegrityWatch
@@ -53,7 +54,12 @@ class Table(CommandsMixin):
         self.rules = get_rules(profile.game)
         self.decisions_game = bool(self.rules.procedure.decisions)
         self.auto_open = auto_open
-        self.betting_seconds = betting_seconds
+        # the config checks its range; the table itself refuses what no clock could time
+        if not (isinstance(betting_seconds, (int, float)) and math.isfinite(betting_seconds)
+                and betting_seconds >= 0):
+            raise InputError(f"betting_seconds {betting_seconds!r}: give a number of seconds, "
+                             f"0 or more")
+        self.betting_seconds = float(betting_seconds)
         self.outbox = []
         self.shoe = None
         self.round = None
