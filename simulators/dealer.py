@@ -117,6 +117,8 @@ class VirtualDealer:
             self.submit(command("reveal", DEALER, "dealer"))
 
     def _in_flight(self) -> int:
+        if self.rig._loads <= self._loads_at_start:
+            return 0            # the last shoe's model is still in: nothing of this shoe is out
         return self.rig.shoe.position - self.status.get("reads", 0)
 
     def _maybe_pull(self) -> None:

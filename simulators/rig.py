@@ -95,8 +95,11 @@ class SimRig:
         return cards
 
     def rest_to_shuffler(self) -> None:
-        """At a shoe's end the dealer puts its undealt rest into the shuffler to be counted."""
-        self.shuffler.load(self.shoe.take_rest())
+        """At a shoe's end the dealer puts its undealt rest into the shuffler to be counted
+        (asked again after a jam, the rest is in the shuffler's tray already)."""
+        rest = self.shoe.take_rest()
+        if rest:
+            self.shuffler.load(rest)
 
     def gather(self) -> None:
         """Every card back into the shuffler for the next shoe."""

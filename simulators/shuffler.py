@@ -92,6 +92,7 @@ class ShufflerModel:
         self.faults: list[ShufflerFault] = [_as_fault(f) for f in faults]
         self.on_deliver: Callable[[list[str]], None] | None = None
         self.shuffles = 0                        # SHUFFLE commands accepted so far
+        self.met: set[ShufflerFault] = set()      # the faults that have happened
         self.last_delivery: list[str] | None = None
         self._state, self._error = "idle", p.E_NONE
         self._tray: list[str] | None = None      # cards in the input; None = `decks` new decks
@@ -173,7 +174,13 @@ class ShufflerModel:
         return self._error
 
     def _fault_due(self, kind: str, index: int) -> bool:
-        return any(f.kind == kind and f.at == index for f in self.faults)
+        due = [f for f in self.faults if f.kind == kind and f.at == index]
+        self.met.update(due)
+        return bool(due)
+
+    def unmet_faults(self) -> list[ShufflerFault]:
+        """The faults asked for that no shuffle has met (yet)."""
+        return [f for f in self.faults if f not in self.met]
 
     def _tick(self) -> None:
         if self._state == "shuffling" and self.clock() >= self._done_at:

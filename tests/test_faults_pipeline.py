@@ -184,3 +184,34 @@ def test_bad_fault_text_is_refused():
     from simulators.shoe import FaultError
     with pytest.raises(FaultError):
         parse_fault("explode@3")
+
+
+def test_a_jam_while_the_rest_is_counted_back_is_counted_again(tmp_path):
+    """Shuffle 1 is the count of shoe 1's undealt rest: it jams, the supervisor resumes, the
+    shuffler counts again and the next shoe is dealt."""
+    path = tmp_path / "j.db"
+    events = list(run_simulation(load_profile(PROFILE), seed=3, shoes=2, journal_path=str(path),
+                                 faults=[parse_fault("jam@1")]))
+    ended = next(i for i, e in enumerate(events) if e["event"] == "shoe_ended")
+    assert results(events[:ended]) == baseline_results()
+    [hold] = [e for e in events if e["event"] == "hold"]
+    assert (hold["shoe"], hold["reason"], hold["resume_to"]) == (1, "device_alarm", "shoe_ended")
+    after = events[events.index(hold):]
+    asked = [e["shoe"] for e in events
+             if e["event"] == "device_request" and e["action"] == "count_rest"]
+    assert asked == [1, 1, 2]               # shoe 1's rest at its end and again after the resume
+    [counted] = [e for e in after if e["event"] == "reconciliation" and e["shoe"] == 1]
+    assert counted["ok"] and counted["remainder"] > 0
+    assert any(e["event"] == "round_result" and e["shoe"] == 2 for e in after)
+    assert [e["shoe"] for e in events if e["event"] == "shoe_ended"] == [1, 2]
+
+
+def test_a_shuffler_fault_the_run_never_meets_is_said(capsys):
+    from controller.cli import main
+    assert main(["simulate", "--profile", "macau", "--seed", "1", "--fault", "jam@9"]) == 0
+    err = capsys.readouterr().err
+    assert "--fault jam@9 was never met: the shuffler shuffled 2 time(s), numbered from 0" in err
+    assert main(["simulate", "--profile", "macau", "--seed", "1", "--fault", "jam@0",
+                 "--shuffler-url", "none"]) == 0
+    assert "--fault jam@0 was never met: this run loads its shoe without the shuffler" in \
+        capsys.readouterr().err

@@ -6,17 +6,21 @@ publishers; a virtual dealer, supervisor and players act on what the table publi
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from controller import procedures
 from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
 from controller.errors import InputError
+from controller.logsetup import get_logger
 from controller.profile import Profile
 from controller.service.clock import VirtualClock
 from controller.service.cycle import ShoePlan
 from controller.shoefile import ShoeFile, check_against_decks, check_cut, read_shoe_file
 from controller.software import release_digest
+
+log = get_logger("controller.simulate")
 
 
 @dataclass
@@ -190,6 +194,8 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
     asm.resume(devices_lost=False)
     asm.start_sources()
     asm.run()
+    if rig is not None:
+        never_met(rig, shuffler_used=devices.shuffler_url is not None)
     if asm.cycle.error:
         raise InputError(asm.cycle.error)
     stuck = asm.supervisor.stuck if asm.supervisor is not None else None
@@ -197,6 +203,19 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
         raise InputError(stuck or f"the simulated table stopped at: "
                          f"{asm.service.table.prompt()}")
     return collect.events
+
+
+def never_met(rig: Any, *, shuffler_used: bool) -> None:
+    """Say which shuffler faults the run asked for and never met (a fault at a shuffle the run
+    did not reach, or a run without the shuffler): a test that relies on one would otherwise
+    pass without it."""
+    unmet = rig.shuffler.unmet_faults() if shuffler_used else list(rig.shuffler.faults)
+    for f in unmet:
+        why = (f"the shuffler shuffled {rig.shuffler.shuffles} time(s), numbered from 0"
+               if shuffler_used else "this run loads its shoe without the shuffler")
+        log.warning("fault never met", fault=f"{f.kind}@{f.at}", why=why)
+        print(f"tablectl simulate: --fault {f.kind}@{f.at} was never met: {why}",
+              file=sys.stderr)
 
 
 def profile_rules(profile: Profile) -> Any:

@@ -307,6 +307,10 @@ class CommandsMixin(StakesMixin):
                       decks=self.profile.decks)
         elif self.state == IDLE:
             self.between_rounds()
+        elif (self.state == SHOE_ENDED and self.shoe is not None
+              and self.shoe.counting == "shuffler" and not self.shoe.reconciled):
+            # the shuffler stopped while counting the rest back (a jam): it counts again
+            self.emit("device_request", device="shuffler", action="count_rest")
 
     def void_round_cmd(self) -> None:
         if not self.round_open():
