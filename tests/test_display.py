@@ -2,20 +2,26 @@
 endpoints of a real server, and the listening address."""
 import http.client
 import json
+import re
 import socket
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from controller import display
 from controller.cli import main
+from controller.display.pages import labels, page
 from controller.display.public import PublicView, hand_of
 from controller.reveal import RevealGate
 from controller.display.server import bind, parse_listen
 from controller.errors import InputError
 from controller.profile import load_profile
 from controller.table import Table
+from controller.words import LANGUAGES, Words, render
 from tests.tablekit import BURN_TWO, deal, new_shoe, of
+
+ASSETS = Path(display.__file__).with_name("assets")
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +95,57 @@ def test_a_hold_is_told_in_words_never_with_its_detail():
     dealer = view.dealer()
     assert "9H" not in json.dumps(dealer) and dealer["hold"]
     assert dealer["prompt"] == dealer["hold"]
+
+
+def test_the_views_say_simulator_and_the_hold_in_the_tables_words():
+    view = PublicView(language="zh_Hant", simulator=True)
+    view.publish({"event": "prompt", "words": {"code": "prompt.deal", "fields": {"step": "P2"}}})
+    assert view.dealer()["prompt"] == "發閒家第二張牌" and view.dealer()["hold"] is None
+    view.publish({"event": "status", "state": "hold", "hold": {"kind": "unreadable_card"}})
+    dealer, scoreboard = view.dealer(), view.scoreboard()
+    said = render(Words("dealer.unreadable_card"), "zh_Hant")
+    assert dealer["prompt"] == dealer["hold"] == said == "牌靴無法讀牌。請等候主管。"
+    assert dealer["simulator"] is scoreboard["simulator"] is True
+    plain = PublicView()
+    assert plain.dealer()["simulator"] is plain.scoreboard()["simulator"] is False
+
+
+def test_the_pages_words_come_from_the_catalogue_in_every_language():
+    english = labels("en")
+    # every label a script asks for (by name, or by a prefix and a hand, winner, count…) exists
+    scripts = "".join(f.read_text() for f in ASSETS.glob("*.js"))
+    asked = set(re.findall(r'label\("([\w.]+)"\)', scripts)) | \
+        set(re.findall(r'label\("([\w.]+)", \{', scripts))
+    prefixes = set(re.findall(r'label\("([\w.]+\.)" \+', scripts))
+    assert {"on_hold", "round", "shoe", "live", "waiting_result", "wins"} <= asked
+    assert {"hand.", "winner.", "count.", "bead.", "colour."} <= prefixes
+    assert asked <= set(english), asked - set(english)
+    for prefix in prefixes:
+        assert [k for k in english if k.startswith(prefix)], prefix
+    for key in {"player", "banker", "burn", "game_card", "andar", "bahar", "right", "left", "bank"}:
+        assert f"hand.{key}" in english
+    assert english["simulator"] == "SIMULATOR" and english["on_hold"] == "TABLE ON HOLD"
+    # no sentence the dealer's page once wrote itself
+    assert "Stop: wait for the supervisor" not in scripts and "HOLD —" not in scripts
+    for language in LANGUAGES:
+        said = labels(language)
+        assert set(said) == set(english)
+        for key, text in said.items():
+            if language != "en":
+                assert text != english[key], (language, key)
+    chinese = labels("zh_Hant")
+    assert chinese["simulator"] == "模擬器" and chinese["hand.player"] == "閒"
+    assert chinese["bead_plate"] == "珠盤路" and chinese["round"] == "第 {n} 局"
+    assert not [t for t in chinese.values() if re.search(r"[A-Za-z]", re.sub(r"\{\w+\}", "", t))]
+    # the pages: their lang, their fixed words and the labels for the scripts, nothing left over
+    dealer = page("dealer.html", "zh_Hant")
+    assert '<html lang="zh-Hant">' in dealer and "<title>荷官</title>" in dealer
+    assert "{{" not in dealer and "等待牌桌…" in dealer and "模擬器" in dealer
+    found = re.search(r'<script id="labels" type="application/json">(.*?)</script>', dealer)
+    assert found and json.loads(found.group(1)) == dict(chinese)
+    index = page("index.html", "zh_Hant")
+    assert "{{" not in index and "<h2>大路 " in index and "曱甴路" in index
+    assert '<html lang="en">' in page("index.html", "en")
 
 
 def test_the_reveal_gate_drops_what_a_shoe_ended_before_revealing():
@@ -166,6 +223,29 @@ def test_the_server_shows_nothing_of_an_unrevealed_round(reveal_events):
         server.close()
 
 
+def test_the_server_says_simulator_in_the_tables_language():
+    sock = bind("127.0.0.1:0")
+    port = sock.getsockname()[1]
+    hub, server = display.start(sock, language="zh_Hant", simulator=True)
+    try:
+        hub.on_status({"event": "status", "state": "hold", "hold": {"kind": "link_lost"}})
+        status, headers, body = get(port, "/dealer")
+        assert status == 200 and headers["content-type"].startswith("text/html")
+        assert '<html lang="zh-Hant">' in body.decode() and "模擬器" in body.decode()
+        assert '<html lang="zh-Hant">' in get(port, "/")[2].decode()
+        state = json.loads(get(port, "/api/state")[2])
+        held = render(Words("dealer.link_lost"), "zh_Hant")
+        assert state["simulator"] is True and state["prompt"] == state["hold"] == held
+        streamed = sse(port, "/events", 1) + sse(port, "/dealer/events", 1)
+        assert [v["simulator"] for v in streamed] == [True, True]
+        assert streamed[1]["prompt"] == held and "labels" not in streamed[0]
+        # only the filled-in pages are served: the templates' slots never reach a browser
+        assert [get(port, f"/assets/{n}.html")[0] for n in ("index", "dealer")] == [404, 404]
+        assert "{{" not in get(port, "/dealer")[2].decode()
+    finally:
+        server.close()
+
+
 def _next_data(stream) -> str:
     while True:
         line = stream.fp.readline().decode()
@@ -194,3 +274,4 @@ def test_listen_addresses_and_a_busy_port(tmp_path, capsys):
         assert not journal.exists()                 # nothing was dealt or journaled
     finally:
         taken.close()
+

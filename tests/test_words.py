@@ -44,7 +44,7 @@ SAMPLE = {
     "game": "punto_banco", "mode": "default", "decks": 8, "shoe": 4, "out": 57,
     "broker": "mqtt://floor", "decisions": {"player_draw": True}, "why": "no controller",
     "seconds": 1.0, "time": "12:00:00", "text": "head dirty", "label": "Note", "what": "Hold",
-    "rank": "A", "suit": "S",
+    "rank": "A", "suit": "S", "winner": "BANKER",
 }
 
 

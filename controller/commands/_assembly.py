@@ -217,7 +217,7 @@ class TableAssembly:
             finally:
                 past.close()
         hub, self.display = display.start(sock, reveal=self.profile.reveal, history=history,
-                                          language=language)
+                                          language=language, simulator=self.service.simulated)
         self.service.publishers.append(hub)
         self.service.subscribers.append(hub.on_status)
         self._closers.append(self.display.close)

@@ -1,7 +1,8 @@
 """The table's web display: the players' scoreboard and the dealer's page, fed live from the
 table's published events (`public` decides what may be shown, `hub` carries events from the
-table's loop to the web server, `web` is the ASGI app, `server` runs it, `history` reads a
-shoe's events back from the journal, `terminal` draws the roads in a terminal)."""
+table's loop to the web server, `web` is the ASGI app, `pages` writes its pages in the table's
+language, `server` runs it, `history` reads a shoe's events back from the journal, `terminal`
+draws the roads in a terminal)."""
 from __future__ import annotations
 
 import socket
@@ -9,14 +10,16 @@ from typing import Any, Iterable
 
 
 def start(sock: socket.socket, *, reveal: str = "on_read", history: Iterable[dict] = (),
-          language: str = "en") -> tuple[Any, Any]:
+          language: str = "en", simulator: bool = False) -> tuple[Any, Any]:
     """(hub, server): the display serving on `sock`, its view first fed `history` (the current
-    shoe's journaled events). The caller adds `hub.publish` to the service's publishers and
-    `hub.on_status` to its subscribers, and closes the server when the table stops."""
+    shoe's journaled events), its pages in `language` (the table's), with a SIMULATOR ribbon
+    when `simulator` (the table runs on the simulator). The caller adds `hub.publish` to the
+    service's publishers and `hub.on_status` to its subscribers, and closes the server when
+    the table stops."""
     from controller.display.hub import DisplayHub
     from controller.display.public import PublicView
     from controller.display.server import DisplayServer
     from controller.display.web import create_app
-    hub = DisplayHub(PublicView(reveal, language))
+    hub = DisplayHub(PublicView(reveal, language, simulator=simulator))
     hub.feed(history)
     return hub, DisplayServer(create_app(hub), sock, hub).start()

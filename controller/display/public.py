@@ -11,7 +11,8 @@ So everything they show passes through here, and only named fields of named even
   that round is revealed;
 - the dealer's prompt names only the step due; on hold it is replaced by plain words for the
   kind of hold (a hold's own detail may name cards, so it is never shown). Both are written in
-  the table's language (`[table] language`) from the message catalogue (controller.words).
+  the table's language (`[table] language`) from the message catalogue (controller.words);
+- both views say whether the table runs on the simulator (`simulator`), so the pages can say so.
 
 The supervisor's console, the `--json` feed and the journal see everything at once; they do
 not go through here.
@@ -64,9 +65,10 @@ class PublicView:
     already seen (a seq at or below the last one) are ignored, so a journal read at start and
     the events republished after a restart can overlap."""
 
-    def __init__(self, reveal: str = "on_read", language: str = "en"):
+    def __init__(self, reveal: str = "on_read", language: str = "en", simulator: bool = False):
         self.reveal = reveal
         self.language = language          # the table's ([table] language)
+        self.simulator = simulator        # a simulated table: the pages say SIMULATOR
         self.roads = ShoeRoads()
         self.last_seq = 0
         self.gate = RevealGate()
@@ -152,18 +154,20 @@ class PublicView:
     def scoreboard(self) -> dict[str, Any]:
         """The players' page: the roads, the last result shown and when it reached us."""
         return {"roads": self.roads_json(), "last_result": self.last_result,
-                "shown_at": self.shown_at}
+                "shown_at": self.shown_at, "simulator": self.simulator}
 
     def dealer(self) -> dict[str, Any]:
-        """The dealer's page (and `/api/state`): the prompt or the hold in words, the round's
-        cards (face down until revealed), the last result shown."""
+        """The dealer's page (and `/api/state`): the prompt, or on hold the hold in words (then
+        `prompt` and `hold` are the same words), the round's cards (face down until revealed),
+        the last result shown."""
         st = self.status
         hold = st.get("hold")
         words = render(dealer_words(hold), self.language) \
             if hold or st.get("state") == "hold" else None
         return {"state": st.get("state"), "expects": st.get("expects"), "shoe": self.shoe,
                 "round": self.round, "prompt": words or self.prompt, "hold": words,
-                "cards": list(self.cards), "last_result": self.last_result}
+                "cards": list(self.cards), "last_result": self.last_result,
+                "simulator": self.simulator}
 
 
 def revealed_cards(result: Mapping[str, Any]) -> list[dict[str, Any]]:

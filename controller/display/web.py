@@ -5,6 +5,10 @@
     /events        scoreboard stream (SSE)          /dealer/events   dealer stream (SSE)
     /assets/…      the pages' scripts and styles, shipped with the package (no CDN)
 
+The pages are written in the table's language once, when the app is made (`pages`): their
+`lang`, their fixed words and the labels their scripts write with; the streams carry no words
+but the prompt.
+
 Only GET (and HEAD) exist; nothing here changes the table. Each stream sends the current view
 at once, then the newest view after every change (a slow browser skips to the latest), and a
 comment every 15 s so proxies keep it open; the browser's EventSource reconnects by itself.
@@ -16,11 +20,12 @@ from typing import Any, AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from controller.display.hub import DisplayHub
+from controller.display.pages import page as render_page
 
 ASSETS = Path(__file__).with_name("assets")
 KEEPALIVE_S = 15.0
@@ -34,9 +39,11 @@ HEADERS = {
 
 
 def create_app(hub: DisplayHub) -> Any:
+    pages = {name: render_page(name, hub.view.language) for name in ("index.html", "dealer.html")}
+
     async def page(request: Request) -> Response:
         name = "dealer.html" if request.url.path.rstrip("/") == "/dealer" else "index.html"
-        return FileResponse(ASSETS / name, headers={"cache-control": "no-cache"})
+        return HTMLResponse(pages[name], headers={"cache-control": "no-cache"})
 
     async def roads(request: Request) -> Response:
         return _json(hub.json("roads"))

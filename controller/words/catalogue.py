@@ -411,8 +411,36 @@ CARDS: dict[str, Message] = {
     "card.suit.C": "clubs",
 }
 
+#: the web display's pages, the players' scoreboard and the dealer's page (with the console's
+#: hand, winner, round and SIMULATOR words); `{n}` and `{winner}` are filled in by the page
+PAGE: dict[str, Message] = {
+    "page.scoreboard": "Scoreboard", "page.dealer": "Dealer",
+    "page.connecting": "connecting…", "page.live": "live",
+    "page.reconnecting": "reconnecting…",
+    "page.shoe": "Shoe {n}",
+    "page.face_down": "face down",
+    "page.waiting_table": "Waiting for the table…",
+    "page.on_hold": "TABLE ON HOLD",
+    "page.last_result": "Last result:",
+    "page.burn": "BURN",
+    "page.waiting_result": "Waiting for the first result",
+    "page.wins": "{winner} WINS",
+    "page.bead_plate": "Bead plate", "page.big_road": "Big road",
+    "page.big_eye_boy": "Big eye boy", "page.small_road": "Small road",
+    "page.cockroach_pig": "Cockroach pig",
+    "page.leading_ties": "ties before the first win: {n}",
+    "page.ask_banker": "Ask Banker", "page.ask_player": "Ask Player",
+    "page.no_mark": "no mark yet", "page.colour.red": "red", "page.colour.blue": "blue",
+    "page.count.banker": "Banker", "page.count.player": "Player", "page.count.tie": "Tie",
+    "page.count.andar": "Andar", "page.count.bahar": "Bahar",
+    "page.count.banker_pair": "Banker pair", "page.count.player_pair": "Player pair",
+    "page.count.natural": "Natural", "page.count.rounds": "Rounds",
+    "page.bead.banker": "B", "page.bead.player": "P", "page.bead.tie": "T",
+    "page.bead.andar": "A", "page.bead.bahar": "B",
+}
+
 SECTIONS = (PROMPTS, STEPS, DECISIONS, STATES, PROBLEMS, DEALER_HOLDS, KINDS, ROLES, DEVICES,
-            ACTIONS, HELP, ARGS, REFUSALS, CONSOLE, ERRORS, GAMES, CARDS)
+            ACTIONS, HELP, ARGS, REFUSALS, CONSOLE, ERRORS, GAMES, CARDS, PAGE)
 
 MESSAGES: dict[str, Message] = {code: text for section in SECTIONS
                                 for code, text in section.items()}

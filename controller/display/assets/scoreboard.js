@@ -1,16 +1,18 @@
 "use strict";
 // The players' scoreboard: every road drawn as SVG from the server's roads JSON (/events).
 // Every drawn cell carries data-road, data-col, data-row (drawn positions) and data-winner
-// or data-colour, so what is on the screen can be held against /api/roads.
+// or data-colour, so what is on the screen can be held against /api/roads. Every word is the
+// table's language (cards.js).
 (function () {
+  const td = window.tableDisplay, label = td.label, num = td.num;
   const NS = "http://www.w3.org/2000/svg";
   const ROWS = 6;
   const ROADS = ["bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig"];
   const CELL = { bead_plate: 34, big_road: 24, big_eye_boy: 14, small_road: 14, cockroach_pig: 14 };
   const MIN_COLS = { bead_plate: 14, big_road: 36, big_eye_boy: 36, small_road: 36, cockroach_pig: 36 };
-  const LETTER = { banker: "B", player: "P", tie: "T", andar: "A", bahar: "B" };
-  const WINNER = { banker: "BANKER", player: "PLAYER", tie: "TIE", andar: "ANDAR", bahar: "BAHAR" };
-  const DERIVED = { big_eye_boy: "Big eye boy", small_road: "Small road", cockroach_pig: "Cockroach pig" };
+  const DERIVED = ["big_eye_boy", "small_road", "cockroach_pig"];
+  const COUNTS = ["banker", "player", "tie", "andar", "bahar", "banker_pair", "player_pair",
+    "natural", "rounds"];
   // for tests and bench/roads.py: when each result was drawn, beside when it reached the server
   const shown = (window.scoreboard = { renders: [], data: null });
 
@@ -56,7 +58,8 @@
     for (const c of cells) {
       const g = cell(svg, "bead_plate", c, size, "winner", c.winner);
       el("circle", { r: r, class: "bead " + c.winner }, g);
-      el("text", { class: "letter", dy: "0.35em" }, g).textContent = LETTER[c.winner] || "?";
+      el("text", { class: "letter", dy: "0.35em" }, g).textContent =
+        c.winner ? label("bead." + c.winner) : "?";
       pairs(g, c, r);
       if (c.natural) g.setAttribute("data-natural", "true");
     }
@@ -71,13 +74,13 @@
       el("circle", { r: r, class: "ring " + c.winner }, g);
       if (c.ties > 0) {
         el("line", { x1: -r, y1: r, x2: r, y2: -r, class: "tie-slash" }, g);
-        if (c.ties > 1) el("text", { class: "ties", dy: "0.35em" }, g).textContent = c.ties;
+        if (c.ties > 1) el("text", { class: "ties", dy: "0.35em" }, g).textContent = num(c.ties);
         g.setAttribute("data-ties", c.ties);
       }
       pairs(g, c, r);
     }
     document.getElementById("leading-ties").textContent =
-      big.leading_ties ? "(" + big.leading_ties + " tie(s) before the first win)" : "";
+      big.leading_ties ? "(" + label("leading_ties", { n: num(big.leading_ties) }) + ")" : "";
   }
 
   function mark(parent, road, colour, r) {
@@ -107,14 +110,15 @@
       const row = document.createElement("div");
       row.className = "ask " + winner;
       row.dataset.predict = winner;
-      const label = document.createElement("span");
-      label.textContent = "Ask " + (winner === "banker" ? "Banker" : "Player");
-      row.appendChild(label);
-      for (const road in DERIVED) {
+      const ask = document.createElement("span");
+      ask.textContent = label("ask_" + winner);
+      row.appendChild(ask);
+      for (const road of DERIVED) {
         const colour = predict[winner][road];
         const svg = el("svg", { width: 22, height: 22, viewBox: "-11 -11 22 22",
           "data-predict-road": road, "data-predict-colour": colour || "none" }, row);
-        el("title", {}, svg).textContent = DERIVED[road] + ": " + (colour || "no mark yet");
+        el("title", {}, svg).textContent = label(road) + ": " +
+          (colour ? label("colour." + colour) : label("no_mark"));
         if (colour) mark(svg, road, colour, 7);
         else el("text", { class: "none", dy: "0.35em" }, svg).textContent = "–";
       }
@@ -125,15 +129,12 @@
   function drawCounts(counts) {
     const box = document.getElementById("counts");
     box.textContent = "";
-    const names = [["banker", "Banker"], ["player", "Player"], ["tie", "Tie"], ["andar", "Andar"],
-      ["bahar", "Bahar"], ["banker_pair", "B pair"], ["player_pair", "P pair"],
-      ["natural", "Natural"], ["rounds", "Rounds"]];
-    for (const [key, label] of names) {
+    for (const key of COUNTS) {
       if (!(key in counts)) continue;
       const chip = document.createElement("span");
       chip.className = "count " + key;
       chip.dataset.count = key;
-      chip.textContent = label + " " + counts[key];
+      chip.textContent = label("count." + key) + " " + num(counts[key]);
       box.appendChild(chip);
     }
   }
@@ -141,9 +142,9 @@
   function hand(name, cards, total) {
     const span = document.createElement("span");
     span.className = "hand";
-    span.appendChild(document.createTextNode(name + " "));
-    for (const code of cards || []) span.appendChild(window.tableDisplay.cardNode(code));
-    if (total !== undefined && total !== null) span.appendChild(document.createTextNode(" = " + total));
+    span.appendChild(document.createTextNode(label("hand." + name) + " "));
+    for (const code of cards || []) span.appendChild(td.cardNode(code));
+    if (total !== undefined && total !== null) span.appendChild(document.createTextNode(" = " + num(total)));
     return span;
   }
 
@@ -153,32 +154,33 @@
     hands.textContent = "";
     winner.className = "last-winner";
     if (!result) {
-      winner.textContent = "Waiting for the first result";
+      winner.textContent = label("waiting_result");
       return;
     }
     winner.dataset.round = result.round;
     if (result.void) {
-      winner.textContent = "Round " + result.round + " void";
+      winner.textContent = label("round", { n: num(result.round) }) + ": " + td.outcome(result);
       return;
     }
     let who = result.winner;
     if (result.game === "baccarat_banque") {
       who = null;
-      winner.textContent = "Right: " + result.right_winner + " · Left: " + result.left_winner;
+      winner.textContent = td.outcome(result);
     } else {
-      winner.textContent = (WINNER[who] || who || "") + (who === "tie" ? "" : " WINS");
-      winner.classList.add(who);
+      winner.textContent = who === "tie" || !who ? td.outcome(result) :
+        label("wins", { winner: label("winner." + who) });
+      if (who) winner.classList.add(who);
     }
     winner.dataset.winner = who || "";
     if (result.game === "andar_bahar") {
-      hands.appendChild(hand("Game card", [result.game_card]));
-      hands.appendChild(hand("Andar", result.andar));
-      hands.appendChild(hand("Bahar", result.bahar));
+      hands.appendChild(hand("game_card", [result.game_card]));
+      hands.appendChild(hand("andar", result.andar));
+      hands.appendChild(hand("bahar", result.bahar));
     } else if (result.game === "baccarat_banque") {
       for (const h of ["right", "left", "bank"]) hands.appendChild(hand(h, result[h], result[h + "_total"]));
     } else {
-      hands.appendChild(hand("Player", result.player, result.player_total));
-      hands.appendChild(hand("Banker", result.banker, result.banker_total));
+      hands.appendChild(hand("player", result.player, result.player_total));
+      hands.appendChild(hand("banker", result.banker, result.banker_total));
     }
   }
 
@@ -186,13 +188,13 @@
     const roads = data.roads;
     const ab = roads.game === "andar_bahar";
     document.body.classList.toggle("andar-bahar", ab);
-    document.getElementById("shoe").textContent = "Shoe " + (roads.shoe === null ? "–" : roads.shoe);
+    document.getElementById("shoe").textContent = label("shoe", { n: num(roads.shoe) });
     drawLast(data.last_result);
     drawCounts(roads.counts);
     drawBead(roads.bead_plate);
     if (!ab) {
       drawBig(roads.big_road);
-      for (const road in DERIVED) drawDerived(road, roads[road]);
+      for (const road of DERIVED) drawDerived(road, roads[road]);
       drawPredict(roads.predict);
     } else {
       for (const road of ROADS.slice(1)) clear(document.getElementById(road), road, 0);
@@ -204,5 +206,5 @@
     if (shown.renders.length > 1000) shown.renders.shift();
   }
 
-  window.tableDisplay.live("/events", "scoreboard", render);
+  td.live("/events", "scoreboard", render);
 })();
