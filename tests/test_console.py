@@ -265,6 +265,8 @@ async def test_form_checks_before_sending(server, table):
         await pilot.pause()
         assert form_error(app) == "The Card is not right."
         await fill(pilot, app, "arg-code", "AS")
+        # a button ignores clicks for a moment after it was pressed (Textual's -active)
+        await until(pilot, lambda: not app.screen.query_one("#send").has_class("-active"))
         await pilot.click("#send")
         await pilot.pause()
         assert form_error(app).startswith("Give a reason")
