@@ -140,9 +140,9 @@ class TableAssembly:
 
     def _shoe_waiting(self, why: str | None) -> None:
         """From the shoe's reader: the table waits for its shoe (why), or it is there (None)."""
-        from controller.commands._tablepc import NO_DEVICES, waiting_line
+        from controller.commands._tablepc import NO_DEVICES, NO_SHOE_WORDS, waiting_line
         text = None if why is None else waiting_line(why)
-        self.service.submit(lambda: self.service.set_condition(NO_DEVICES, text))
+        self.service.submit(lambda: self.service.set_condition(NO_DEVICES, text, NO_SHOE_WORDS))
 
     def wire(self) -> None:
         svc = self.service

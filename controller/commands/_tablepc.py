@@ -11,6 +11,7 @@ from typing import Any
 
 from controller.logsetup import get_logger
 from controller.service.loop import Gate
+from controller.words import Words
 
 log = get_logger("controller.run")
 
@@ -66,7 +67,7 @@ def check_software(cfg: Any, journal: Any) -> tuple[dict, Gate | None]:
         return info, None
     reason = (f"HELD: {appr.detail}. A manager must accept it before anything is dealt: "
               f"tablectl override accept_software --reason \"…\"")
-    return info, Gate(SOFTWARE, reason, "accept_software")
+    return info, Gate(SOFTWARE, reason, "accept_software", Words("prompt.software_held"))
 
 
 class TablePC:
@@ -101,7 +102,7 @@ class TablePC:
         if self.gate is not None:
             svc.shut_gate(self.gate)
         if self.shoe_waiting and asm.shoe is not None and asm.shoe.waiting:
-            svc.set_condition(NO_DEVICES, waiting_line(asm.shoe.waiting))
+            svc.set_condition(NO_DEVICES, waiting_line(asm.shoe.waiting), NO_SHOE_WORDS)
 
     def controlled(self, adapter: Any) -> None:
         """The control socket's adapter answers `health` and names the software accepted."""
@@ -142,6 +143,10 @@ class TablePC:
             print("tablectl run: the shoe is there; dealing starts", file=sys.stderr,
                   flush=True)
         self._said = waiting
+
+
+#: the dealer's and the console's words while the shoe is missing (the line has its port)
+NO_SHOE_WORDS = Words("prompt.no_shoe_yet")
 
 
 def waiting_line(why: str) -> str:

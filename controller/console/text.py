@@ -16,6 +16,7 @@ from rich.text import Text
 
 from controller import roles
 from controller.words import Words, render
+from controller.words.catalogue import MESSAGES
 from controller.words.fields import card as card_name, field, word
 from controller.words.problems import dealer_words, problem_words
 
@@ -156,7 +157,9 @@ def header_text(state: Mapping[str, Any], language: str = "en") -> Text:
     out.append(clean(field("state", table_state, language)),
                style="bold reverse red" if table_state == "hold" else "bold")
     for name in _dict(state.get("conditions")):
-        out.append(f"  {clean(name).upper()}", style="bold reverse red")
+        code = f"console.condition.{clean(name)}"
+        said = word(code, language) if code in MESSAGES else clean(name).upper()
+        out.append(f"  {said}", style="bold reverse red")
     if shoe:
         out.append("\n" + clean(word("console.shoe", language, shoe=shoe.get("number", "?"),
                                      out=shoe.get("cards_out", "?"),
@@ -189,10 +192,10 @@ def feed_text(feed: Any, language: str = "en") -> Text:
 
 
 def prompt_text(state: Mapping[str, Any], language: str = "en") -> str:
-    """What the dealer is asked to do now, in `language` (a service condition — no shoe yet,
-    software not accepted — is shown as the controller words it)."""
+    """What the dealer is asked to do now, in `language`: a service condition (no shoe yet,
+    software not accepted) in place of the table's own prompt."""
     words = Words.of(state.get("prompt_words"))
-    if words is None or state.get("conditions"):
+    if words is None:
         return clean(state.get("prompt") or word("console.no_prompt", language))
     text = render(words, language)
     if state.get("simulator"):

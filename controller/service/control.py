@@ -142,8 +142,10 @@ class ControlAdapter:
         view.update(self.service.outlets)        # e.g. "feed": connected, behind, problem
         # what the people at the table are told, service conditions (no shoe, software held)
         # and SIMULATOR included
+        words = self.service.prompt_words()
         view.update(prompt=self.service.prompt_text(), simulator=self.service.simulated,
-                    conditions=dict(self.service.conditions))
+                    conditions=dict(self.service.conditions),
+                    prompt_words=words.as_dict() if words is not None else None)
         if self.health is not None:
             view["health"] = self.health(table)
         return view

@@ -26,6 +26,7 @@ from controller.service.clock import Clock, Timers
 from controller.service.recovery import LOCAL_CURSOR, SNAPSHOT_FORMAT
 from controller.table import Table
 from controller.table.inputs import DURABLE, Input
+from controller.words import Words
 
 log = get_logger("controller.service")
 SNAPSHOT_EVERY = 1000      # inputs between snapshots: bounds replay work at restart
@@ -65,6 +66,7 @@ class Gate:
     name: str
     reason: str
     opens_on: str
+    words: Words | None = None       # the condition for people, in their language
 
 
 @dataclass
@@ -105,6 +107,7 @@ class TableService:
         # start ("no_devices"), software not accepted ("software"); name → one line. While any
         # holds, it is the prompt, and no new shoe is started.
         self.conditions: dict[str, str] = {}
+        self.condition_words: dict[str, Words] = {}     # each condition for people
         self.condition_hooks: list[Callable[[dict[str, str]], None]] = []
         self.simulated = False              # a simulated table says so on every prompt
         self.gate: Gate | None = None
@@ -210,9 +213,13 @@ class TableService:
             item()
 
     # ------------------------------------------------------------------ conditions and the gate
-    def set_condition(self, name: str, text: str | None) -> None:
-        """From the loop's thread: a service condition begins (its line) or ends (None)."""
+    def set_condition(self, name: str, text: str | None, words: Words | None = None) -> None:
+        """From the loop's thread: a service condition begins (its line for the log, and the
+        words people are told) or ends (None)."""
+        if words is not None:
+            self.condition_words[name] = words
         if text is None:
+            self.condition_words.pop(name, None)
             if self.conditions.pop(name, None) is None:
                 return
         elif self.conditions.get(name) == text:
@@ -226,7 +233,7 @@ class TableService:
     def shut_gate(self, gate: Gate) -> None:
         """From the loop's thread (or before it runs)."""
         self.gate = gate
-        self.set_condition(gate.name, gate.reason)
+        self.set_condition(gate.name, gate.reason, gate.words)
 
     def open_gate(self) -> None:
         gate, self.gate = self.gate, None
@@ -247,6 +254,13 @@ class TableService:
         else:
             self._parked.append(item)
         return True
+
+    def prompt_words(self) -> Words | None:
+        """The prompt for people: the first service condition's words in place of the table's
+        own (None: a condition that has no words, whose English line is all there is)."""
+        if self.conditions:
+            return self.condition_words.get(next(iter(self.conditions)))
+        return self.table.prompt_words()
 
     def prompt_text(self) -> str:
         """The dealer's prompt as shown: a service condition in place of the table's own, and
@@ -332,10 +346,11 @@ class TableService:
             self.last_prompt = prompt
             ev = {"event": "prompt", "shoe": table.shoe_no, "state": table.state,
                   "text": prompt, "expects": table.expects()}
-            if not self.conditions:
-                # language-neutral: the message's code and fields; each screen puts them into
-                # its reader's language (`text` is their English)
-                ev["words"] = table.prompt_words().as_dict()
+            # language-neutral: the message's code and fields; each screen puts them into
+            # its reader's language (`text` is their English)
+            words = self.prompt_words()
+            if words is not None:
+                ev["words"] = words.as_dict()
             if self.simulated:
                 ev["simulator"] = True
             if self.conditions:

@@ -25,6 +25,11 @@ PROMPTS: dict[str, Message] = {
     "prompt.bets_open": "Bets open",
     "prompt.hold": "On hold: {problem}",
     "prompt.hold_plain": "On hold",
+    # service conditions: the table cannot deal yet, whatever its own state
+    "prompt.no_shoe_yet": "No shoe yet: the table waits for its shoe to be connected and tries "
+                          "again by itself",
+    "prompt.software_held": "This software is not approved for the table: a manager must accept "
+                            "it before anything is dealt",
     "prompt.link_back": ("On hold: the shoe's link is back; {n} card was read while it was down "
                          "({cards}): accept or discard it",
                          "On hold: the shoe's link is back; {n} cards were read while it was "
@@ -366,6 +371,8 @@ CONSOLE: dict[str, Message] = {
     "console.state_now": "The table now: {state}.",
     "console.choose_language": "Choose the console's language",
     "console.simulator": "SIMULATOR",
+    "console.condition.no_devices": "NO SHOE",
+    "console.condition.software": "SOFTWARE NOT APPROVED",
     "console.entered_mark": "(entered by hand)",
 
 }
