@@ -103,3 +103,11 @@ async def test_a_supervisor_sees_what_applies_now_in_their_language(server, tabl
         await settle(app, pilot)
         shown = screen_text(app)
         assert "發莊家第一張牌" in shown and "紅心9" in shown and "取消本局" in shown
+        # the footer's keys too
+        footer = shown.splitlines()[-1]
+        assert "重新整理" in footer and "語言" in footer and "Refresh" not in footer
+        assert "Language" not in footer
+        await pilot.press("f2")                    # the picker: its Escape in Chinese too
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "LanguageScreen"
+        assert app.active_bindings["escape"].binding.description == "取消"

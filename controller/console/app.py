@@ -14,13 +14,12 @@ from typing import Any
 
 from textual import on
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer
 
-from controller.console import text
+from controller.console import keys, text
 from controller.console.client import ConsoleClient, Credentials, Outcome
 from controller.console import prefs
 from controller.console.screens import ActionScreen, LanguageScreen, SignInScreen
@@ -44,12 +43,7 @@ class ConsoleApp(App[int]):
     .-dealer #roads { display: none; }
     .-dealer PromptBox { height: 7; text-style: bold; }
     """
-    BINDINGS = [Binding(info.key, f"override('{info.name}')", info.title, show=False)
-                for info in text.ACTIONS.values()] + [
-        Binding("ctrl+r", "refresh_now", "Refresh"),
-        Binding("f2", "choose_language", "Language"),
-        Binding("ctrl+q", "quit", "Quit"),
-    ]
+    BINDINGS = keys.main_keys("en")        # relabelled in the reader's language (language)
 
     def __init__(self, client: ConsoleClient, *, user: str = "", refresh_s: float = 1.0,
                  credentials: Credentials | None = None, language: str | None = None) -> None:
@@ -57,6 +51,7 @@ class ConsoleApp(App[int]):
         self.client = client
         # the reader's language: given, else the one this person chose last time, else English
         self.fixed_language = language
+        self._language = "en"
         self.language = language or prefs.language_of(user) or "en"
         self.role: str | None = None        # the signed-in viewer's role, from the state
         self.user = user
@@ -66,6 +61,17 @@ class ConsoleApp(App[int]):
         self.state_at: float | None = None
         self.connected: bool | None = None
         self._polling = False
+
+    @property
+    def language(self) -> str:
+        """The reader's language; setting it relabels the keys at once."""
+        return self._language
+
+    @language.setter
+    def language(self, value: str) -> None:
+        if value != self._language:
+            keys.relabel(self, keys.main_keys(value))
+        self._language = value
 
     # -- layout --------------------------------------------------------------------------------
 

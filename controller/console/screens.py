@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from controller import roles
+from controller.console import keys
 from controller.console import text
 from controller.console.client import ConsoleClient, Credentials, Outcome
 from controller.words import LANGUAGES
@@ -50,6 +51,7 @@ class SignInScreen(ModalScreen[Credentials | None]):
         self.user = user
         self.message = message
         self.language = language
+        keys.relabel(self, keys.escape_key("quit_console", "console.quit", language))
 
     def compose(self) -> ComposeResult:
         lang = self.language
@@ -113,6 +115,7 @@ class ActionScreen(ModalScreen[Outcome | None]):
         self.user = user
         self.needed = needed
         self.language = language
+        keys.relabel(self, keys.escape_key("cancel", "console.cancel", language))
         # an override asks for a reason; a note beside it would ask the same thing twice
         self.asks_reason = roles.needs_reason(action)
         self.spec = tuple(a for a in roles.ACTION_ARGS.get(action, ())
@@ -256,6 +259,7 @@ class LanguageScreen(ModalScreen[str | None]):
     def __init__(self, language: str = "en") -> None:
         super().__init__()
         self.language = language
+        keys.relabel(self, keys.escape_key("cancel", "console.cancel", language))
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():

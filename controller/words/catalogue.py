@@ -364,6 +364,7 @@ CONSOLE: dict[str, Message] = {
     "console.reason": "Reason (kept in the journal with your name)",
     "console.reason_hint": "why you are doing this",
     "console.optional": "{label} (optional)",
+    "console.key.refresh": "Refresh", "console.key.language": "Language",
     "console.send": "Send", "console.cancel": "Cancel", "console.sending": "Sending…",
     "console.wait_answer": "Sending… wait for the controller's answer.",
     "console.refused": "Refused. {why}",
