@@ -77,6 +77,44 @@ def test_the_floor_shows_two_tables_one_on_hold_then_both_offline(tmp_path):
         broker.stop()
 
 
+
+def test_the_floor_comes_back_by_itself_after_the_broker_restarts(tmp_path):
+    """The broker stops while a table deals and `floor --json` watches: the floor shows the
+    table go on once the broker is back, with no restart of either."""
+    broker = Mosquitto(tmp_path / "broker").start()
+    floor = subprocess.Popen(TABLECTL + ["floor", "--feed", broker.url, "--json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env(), cwd=ROOT)
+    table = subprocess.Popen(TABLECTL + [
+        "run", "--pace", "0.02", "--seed", "3", "--shoes", "0", "--no-control", "--journal",
+        str(tmp_path / "A.db"), "--config", str(ROOT / "config" / "table.toml"),
+        "--feed", broker.url], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=env(TABLECTL_TABLE_NAME="A"), cwd=ROOT)
+    try:
+        rows = lines_of(floor)
+
+        def round_seen(after: int, within: float = 30.0) -> int:
+            deadline = time.monotonic() + within
+            while True:
+                row = json.loads(rows.get(timeout=max(0.1, deadline - time.monotonic())))
+                if row["table"] == "A" and (row.get("round") or 0) > after:
+                    return row["round"]
+
+        before = round_seen(2)
+        broker.stop()
+        time.sleep(1.0)                          # the floor and the table both lose it
+        while not rows.empty():
+            rows.get()
+        broker.start()                           # same port, same persistence
+        assert round_seen(before + 2) > before + 2
+        assert floor.poll() is None and table.poll() is None
+    finally:
+        for proc in (table, floor):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        broker.stop()
+
 def _floor() -> Floor:
     floor = Floor("tables")
     since = (datetime.now(timezone.utc) - timedelta(seconds=95)).isoformat()[:-6] + "Z"
