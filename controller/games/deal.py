@@ -208,6 +208,16 @@ class ShoeDeal:
         return list(self)
 
     # ---------------------------------------------------------------------------------------
+    def _start(self) -> tuple[int, int, int | None] | None:
+        """After the shoe-start burn: (the next position, the cut card's position, 1 if the
+        cut card came out in the burn); None when the burn emptied the shoe."""
+        pos = self._start_burn()
+        if self.end_reason is not None:
+            self.cards_used = pos
+            return None
+        cut = _NEVER if self.cut_position is None else self.cut_position
+        return pos, cut, (1 if cut < pos else None)
+
     def _start_burn(self) -> int:
         """Take the shoe-start burn; the number of cards it took."""
         codes = self.codes
@@ -237,12 +247,10 @@ class ShoeDeal:
     def _generic(self) -> Iterator[RoundResult]:
         """Any game without decisions, card by card through its RULES object."""
         codes, rules, paytable = self.codes, self.rules, self.paytable
-        pos = self._start_burn()
-        if self.end_reason is not None:
-            self.cards_used = pos
+        started = self._start()
+        if started is None:
             return
-        cut = _NEVER if self.cut_position is None else self.cut_position
-        cut_round = 1 if cut < pos else None
+        pos, cut, cut_round = started
         number = 0
         while True:
             number += 1
@@ -296,12 +304,10 @@ class ShoeDeal:
         burn, burn_later = (procedures.between_round_burn(profile, 0),
                             procedures.between_round_burn(profile, 1))
         continuous, randint = self.continuous, self.returns.randint
-        pos = self._start_burn()
-        if self.end_reason is not None:
-            self.cards_used = pos
+        started = self._start()
+        if started is None:
             return
-        cut = _NEVER if self.cut_position is None else self.cut_position
-        cut_round = 1 if cut < pos else None
+        pos, cut, cut_round = started
         number = 0
         last = len(codes) - 6                    # the last position a whole round fits from
         while True:
