@@ -45,6 +45,8 @@ SAMPLE = {
     "broker": "mqtt://floor", "decisions": {"player_draw": True}, "why": "no controller",
     "seconds": 1.0, "time": "12:00:00", "text": "head dirty", "label": "Note", "what": "Hold",
     "rank": "A", "suit": "S", "winner": "BANKER",
+    "start": "2026-12-01 08:00", "end": "2026-12-01 14:00", "path": "var/journal.db",
+    "low": 1, "high": 5,
 }
 
 

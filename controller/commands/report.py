@@ -1,10 +1,16 @@
-"""`tablectl report --journal J [--shoe N | --from T --to T] --output FILE.pdf|FILE.html`.
+"""`tablectl report --journal J [--shoe N | --from T --to T] [--language LANG] --output FILE`.
 
 A shoe or a shift, from the journal, to print or to read: each shoe's start and end, its roads
 as the scoreboard showed them, the results and the net result of every bet beside the exact
 odds, irregularities, holds with how long each lasted and who cleared it, overrides with who
 and why, the devices and their alarms, and charts (rounds per hour, hold time by cause, results
 against the exact odds). Without --shoe or --from/--to: the latest shoe. Times are UTC.
+
+In the reader's language (en, zh_Hant, hi, bn, th): --language, else the table's own, [table]
+language of the config (--config, $TABLECTL_CONFIG or config/table.toml;
+TABLECTL_TABLE_LANGUAGE over it). A PDF in Chinese, Hindi, Bengali or Thai draws its letters
+with a font of the machine's (e.g. Debian's fonts-noto-cjk, fonts-noto-core); without one, it
+is still written, and the log says which font to install.
 """
 from __future__ import annotations
 
@@ -29,6 +35,11 @@ def register(subparsers: Any) -> None:
     which.add_argument("--from", dest="start", metavar="T",
                        help="every shoe started from this time (ISO 8601, UTC unless it says)")
     p.add_argument("--to", dest="end", metavar="T", help="… and before this time")
+    p.add_argument("--language", metavar="LANG",
+                   help="the report's language: en, zh_Hant, hi, bn or th (default: [table] "
+                   "language of the config, env TABLECTL_TABLE_LANGUAGE)")
+    p.add_argument("--config", help="table config whose [table] language is the default "
+                   "(default config/table.toml or $TABLECTL_CONFIG)")
     p.add_argument("--output", required=True, metavar="FILE",
                    help="where to write it: FILE.pdf or FILE.html")
     p.set_defaults(func=run)
@@ -42,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--output {args.output}: name a .pdf or .html file")
     if args.end is not None and args.shoe is not None:
         raise InputError("--to goes with --from, not with --shoe")
+    language = _language(args)
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.journal import Journal
     from controller.report.collect import collect, parse_time
@@ -51,9 +63,21 @@ def run(args: argparse.Namespace) -> int:
     with Journal.open_readonly(args.journal) as journal:
         report = collect(journal, shoe=args.shoe, start=start, end=end)
     if out.suffix.lower() == ".pdf":
-        pages = write_pdf(report, out)
+        pages = write_pdf(report, out, language)
         print(f"tablectl report: {report.selection}: {pages} pages to {out}")
     else:
-        images = write_html(report, out)
+        images = write_html(report, out, language)
         print(f"tablectl report: {report.selection}: {images} pictures to {out}")
     return 0
+
+
+def _language(args: argparse.Namespace) -> str:
+    """--language, else the table's: [table] language (TABLECTL_TABLE_LANGUAGE over it)."""
+    from controller.words import normalise
+    if args.language is None:
+        from controller.config import load_config
+        return normalise(load_config(args.config).table.language)   # checked when read
+    try:
+        return normalise(args.language)
+    except ValueError as err:
+        raise InputError(f"--language: {err}") from None

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 from controller.reveal import RevealGate
 from controller.errors import InputError
 from controller.roads import ShoeRoads
+from controller.words import Words
 
 KINDS = ("shoe_started", "shoe_ended", "round_result", "reveal", "irregularity", "hold",
          "resume", "override", "alarm", "device_identity", "reconciliation")
@@ -71,7 +72,8 @@ class ShoeReport:
 @dataclass
 class Report:
     journal: str
-    selection: str
+    selection: str                  # in English, for the command's own line and the log
+    selection_words: Words | None = None    # the same for the report's reader
     shoes: list[ShoeReport] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)          # every result shown, in order
     result_times: list[datetime] = field(default_factory=list)
@@ -94,8 +96,9 @@ class Report:
 
 
 def _choose(journal: Any, shoe: int | None, start: datetime | None, end: datetime | None
-            ) -> tuple[list[tuple[int, Any]], str]:
-    """(first seq, shoe number) of each chosen shoe, and the selection in words."""
+            ) -> tuple[list[tuple[int, Any]], str, Words]:
+    """(first seq, shoe number) of each chosen shoe, and the selection in English and in
+    Words."""
     starts = [(r.seq, r.data.get("shoe"), utc(r.utc))
               for r in journal.records(kinds=["shoe_started"])]
     if not starts:
@@ -105,7 +108,7 @@ def _choose(journal: Any, shoe: int | None, start: datetime | None, end: datetim
         if not found:
             raise InputError(f"journal {journal.path}: no shoe {shoe} (shoes {starts[0][1]}–"
                              f"{starts[-1][1]})")
-        return found[-1:], f"shoe {shoe}"
+        return found[-1:], f"shoe {shoe}", Words("report.selection.shoe", {"shoe": shoe})
     if start is not None or end is not None:
         found = [(seq, n) for seq, n, when in starts
                  if (start is None or when >= start) and (end is None or when < end)]
@@ -113,14 +116,20 @@ def _choose(journal: Any, shoe: int | None, start: datetime | None, end: datetim
             raise InputError(f"journal {journal.path}: no shoe started in that time")
         what = (f"shoes started from {start:%Y-%m-%d %H:%M} UTC" if start else "shoes started") \
             + (f" to {end:%Y-%m-%d %H:%M} UTC" if end else "")
-        return found, what
-    return [(starts[-1][0], starts[-1][1])], f"the latest shoe ({starts[-1][1]})"
+        times = {"start": f"{start:%Y-%m-%d %H:%M}" if start else "",
+                 "end": f"{end:%Y-%m-%d %H:%M}" if end else ""}
+        code = ("report.selection.from_to" if start and end else
+                "report.selection.from" if start else "report.selection.to")
+        return found, what, Words(code, times)
+    latest = starts[-1][1]
+    return [(starts[-1][0], latest)], f"the latest shoe ({latest})", \
+        Words("report.selection.latest", {"shoe": latest})
 
 
 def collect(journal: Any, *, shoe: int | None = None, start: datetime | None = None,
             end: datetime | None = None) -> Report:
-    chosen, selection = _choose(journal, shoe, start, end)
-    report = Report(str(journal.path), selection)
+    chosen, selection, words = _choose(journal, shoe, start, end)
+    report = Report(str(journal.path), selection, words)
     firsts = {seq for seq, _ in chosen}
     numbers = [n for _, n in chosen]
     current: ShoeReport | None = None

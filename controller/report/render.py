@@ -1,5 +1,6 @@
 """A report as tables and pictures, written as a PDF (matplotlib's PdfPages: text pages, then a
-page of roads for each shoe and the charts) or as one HTML file (the pictures inline as PNG)."""
+page of roads for each shoe and the charts) or as one HTML file (the pictures inline as PNG),
+in the reader's language (`language.Speaker`; English by default)."""
 from __future__ import annotations
 
 import base64
@@ -7,12 +8,14 @@ import html
 import io
 import textwrap
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from controller.report import charts
+from controller.report import charts, fonts
 from controller.report.collect import Report, finished_holds
-from controller.words import render as say
+from controller.report.language import Speaker
+from controller.words import SOURCE, Words
 from controller.words.problems import problem_words
 
 
@@ -28,26 +31,23 @@ def _t(when: Any) -> str:
     return "" if when is None else when.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _num(x: float, places: int = 4) -> str:
-    return f"{x:+.{places}f}"
-
-
-def exact_odds(report: Report) -> tuple[Any, str]:
-    """The exact odds of the report's profile (its first shoe's), or None and why not."""
+def exact_odds(report: Report) -> tuple[Any, Words | None]:
+    """The exact odds of the report's profile (its first shoe's), or None; and a note on them
+    (why there are none, or that the profile has changed since), in Words."""
     if not report.shoes:
-        return None, "no shoe"
+        return None, None
     shoe = report.shoes[0]
     try:
         from controller.odds import GAMES, compute_odds
         from controller.profile import load_profile
         if shoe.game not in GAMES:
-            return None, f"exact odds are computed for {', '.join(GAMES)}, not {shoe.game}"
+            return None, Words("report.odds.not_computed", {"game": shoe.game})
         profile = load_profile(shoe.profile)
-        note = "" if not shoe.profile_sha256 or profile.sha256 == shoe.profile_sha256 else \
-            f"profile {shoe.profile} has changed since the shoe was dealt; odds of today's file"
+        note = None if not shoe.profile_sha256 or profile.sha256 == shoe.profile_sha256 else \
+            Words("report.odds.changed", {"profile": shoe.profile})
         return compute_odds(profile), note
     except Exception as err:          # the profile file may be gone: the report goes on
-        return None, f"no exact odds: {err}"
+        return None, Words("report.odds.none", {"why": str(err)})
 
 
 def outcome_rows(report: Report, exact: Any) -> list[tuple[str, float, float, float, float]]:
@@ -70,124 +70,237 @@ def outcome_rows(report: Report, exact: Any) -> list[tuple[str, float, float, fl
     return rows
 
 
-def tables(report: Report, exact: Any, odds_note: str) -> list[Table]:
-    out = [Table("Shoes", ["Shoe", "Game", "Profile", "Decks", "Started (UTC)", "Ended (UTC)",
-                           "Rounds", "Why it ended", "Card count"],
-                 [[str(s.number), say({"code": f"game.{s.game}"}), s.profile, str(s.decks),
-                   _t(s.start), _t(s.end), str(s.rounds),
-                   say({"code": f"end.{s.end_reason}"}) if s.end_reason else "not ended",
+def tables(report: Report, exact: Any, odds_note: Words | None,
+           say: Speaker | None = None) -> list[Table]:
+    say = say or Speaker()
+    num = say.number
+    out = [Table(say("report.shoes"),
+                 [say("report.col.shoe"), say("report.col.game"), say("arg.profile"),
+                  say("report.col.decks"), say("report.col.started"), say("report.col.ended"),
+                  say("page.count.rounds"), say("report.col.end_reason"),
+                  say("report.col.card_count")],
+                 [[num(s.number), say(f"game.{s.game}"), s.profile, num(s.decks),
+                   _t(s.start), _t(s.end), num(s.rounds),
+                   say(f"end.{s.end_reason}") if s.end_reason else say("report.not_ended"),
                    "" if s.reconciliation is None else
-                   ("reconciled" if s.reconciliation.get("ok") else
-                    f"{s.reconciliation.get('differences')} difference(s)")]
+                   (say("report.reconciled") if s.reconciliation.get("ok") else
+                    say("report.differences", n=s.reconciliation.get("differences")))]
                   for s in report.shoes])]
     counted = report.counted
-    counts = [[say({"code": f"console.winner.{w}"}).capitalize(), str(n),
-               f"{n / len(counted):.2%}" if counted else ""]
+    counts = [[say.winner(w), num(n), say.percent(n / len(counted)) if counted else ""]
               for w, n in report.winners.most_common()]
-    counts += [["void rounds", str(report.void), ""], ["demonstration rounds", str(report.demo),
-                                                        ""]]
-    out.append(Table("Results", ["Result", "Rounds", "Share"], counts))
+    counts += [[say("report.void_rounds"), num(report.void), ""],
+               [say("report.demo_rounds"), num(report.demo), ""]]
+    out.append(Table(say("report.results"), [say("report.col.result"), say("page.count.rounds"),
+                                              say("report.col.share")], counts))
     means = {bet: o.mean for bet, o in exact.bets.items()} if exact is not None else {}
-    out.append(Table("Results per bet (per unit staked on every round)",
-                     ["Bet", "Rounds", "Net", "Mean", "Exact mean"],
-                     [[bet.replace("_", " "), str(n), _num(total, 2), _num(total / n) if n else "",
-                       _num(float(means[bet])) if bet in means else ""]
-                      for bet, (total, n) in report.bets.items()],
-                     "Net is the players' result per unit: a negative mean is the house's "
-                     "edge at work." + (f" {odds_note}" if odds_note else "")))
+    note = say("report.per_bet_note") + (f" {say.words(odds_note)}" if odds_note else "")
+    out.append(Table(say("report.per_bet"),
+                     [say("report.col.bet"), say("page.count.rounds"), say("report.col.net"),
+                      say("report.col.mean"), say("report.col.exact_mean")],
+                     [[say.bet(bet), num(n), say.fixed(total, 2, sign=True),
+                       say.fixed(total / n, 4, sign=True) if n else "",
+                       say.fixed(float(means[bet]), 4, sign=True) if bet in means else ""]
+                      for bet, (total, n) in report.bets.items()], note))
     if exact is not None:
-        out.append(Table("Outcomes against the exact odds",
-                         ["Outcome", "Exact", "Observed", "95 % interval", "Within"],
-                         [[name.replace("_", " "), f"{p:.6f}", f"{o:.6f}", f"[{lo:.4f}, {hi:.4f}]",
-                           "yes" if lo <= p <= hi else "NO"]
+        out.append(Table(say("report.outcomes"),
+                         [say("report.col.outcome"), say("report.col.exact"),
+                          say("report.col.observed"), say("report.col.interval"),
+                          say("report.col.within")],
+                         [[say.outcome(name), say.fixed(p, 6), say.fixed(o, 6),
+                           f"[{say.fixed(lo, 4)}, {say.fixed(hi, 4)}]",
+                           say("report.yes") if lo <= p <= hi else say("report.no")]
                           for name, p, o, lo, hi in outcome_rows(report, exact)]))
-    out.append(Table("Irregularities", ["Time (UTC)", "Shoe", "Round", "What happened"],
-                     [[_t(i["utc"]), str(i.get("shoe", "")), str(i.get("round", "")),
-                       say(problem_words(i))] for i in report.irregularity_list]))
-    out.append(Table("Holds", ["From (UTC)", "Shoe", "Round", "Why", "Seconds", "Cleared by"],
-                     [[_t(h.start), str(h.shoe), str(h.round or ""), say(problem_words(h.problem)),
-                       "open" if h.seconds is None else f"{h.seconds:.1f}",
-                       f"{h.cleared_by} ({say({'code': f'action.{h.cleared_with}'})})"
+    out.append(Table(say("report.irregularities"),
+                     [say("report.col.time"), say("report.col.shoe"), say("report.col.round"),
+                      say("report.col.what")],
+                     [[_t(i["utc"]), num(i.get("shoe", "")), num(i.get("round", "")),
+                       say.words(problem_words(i))] for i in report.irregularity_list]))
+    out.append(Table(say("report.holds"),
+                     [say("report.col.from"), say("report.col.shoe"), say("report.col.round"),
+                      say("report.col.why"), say("report.col.seconds"),
+                      say("report.col.cleared_by")],
+                     [[_t(h.start), num(h.shoe), num(h.round or ""),
+                       say.words(problem_words(h.problem)),
+                       say("report.open") if h.seconds is None else say.fixed(h.seconds, 1),
+                       f"{h.cleared_by} ({say.known('action', h.cleared_with)})"
                        if h.cleared_by else ""]
                       for h in report.holds],
-                     f"{len(finished_holds(report))} cleared, "
-                     f"{sum(h.seconds or 0 for h in report.holds):.1f} s on hold in all."))
-    out.append(Table("Overrides", ["Time (UTC)", "Who", "Role", "Action", "Why"],
-                     [[_t(o["utc"]), str(o.get("user", "")), str(o.get("role", "")),
-                       say({"code": f"action.{o.get('action')}"}), str(o.get("reason", ""))]
+                     say("report.holds_note", n=len(finished_holds(report)),
+                         seconds=say.fixed(sum(h.seconds or 0 for h in report.holds), 1))))
+    out.append(Table(say("report.overrides"),
+                     [say("report.col.time"), say("report.col.who"), say("report.col.role"),
+                      say("report.col.action"), say("report.col.why")],
+                     [[_t(o["utc"]), str(o.get("user", "")), say.known("role", o.get("role", "")),
+                       say.known("action", o.get("action")), str(o.get("reason", ""))]
                       for o in report.overrides]))
-    health = [[device, str(v.get("model") or ""), str(v.get("serial") or ""),
-               str(v.get("firmware") or "")] for device, v in report.identities.items()]
-    out.append(Table("Devices", ["Device", "Model", "Serial", "Firmware"], health))
-    out.append(Table("Device alarms", ["Source", "Code", "Severity", "Count"],
-                     [[src, code, sev, str(n)] for (src, code, sev), n in
-                      report.alarms.most_common()]))
+    health = [[say.known("device", device), str(v.get("model") or ""),
+               str(v.get("serial") or ""), str(v.get("firmware") or "")]
+              for device, v in report.identities.items()]
+    out.append(Table(say("report.devices"),
+                     [say("report.col.device"), say("report.col.model"), say("report.col.serial"),
+                      say("report.col.firmware")], health))
+    out.append(Table(say("report.alarms"),
+                     [say("report.col.source"), say("report.col.code"), say("report.col.severity"),
+                      say("report.col.count")],
+                     [[say.known("device", src), code, say.known("severity", sev), num(n)]
+                      for (src, code, sev), n in report.alarms.most_common()]))
     return out
 
 
-def figures(report: Report, exact: Any) -> list[Any]:
-    figs = [charts.roads_figure(s.number, s.roads) for s in report.shoes if s.roads]
-    figs += [charts.rounds_per_hour_figure(report), charts.hold_figure(report)]
+def figures(report: Report, exact: Any, say: Speaker | None = None) -> list[Any]:
+    say = say or Speaker()
+    figs = [charts.roads_figure(s.number, s.roads, say) for s in report.shoes if s.roads]
+    figs += [charts.rounds_per_hour_figure(report, say), charts.hold_figure(report, say)]
     if exact is not None and report.counted:
-        figs.append(charts.odds_figure(outcome_rows(report, exact), len(report.counted)))
+        figs.append(charts.odds_figure(outcome_rows(report, exact), len(report.counted), say))
     return figs
 
 
-def _lines(report: Report, parts: list[Table]) -> list[str]:
-    lines = [f"Table report: {report.selection}", f"Journal {report.journal}", ""]
+def title(report: Report, say: Speaker) -> str:
+    what = report.selection_words or report.selection
+    return say("report.title", what=what)
+
+
+# ---- the PDF's text pages: monospaced lines, 150 columns ------------------------------------
+#
+# English is one column a letter. Another script's letters are as wide as its font draws them
+# (a Chinese one about two columns, a Thai vowel sign none): each cell is measured as the
+# renderer lays it out, and each column starts where it should, whatever came before it.
+
+COLUMNS = 150
+FONT_SIZE = 7.2
+Measure = Callable[[str], float]
+
+
+def measure_for(language: str, family: Any) -> Measure | None:
+    """How many columns a text takes on the text pages in `language` (None for English: one
+    a letter). Called where the figures are drawn (`fonts.drawing`), with their font."""
+    if language == SOURCE:
+        return None
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+    renderer = RendererAgg(10, 10, 72)
+    prop = FontProperties(family=list(family) if isinstance(family, tuple) else family,
+                          size=FONT_SIZE)
+
+    def ink(text: str) -> float:
+        return float(renderer.get_text_width_height_descent(text, prop, ismath=False)[0])
+
+    column = ink("0" * 20) / 20
+
+    @lru_cache(maxsize=4096)
+    def measure(text: str) -> float:
+        return ink(text) / column if text.strip() else float(len(text))
+    return measure
+
+
+def _row(cells: list[str], widths: list[float], measure: Measure) -> str:
+    out, at, start = "  ", 2.0, 2.0
+    for i, (cell, w) in enumerate(zip(cells, widths)):
+        pad = max(1 if i else 0, round(start - at))
+        out += " " * pad + cell
+        at += pad + measure(cell)
+        start += w + 2
+    return out.rstrip()
+
+
+def _wrap(text: str, indent: str, measure: Measure | None) -> list[str]:
+    if measure is None:
+        return textwrap.wrap(text, COLUMNS, subsequent_indent=indent) or [""]
+    if measure(text) <= COLUMNS:
+        return [text]
+    lines: list[str] = []
+    line, at = "", 0.0
+    for ch in text:
+        w = measure(ch)
+        if line.strip() and at + w > COLUMNS:
+            cut = line.rfind(" ")
+            if cut > len(indent) + COLUMNS // 2:        # at a space, where there is one
+                lines.append(line[:cut].rstrip())
+                line = indent + line[cut + 1:]
+            else:
+                lines.append(line.rstrip())
+                line = indent
+            at = measure(line)
+            if ch == " " and not line.strip():
+                continue
+        line += ch
+        at += w
+    lines.append(line.rstrip())
+    return lines
+
+
+def _lines(report: Report, parts: list[Table], say: Speaker | None = None,
+           measure: Measure | None = None) -> list[str]:
+    say = say or Speaker()
+    lines = [title(report, say), say("report.journal", path=report.journal), ""]
     for t in parts:
         lines += [t.title.upper()]
         if not t.rows:
-            lines += ["  none", ""]
+            lines += ["  " + say("report.none"), ""]
             continue
-        widths = [max(len(h), *(len(r[i]) for r in t.rows)) for i, h in enumerate(t.header)]
-        lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(t.header, widths)))
-        for r in t.rows:
-            lines += textwrap.wrap("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)),
-                                   150, subsequent_indent="      ") or [""]
+        if measure is None:
+            widths = [max(len(h), *(len(r[i]) for r in t.rows)) for i, h in enumerate(t.header)]
+            rows = ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths))
+                    for r in [t.header] + t.rows]
+            rows[0] = rows[0].rstrip()
+        else:
+            sizes = [max(measure(h), *(measure(r[i]) for r in t.rows))
+                     for i, h in enumerate(t.header)]
+            rows = [_row(r, sizes, measure) for r in [t.header] + t.rows]
+        lines.append(rows[0])
+        for r in rows[1:]:
+            lines += _wrap(r, "      ", measure)
         if t.note:
-            lines += textwrap.wrap("  " + t.note, 150, subsequent_indent="  ")
+            lines += _wrap("  " + t.note, "  ", measure)
         lines.append("")
     return lines
 
 
-def write_pdf(report: Report, path: Path) -> int:
+def write_pdf(report: Report, path: Path, language: str = SOURCE) -> int:
     """The report as a PDF; its number of pages."""
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.figure import Figure
+    say = Speaker(language)
     exact, note = exact_odds(report)
-    lines = _lines(report, tables(report, exact, note))
     pages = 0
-    with PdfPages(path, metadata={"Title": f"Table report: {report.selection}",
-                                  "Creator": "tablectl report"}) as pdf:
+    mono = fonts.monospace(language)
+    with fonts.drawing(language), \
+            PdfPages(path, metadata={"Title": title(report, say),
+                                     "Creator": "tablectl report"}) as pdf:
+        lines = _lines(report, tables(report, exact, note, say), say,
+                       measure_for(language, mono))
         per_page = 52
         for start in range(0, len(lines), per_page):
             fig = Figure(figsize=charts.A4)
             for i, line in enumerate(lines[start:start + per_page]):
-                fig.text(0.03, 0.96 - i * 0.0178, line, family="monospace", fontsize=7.2,
+                fig.text(0.03, 0.96 - i * 0.0178, line, family=mono, fontsize=FONT_SIZE,
                          va="top")
             pdf.savefig(fig)
             pages += 1
-        for fig in figures(report, exact):
+        for fig in figures(report, exact, say):
             pdf.savefig(fig)
             pages += 1
     return pages
 
 
-def write_html(report: Report, path: Path) -> int:
+def write_html(report: Report, path: Path, language: str = SOURCE) -> int:
     """The report as one HTML file (pictures inline); its number of pictures."""
+    say = Speaker(language)
     exact, note = exact_odds(report)
-    out = ["<!doctype html><html><head><meta charset='utf-8'>",
-           f"<title>Table report: {html.escape(report.selection)}</title>",
+    heading = html.escape(title(report, say))
+    out = [f"<!doctype html><html lang='{say.html_lang}'><head><meta charset='utf-8'>",
+           f"<title>{heading}</title>",
            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;"
            "margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:2px 8px;font-size:90%}"
            "th{background:#eee}img{max-width:100%}</style></head><body>",
-           f"<h1>Table report: {html.escape(report.selection)}</h1>",
-           f"<p>Journal {html.escape(report.journal)}</p>"]
-    for t in tables(report, exact, note):
+           f"<h1>{heading}</h1>",
+           f"<p>{html.escape(say('report.journal', path=report.journal))}</p>"]
+    for t in tables(report, exact, note, say):
         out.append(f"<h2>{html.escape(t.title)}</h2>")
         if not t.rows:
-            out.append("<p>None.</p>")
+            out.append(f"<p>{html.escape(say('report.none'))}</p>")
             continue
         out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
                    + "</tr>")
@@ -195,13 +308,15 @@ def write_html(report: Report, path: Path) -> int:
                 for r in t.rows]
         out.append("</table>" + (f"<p>{html.escape(t.note)}</p>" if t.note else ""))
     images = 0
-    out.append("<h2>Roads and charts</h2>")
-    for fig in figures(report, exact):
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=90)
-        out.append(f"<img alt='chart' src='data:image/png;base64,"
-                   f"{base64.b64encode(buf.getvalue()).decode()}'>")
-        images += 1
+    out.append(f"<h2>{html.escape(say('report.pictures'))}</h2>")
+    alt = html.escape(say("report.picture"), quote=True)
+    with fonts.drawing(language):
+        for fig in figures(report, exact, say):
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=90)
+            out.append(f"<img alt='{alt}' src='data:image/png;base64,"
+                       f"{base64.b64encode(buf.getvalue()).decode()}'>")
+            images += 1
     out.append("</body></html>")
     path.write_text("\n".join(out), encoding="utf-8")
     return images

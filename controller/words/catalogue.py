@@ -447,8 +447,80 @@ PAGE: dict[str, Message] = {
     "page.bead.andar": "A", "page.bead.bahar": "B",
 }
 
+#: the shoe and shift report (`tablectl report`): headings, columns, notes and its pictures
+#: (with the page's roads and counts, the console's winners and hands, kinds, problems, roles,
+#: devices, actions and severities)
+REPORT: dict[str, Message] = {
+    "report.title": "Table report: {what}",
+    "report.selection.shoe": "shoe {shoe}",
+    "report.selection.latest": "the latest shoe ({shoe})",
+    "report.selection.from_to": "shoes started from {start} to {end} UTC",
+    "report.selection.from": "shoes started from {start} UTC",
+    "report.selection.to": "shoes started before {end} UTC",
+    "report.journal": "Journal {path}",
+    "report.none": "None.",
+    "report.shoes": "Shoes",
+    "report.col.shoe": "Shoe", "report.col.game": "Game", "report.col.decks": "Decks",
+    "report.col.started": "Started (UTC)", "report.col.ended": "Ended (UTC)",
+    "report.col.end_reason": "Why it ended", "report.col.card_count": "Card count",
+    "report.not_ended": "not ended", "report.reconciled": "reconciled",
+    "report.differences": ("{n} difference", "{n} differences"),
+    "report.results": "Results", "report.col.result": "Result", "report.col.share": "Share",
+    "report.void_rounds": "void rounds", "report.demo_rounds": "demonstration rounds",
+    "report.per_bet": "Results per bet (per unit staked on every round)",
+    "report.col.bet": "Bet", "report.col.net": "Net", "report.col.mean": "Mean",
+    "report.col.exact_mean": "Exact mean",
+    "report.per_bet_note": "Net is the players' result per unit: a negative mean is the "
+                           "house's edge at work.",
+    "report.odds.not_computed": "Exact odds are not computed for {game}.",
+    "report.odds.changed": "Profile {profile} has changed since the shoe was dealt; the odds "
+                           "are those of today's file.",
+    "report.odds.none": "No exact odds ({why}).",
+    "report.outcomes": "Outcomes against the exact odds",
+    "report.col.outcome": "Outcome", "report.col.exact": "Exact",
+    "report.col.observed": "Observed", "report.col.interval": "95 % interval",
+    "report.col.within": "Within", "report.yes": "yes", "report.no": "NO",
+    "report.irregularities": "Irregularities", "report.col.time": "Time (UTC)",
+    "report.col.round": "Round", "report.col.what": "What happened",
+    "report.holds": "Holds", "report.col.from": "From (UTC)", "report.col.why": "Why",
+    "report.col.seconds": "Seconds", "report.col.cleared_by": "Cleared by",
+    "report.open": "open",
+    "report.holds_note": "{n} cleared, {seconds} s on hold in all.",
+    "report.overrides": "Overrides", "report.col.who": "Who", "report.col.role": "Role",
+    "report.col.action": "Action",
+    "report.devices": "Devices", "report.col.device": "Device", "report.col.model": "Model",
+    "report.col.serial": "Serial", "report.col.firmware": "Firmware",
+    "report.alarms": "Device alarms", "report.col.source": "Source", "report.col.code": "Code",
+    "report.col.severity": "Severity", "report.col.count": "Count",
+    "report.pictures": "Roads and charts", "report.picture": "chart",
+    "report.roads_title": "Shoe {shoe}: roads",
+    "report.rounds_per_hour": "Rounds per hour (UTC)", "report.axis.rounds": "rounds",
+    "report.hold_time": ("Hold time by cause: {n} hold, {seconds} s in all",
+                         "Hold time by cause: {n} holds, {seconds} s in all"),
+    "report.axis.hold_seconds": "seconds on hold", "report.no_holds": "no holds",
+    "report.odds_chart": ("Results against the exact odds ({n} round; 95 % intervals)",
+                          "Results against the exact odds ({n} rounds; 95 % intervals)"),
+    "report.legend.observed": "observed", "report.legend.exact": "exact",
+    "report.axis.share": "share of rounds",
+    # bets and outcomes the page's counts and the console's hands do not name
+    "report.bet.big": "Big", "report.bet.small": "Small",
+    "report.bet.first_andar": "First Andar", "report.bet.first_bahar": "First Bahar",
+    "report.bet.first_three": "First 3", "report.bet.cards": "{low}–{high} cards dealt",
+    "report.bet.bank_right": "Bank against the right hand",
+    "report.bet.bank_left": "Bank against the left hand",
+    "report.outcome.banker_wins_with_6": "Banker wins with 6",
+    "report.outcome.four_cards": "Four cards dealt",
+    "report.outcome.five_cards": "Five cards dealt",
+    "report.outcome.six_cards": "Six cards dealt",
+    "report.outcome.andar_on_first_card": "Andar wins on the first card",
+    "report.outcome.bahar_on_first_card": "Bahar wins on the first card",
+    "report.outcome.first_three_straight_flush": "First 3: straight flush",
+    "report.outcome.first_three_straight": "First 3: straight",
+    "report.outcome.first_three_flush": "First 3: flush",
+}
+
 SECTIONS = (PROMPTS, STEPS, DECISIONS, STATES, PROBLEMS, DEALER_HOLDS, KINDS, ROLES, DEVICES,
-            ACTIONS, HELP, ARGS, REFUSALS, CONSOLE, ERRORS, GAMES, CARDS, PAGE)
+            ACTIONS, HELP, ARGS, REFUSALS, CONSOLE, ERRORS, GAMES, CARDS, PAGE, REPORT)
 
 MESSAGES: dict[str, Message] = {code: text for section in SECTIONS
                                 for code, text in section.items()}
