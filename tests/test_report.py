@@ -88,6 +88,16 @@ def test_bad_requests_are_one_line(journal, tmp_path, capsys):
                  str(tmp_path / "x.pdf")]) == 2
     with pytest.raises(Exception, match="give a time"):
         parse_time("yesterday", "--from")
+    capsys.readouterr()
+    # where it cannot be written: one line, no traceback
+    assert main(["report", "--journal", str(journal), "--output",
+                 str(tmp_path / "no" / "x.pdf")]) == 2
+    assert "no folder" in capsys.readouterr().err
+    (tmp_path / "taken.pdf").mkdir()
+    assert main(["report", "--journal", str(journal), "--output",
+                 str(tmp_path / "taken.pdf")]) == 2
+    err = capsys.readouterr().err
+    assert "taken.pdf: cannot be written" in err and err.count("\n") == 1
 
 
 # ---- in the reader's language ----------------------------------------------------------------

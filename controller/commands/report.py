@@ -53,6 +53,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--output {args.output}: name a .pdf or .html file")
     if args.end is not None and args.shoe is not None:
         raise InputError("--to goes with --from, not with --shoe")
+    folder = out.parent if str(out.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError(f"--output {args.output}: no folder {folder}; give a file in an "
+                         f"existing folder")
+    if not os.access(folder, os.W_OK):
+        raise InputError(f"--output {args.output}: the folder {folder} is not writable by you")
     language = _language(args)
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.journal import Journal
@@ -62,12 +68,16 @@ def run(args: argparse.Namespace) -> int:
     end = parse_time(args.end, "--to") if args.end else None
     with Journal.open_readonly(args.journal) as journal:
         report = collect(journal, shoe=args.shoe, start=start, end=end)
-    if out.suffix.lower() == ".pdf":
-        pages = write_pdf(report, out, language)
-        print(f"tablectl report: {report.selection}: {pages} pages to {out}")
-    else:
-        images = write_html(report, out, language)
-        print(f"tablectl report: {report.selection}: {images} pictures to {out}")
+    try:
+        if out.suffix.lower() == ".pdf":
+            pages = write_pdf(report, out, language)
+            print(f"tablectl report: {report.selection}: {pages} pages to {out}")
+        else:
+            images = write_html(report, out, language)
+            print(f"tablectl report: {report.selection}: {images} pictures to {out}")
+    except OSError as err:          # a full disk, a file that cannot be replaced…
+        raise InputError(f"--output {args.output}: cannot be written: "
+                         f"{err.strerror or err}") from None
     return 0
 
 
