@@ -112,4 +112,11 @@ def test_command_over_a_journal(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "6 recorded shoe(s)" in out and "Overall: FAIL" in out and "Holm-Bonferroni" in out
     assert main(["shuffle-test", "--journal", str(tmp_path / "none.db")]) == 2
+    capsys.readouterr()
+    # what drives a shuffler means nothing for recorded shoes: refused in one line
+    assert main(["shuffle-test", "--journal", str(tmp_path / "good.db"), "--runs", "-1"]) == 2
+    assert "--runs goes with --shuffler-url" in capsys.readouterr().err
+    assert main(["shuffle-test", "--shuffler-url", "usb://1:2?sim=none", "--last-shoes",
+                 "3"]) == 2
+    assert "--last-shoes goes with --journal" in capsys.readouterr().err
     assert judge_journal(str(tmp_path / "good.db"), 2).shoes[0].number == 5

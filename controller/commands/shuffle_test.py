@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any, Callable
 
@@ -37,12 +38,12 @@ def register(subparsers: Any) -> None:
                         "socket://host:port")
     source.add_argument("--journal", metavar="J",
                         help="test the shoes recorded in this journal instead")
-    parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, metavar="K",
+    parser.add_argument("--runs", type=int, metavar="K",
                         help=f"number of shuffles to test (default {DEFAULT_RUNS}; 10 or more; "
                         "hundreds for fine bins)")
-    parser.add_argument("--last-shoes", type=int, default=10, metavar="N",
+    parser.add_argument("--last-shoes", type=int, metavar="N",
                         help="with --journal: the last N shoes recorded (default 10)")
-    parser.add_argument("--decks", type=int, default=1,
+    parser.add_argument("--decks", type=int,
                         help="decks per shuffle (default 1: every card distinct, the sharpest "
                         "tests)")
     parser.add_argument("--timeout-s", type=float, default=120.0,
@@ -73,7 +74,18 @@ def run(args: argparse.Namespace) -> int:
     from simulators.install import install
 
     if args.journal is not None:
+        # what drives a shuffler means nothing for recorded shoes: said, not ignored
+        extra = [f for f, v in (("--runs", args.runs), ("--decks", args.decks)) if v is not None]
+        if extra:
+            raise InputError(f"{' and '.join(extra)} {'go' if len(extra) > 1 else 'goes'} "
+                             f"with --shuffler-url; with --journal give --last-shoes N")
         return run_journal(args)
+    if args.last_shoes is not None:
+        raise InputError("--last-shoes goes with --journal")
+    args.runs = DEFAULT_RUNS if args.runs is None else args.runs
+    args.decks = 1 if args.decks is None else args.decks
+    if not (math.isfinite(args.timeout_s) and args.timeout_s > 0):
+        raise InputError(f"--timeout-s {args.timeout_s}: give a number of seconds above 0")
     install()   # a simulated shuffler registered in this process answers usb://…?sim=NAME
 
     if not 1 <= args.decks <= 12:
@@ -100,7 +112,8 @@ def run_journal(args: argparse.Namespace) -> int:
     from controller.shuffle_record import judge_journal
     if not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file")
-    report = judge_journal(args.journal, args.last_shoes)
+    last = 10 if args.last_shoes is None else args.last_shoes
+    report = judge_journal(args.journal, last)
     if args.json:
         json.dump({"journal": args.journal, **report.to_json()}, sys.stdout, indent=2)
         sys.stdout.write("\n")
