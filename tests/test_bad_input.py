@@ -138,6 +138,11 @@ FLAGS = {
     "diagram --output /no/dir/x.md": (["diagram", "--output", "/no/dir/x.md"], "--output"),
     "socket://127.0.0.1:99999": (["run", "--shoe-url", "socket://127.0.0.1:99999",
                                   "--no-control"], "socket://127.0.0.1:99999"),
+    "console --language xx": (["console", "--language", "xx"], "--language"),
+    "shuffle-test --journal J --runs -1": (["shuffle-test", "--journal", "j.db", "--runs", "-1"],
+                                           "--runs"),
+    "report --output /no/dir/x.pdf": (["report", "--journal", "/etc/hostname", "--output",
+                                       "/no/dir/x.pdf"], "no folder /no/dir"),
 }
 
 

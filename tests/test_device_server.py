@@ -167,6 +167,7 @@ def test_pace_zero_pulls_one_card_per_enter(rigs, shoe_file):
     (["--fault", "skip_burn@3"], "skip_burn is a dealer's fault"),
     (["--fault", "jam@x"], "the shuffle number after @ must be an integer"),
     (["--pace-ms", "-1"], "--pace-ms -1: must be 0"),
+    (["--shuffle-seconds", "nan"], "--shuffle-seconds nan: give a number of seconds"),
     (["--shoe-file", "/nonexistent.shoe"], "no such shoe file"),
 ])
 def test_devices_bad_input_is_one_line_and_exit_2(args, message):

@@ -43,18 +43,17 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--refresh-s must be between {MIN_REFRESH_S:g} and "
                          f"{MAX_REFRESH_S:g} seconds, not {args.refresh_s:g}")
     socket_path = console_setting("socket", args.socket, args.config)
+    from controller.words import normalise
+    try:
+        language = normalise(args.language) if args.language else None
+    except ValueError as err:
+        raise InputError(f"--language: {err}") from None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise InputError("the console needs a terminal; from scripts use `tablectl override` "
                          "and `tablectl audit`")
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.console.app import ConsoleApp
     from controller.console.client import ConsoleClient
-
-    from controller.words import normalise
-    try:
-        language = normalise(args.language) if args.language else None
-    except ValueError as err:
-        raise InputError(f"--language: {err}") from None
     user = args.user or os.environ.get("TABLECTL_USER", "")
     app = ConsoleApp(ConsoleClient(socket_path), user=user, refresh_s=args.refresh_s,
                      language=language)

@@ -12,6 +12,7 @@ deliver becomes the next shoe. `--tcp` gives socket:// URLs instead of ptys. Ctr
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from controller.errors import InputError
@@ -66,8 +67,9 @@ def run(args: argparse.Namespace) -> int:
     from controller.profile import load_profile_for_use
     if args.pace_ms < 0:
         raise InputError(f"--pace-ms {args.pace_ms}: must be 0 (Enter pulls) or more")
-    if args.shuffle_seconds < 0:
-        raise InputError(f"--shuffle-seconds {args.shuffle_seconds}: must be 0 or more")
+    if not (math.isfinite(args.shuffle_seconds) and args.shuffle_seconds >= 0):
+        raise InputError(f"--shuffle-seconds {args.shuffle_seconds}: give a number of seconds, "
+                         f"0 or more")
     profile = load_profile_for_use(args.profile)
     cut_from_end = profile.cut_card.default_from_end if profile.cut_card.enabled else None
     cards, cut = _first_shoe(args, profile.decks, cut_from_end)
