@@ -91,8 +91,11 @@ def wait_socket(tmp_path, proc):
 
 def test_a_missing_shoe_is_waited_for_and_dealing_starts_when_it_appears(tmp_path, capsys,
                                                                         monkeypatch):
+    from controller.journal.anchor import make_key
+    key = make_key(str(tmp_path / "anchor.key"))       # as `tablectl install` makes it
     env = env_for(tmp_path, TABLECTL_SHOE_RECONNECT_INITIAL_S="0.2",
-                  TABLECTL_SHOE_RECONNECT_MAX_S="0.4")
+                  TABLECTL_SHOE_RECONNECT_MAX_S="0.4",
+                  TABLECTL_STORAGE_ANCHOR_KEY_FILE=str(tmp_path / "anchor.key"))
     shoe = tmp_path / "shoe"
     devices = Proc(TABLECTL + ["devices", "--seed", "5", "--pace-ms", "150"], env)
     run = Proc(TABLECTL + ["run", "--config", CONFIG, "--shoe-url", str(shoe),
@@ -122,6 +125,7 @@ def test_a_missing_shoe_is_waited_for_and_dealing_starts_when_it_appears(tmp_pat
         assert cli.main(["status", "--user", "sam"]) == 0
         lines = capsys.readouterr().out
         assert "! " not in lines and f"Shoe      {shoe} (beetek): up; last read" in lines
+        assert f"; head signed (key {key.key_id}, " in lines
         assert "frames" in lines and "garbage bytes" in lines and "Clock" in lines
         health = ask(tmp_path, "sam", "health")["result"]
         assert health["conditions"] == {} and health["devices"]["shoe"]["counters"]["cards"] >= 1
@@ -172,3 +176,18 @@ def test_unapproved_software_holds_a_simulated_table_until_a_manager_accepts_it(
         accepted = [r.data for r in j.records(kinds=("override",))]
     assert [(o["action"], o["user"], o["role"], o["args"]["software"][:8]) for o in accepted] \
         == [("accept_software", "mia", "manager", health["software"]["software_sha256"][:8])]
+
+
+def test_a_live_table_without_an_anchor_key_is_told_its_journal_is_not_signed():
+    from controller.console.health import health_lines, problems
+    unsigned = {"table": "T1", "state": "idle", "simulator": False,
+                "journal": {"path": "j.db", "bytes": 10, "last_seq": 5, "anchors": None}}
+    assert problems(unsigned) == ["the journal's head is not signed: give it an anchor key "
+                                  "([storage] anchor_key_file)"]
+    assert "; head not signed (no anchor key)" in "\n".join(health_lines(unsigned))
+    assert problems(dict(unsigned, simulator=True)) == []    # a demo table is not a live one
+    signed = dict(unsigned, journal=dict(unsigned["journal"], anchors={
+        "key_id": "ab12", "count": 3, "last_seq": 4, "since_last": 1}))
+    assert problems(signed) == []
+    assert "; head signed (key ab12, 3 anchor(s), 1 record(s) since the last)" in \
+        "\n".join(health_lines(signed))

@@ -46,6 +46,11 @@ def problems(h: Mapping[str, Any]) -> list[str]:
     feed = _d(h.get("feed"))
     if feed.get("problem"):
         out.append(f"floor feed: {feed['problem']}")
+    journal = _d(h.get("journal"))
+    if "anchors" in journal and journal["anchors"] is None and not h.get("simulator"):
+        # a live table should sign its journal: without it a rewritten journal goes unnoticed
+        out.append("the journal's head is not signed: give it an anchor key "
+                   "([storage] anchor_key_file)")
     return out
 
 
@@ -78,8 +83,14 @@ def health_lines(h: Mapping[str, Any]) -> list[str]:
         lines.append(line)
     lines.append(f"Reads kept during a link loss: {h.get('reads_queued', 0)}")
     j = _d(h.get("journal"))
-    lines.append(f"Journal   {j.get('path', '?')}: {_bytes(j.get('bytes'))}, "
-                 f"last seq {j.get('last_seq', '?')}")
+    line = (f"Journal   {j.get('path', '?')}: {_bytes(j.get('bytes'))}, "
+            f"last seq {j.get('last_seq', '?')}")
+    if "anchors" in j:
+        a = _d(j.get("anchors"))
+        line += (f"; head signed (key {a.get('key_id', '?')}, {a.get('count', 0)} anchor(s), "
+                 f"{a.get('since_last', 0)} record(s) since the last)" if a
+                 else "; head not signed (no anchor key)")
+    lines.append(line)
     feed = _d(h.get("feed"))
     if feed:
         lag = feed.get("lag_events", feed.get("behind", 0))

@@ -2,7 +2,7 @@
 
 Built on the loop's thread (a `Query`, microseconds): each device's link as its source last saw
 it, when the shoe last read a card, the shoe driver's counters, reads kept while a link was
-down, the journal's size and last seq, the floor feed's lag, the clock, and the software.
+down, the journal's size and last seq and whether its head is signed, the floor feed's lag, the clock, and the software.
 """
 from __future__ import annotations
 
@@ -82,7 +82,16 @@ class Health:
                     size += os.path.getsize(path + suffix)
                 except OSError:
                     pass
-        return {"path": path, "bytes": size, "last_seq": self.service.journal.last_seq}
+        return {"path": path, "bytes": size, "last_seq": self.service.journal.last_seq,
+                "anchors": self._anchors()}
+
+    def _anchors(self) -> dict[str, Any] | None:
+        """Whether the journal's head is signed (None: no anchor key) and how far behind."""
+        a = self.service.anchoring
+        if a is None:
+            return None
+        return {"key_id": a.key.key_id, "count": a.n, "last_seq": a.seq or None,
+                "since_last": a.unanchored}
 
     def _feed(self) -> dict[str, Any] | None:
         feed = self.service.outlets.get("feed")
