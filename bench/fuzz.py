@@ -264,11 +264,11 @@ def _one_input(rng: random.Random, where: str) -> tuple[str, list[str]]:
 
 
 class _Started(Exception):
-    pass
+    """The command got past its checks and began to run: the bad input was accepted."""
 
 
 class _Hung(Exception):
-    pass
+    """The command took longer than its budget on a bad input."""
 
 
 def fuzz_inputs(seconds: float, seed: int) -> dict[str, Any]:

@@ -111,3 +111,14 @@ async def test_a_supervisor_sees_what_applies_now_in_their_language(server, tabl
         await settle(app, pilot)
         assert type(app.screen).__name__ == "LanguageScreen"
         assert app.active_bindings["escape"].binding.description == "取消"
+
+
+def test_a_language_that_cannot_be_kept_says_so(tmp_path, monkeypatch):
+    from controller.console import prefs
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("TABLECTL_CONSOLE_PREFS", str(blocked / "console.json"))  # not a folder
+    assert prefs.remember("sam", "th") is False
+    assert prefs.language_of("sam") is None
+    monkeypatch.setenv("TABLECTL_CONSOLE_PREFS", str(tmp_path / "prefs" / "console.json"))
+    assert prefs.remember("sam", "th") is True and prefs.language_of("sam") == "th"

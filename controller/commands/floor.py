@@ -47,24 +47,23 @@ def run(args: argparse.Namespace) -> int:
 
 def _lines(broker, floor, *, once: bool) -> int:
     import json
-    import queue
     import sys
+    import threading
 
     from controller.floor.watch import FloorWatch
-    changed: queue.SimpleQueue = queue.SimpleQueue()
-    watch = FloorWatch(broker, floor, on_change=None if once else changed.put).start()
+
+    def print_row(table: str) -> None:
+        # on the MQTT client's one thread, as each message comes: nothing else writes here
+        sys.stdout.write(json.dumps(floor.row(table), separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+    watch = FloorWatch(broker, floor, on_change=None if once else print_row).start()
     try:
         if once:
             watch.settle()
             for row in floor.rows():
                 print(json.dumps(row, separators=(",", ":")), flush=True)
             return 0
-        while True:
-            try:
-                table = changed.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            sys.stdout.write(json.dumps(floor.row(table), separators=(",", ":")) + "\n")
-            sys.stdout.flush()
+        threading.Event().wait()        # until Ctrl-C or SIGTERM: the rows come by themselves
+        return 0
     finally:
         watch.close()

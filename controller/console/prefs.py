@@ -2,7 +2,8 @@
 
 One small JSON file, `$TABLECTL_CONSOLE_PREFS`, else `$XDG_CONFIG_HOME/tablectl/console.json`
 (`~/.config/tablectl/console.json`): user name → language. Nothing secret; a file that cannot be
-read or written is ignored (the console then speaks English, or `--language`).
+read is ignored (the console then speaks English, or `--language`), one that cannot be written
+is logged.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from controller.logsetup import get_logger
 from controller.words import normalise
 
 
@@ -39,7 +41,9 @@ def language_of(user: str) -> str | None:
         return None
 
 
-def remember(user: str, language: str) -> None:
+def remember(user: str, language: str) -> bool:
+    """Keep `user`'s choice for next time; False (and a log line) when it cannot be written:
+    the choice still holds for this session."""
     data = _read()
     data[user] = language
     target = path()
@@ -48,5 +52,8 @@ def remember(user: str, language: str) -> None:
         tmp = target.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         tmp.replace(target)
-    except OSError:
-        pass
+    except OSError as err:
+        get_logger("console").warning("console language not kept for next time",
+                                      file=str(target), error=str(err))
+        return False
+    return True
