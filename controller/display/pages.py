@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
+from controller.words import language_tag
 from controller.words.catalogue import PAGE
 from controller.words.fields import template
 
@@ -41,17 +42,12 @@ def labels(language: str) -> Mapping[str, str]:
     return MappingProxyType(out)
 
 
-def html_lang(language: str) -> str:
-    """The catalogue's language as HTML names it: zh_Hant → zh-Hant."""
-    return language.replace("_", "-")
-
-
 def page(name: str, language: str) -> str:
     """The page `name` (an .html of the templates) in `language`: `{{lang}}`, `{{labels}}` and
     `{{LABEL}}` (a label's name) filled in; an unknown name is an error, found at start."""
     said = labels(language)
     data = json.dumps(dict(said), ensure_ascii=False, separators=(",", ":"))
-    fills = {"lang": html_lang(language),
+    fills = {"lang": language_tag(language),
              # inside <script type="application/json">: data, never run; no "</script>" in it
              "labels": data.replace("<", "\\u003c")}
 

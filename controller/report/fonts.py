@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any, Iterator
 
 from controller.logsetup import get_logger
-from controller.words import SOURCE
+from controller.words import SOURCE, language_tag
 
 log = get_logger(__name__)
 
@@ -146,7 +146,7 @@ def settings(language: str) -> Any:
     if family:
         out["font.family"] = [SANS, family]
     if "text.language" in matplotlib.rcParams:      # matplotlib ≥ 3.11 shapes with libraqm
-        out["text.language"] = language.replace("_", "-")
+        out["text.language"] = language_tag(language)
     return out
 
 

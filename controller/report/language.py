@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.words import SOURCE, Words
+from controller.words import SOURCE, Words, language_tag
 from controller.words.catalogue import MESSAGES
 from controller.words.fields import number, render
 
@@ -30,7 +30,7 @@ class Speaker:
     @property
     def html_lang(self) -> str:
         """The language as HTML's `lang` and libraqm take it (BCP 47: `zh-Hant`)."""
-        return self.language.replace("_", "-")
+        return language_tag(self.language)
 
     # ---- names: a catalogue's message where it has one, else the name as it is -------------
 

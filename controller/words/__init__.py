@@ -88,3 +88,8 @@ def normalise(language: str | None) -> str:
     if text.lower() in aliases:
         return aliases[text.lower()]
     raise ValueError(f"language {language!r}: not one of {', '.join(LANGUAGES)}")
+
+
+def language_tag(language: str) -> str:
+    """A catalogue language as the web and fonts name it (BCP 47): zh_Hant → zh-Hant."""
+    return language.replace("_", "-")
