@@ -1,7 +1,18 @@
-"""`tablectl odds --profile NAME|PATH [--decks N|inf] [--mode MODE] [--json] [--simulate SHOES]`.
+"""`tablectl odds --profile NAME|PATH [--decks N|inf] [--mode MODE] [--strategy SPEC] [--json]
+[--simulate SHOES]`.
 
 Exact probability of every outcome and the RTP and house edge of every bet of the profile's
 paytable, as decimals and exact fractions, off the top of a full shoe (or an infinite deck).
+
+Chemin de Fer and Baccarat en Banque: the figures depend on the choices of each side (the
+player on 5, the banker's optional cells; in Banque each hand on 5 and the bank's free draw),
+so they are given for a strategy (--strategy; default: what the table's rules decide when
+nobody chooses), with each side's best response to it and the equilibrium, where no side
+gains by changing. SPEC: default | draw | stand, then CELL=draw|stand|P (P the probability of
+drawing, e.g. 0.25 or 9/11; cells player_5, banker_3_9, banker_5_4; right_5, left_5 and
+bank_TOTAL_RIGHT_LEFT with RIGHT/LEFT natural, stood or the third card 0-9), SIDE=best, and in
+Banque bank=N (draws on 0 to N) or bank=tableau[-right|-left]; comma-separated, later items
+override earlier ones, e.g. `--strategy draw,player_5=stand`.
 With --simulate, deals that many seeded shoes by the table's rules in process (the shoes
 `tablectl simulate --seed` plays) and prints the observed frequencies and mean returns beside
 the exact ones, with 95 % confidence intervals; an interval that misses the exact value is
@@ -28,6 +39,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--decks", metavar="N|inf",
                         help="decks in the shoe, 1-12, or inf (default: the profile's)")
     parser.add_argument("--mode", help="paytable mode (default: the profile's mode)")
+    parser.add_argument("--strategy", metavar="SPEC",
+                        help="chemin de fer / baccarat en banque: the sides' choices (see above)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--simulate", type=int, metavar="SHOES",
                         help="also play SHOES shoes through the pipeline and compare")
@@ -38,13 +51,18 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
-    from controller.odds import compute_odds, parse_decks, report
+    from controller.odds import BANKING_GAMES, compute_odds, parse_decks, report
     from controller.profile import load_profile_for_use
 
     profile = load_profile_for_use(args.profile)
     if args.mode is not None:
         profile = profile.with_mode(args.mode)
     decks = profile.decks if args.decks is None else parse_decks(args.decks)
+    if profile.game in BANKING_GAMES:
+        return banking(args, profile, decks)
+    if args.strategy is not None:
+        raise InputError(f"--strategy: {profile.game} has no choices to make; strategies "
+                         f"apply to {', '.join(BANKING_GAMES)}")
     if args.simulate is not None:
         if args.simulate < 1:
             raise InputError(f"--simulate {args.simulate}: give a number of shoes, 1 or more")
@@ -69,3 +87,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(text)
     return status
+
+
+def banking(args: argparse.Namespace, profile: Any, decks: int | None) -> int:
+    """Chemin de Fer and Baccarat en Banque: the figures of a strategy."""
+    from controller.odds import banking_report
+    if args.simulate is not None:
+        raise InputError(f"--simulate compares Punto Banco and Andar Bahar shoes with their "
+                         f"odds; {profile.game} is computed for a stated strategy only")
+    if sys.stderr.isatty():
+        print(f"tablectl odds: enumerating every coup of {profile.game}…", file=sys.stderr,
+              flush=True)
+    odds = banking_report.compute(profile, decks, args.strategy)
+    if args.json:
+        json.dump(banking_report.to_json(odds), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(banking_report.to_text(odds))
+    return 0

@@ -5,6 +5,9 @@ the top of a full shoe of `decks` decks, or from an infinite deck (`decks=None`)
 expected return per unit staked, stake included (1 + expected net); the house edge is 1 − RTP,
 both per bet placed (a push counts as a bet returned).
 
+Chemin de Fer and Baccarat en Banque depend on the sides' choices: banking_report.py computes
+them for a stated strategy (chemin_de_fer.py, baccarat_banque.py, banking.py).
+
 `check_rtp_bands(profile)` holds a profile's computed RTPs to its `[rtp_band]`, so a mistyped
 payout (banker 9.5 for 0.95) is refused (controller.profile.load_profile_for_use).
 """
@@ -18,8 +21,11 @@ from typing import Mapping
 from controller.errors import InputError, ProfileError
 from controller.odds import andar_bahar as ab, punto_banco as pb
 
-#: games with an exact model here
+#: games with an exact model of their paytable here
 GAMES = ("punto_banco", "andar_bahar")
+#: games whose exact odds depend on the sides' choices: computed for a stated strategy
+#: (banking_report.py), never at profile load
+BANKING_GAMES = ("chemin_de_fer", "baccarat_banque")
 MAX_DECKS = 12
 
 
