@@ -109,13 +109,17 @@ def default_strategy() -> Strategy:
 
 def coup(decks: int | None) -> Coup:
     """Every final of a coup off the top of a full shoe of `decks` decks (None: infinite)."""
-    return _coup(tuple(value_counts(rank_counts(decks))), decks)
+    return composition_coup(rank_counts(decks), infinite=decks is None)
 
 
 @lru_cache(maxsize=4)
-def _coup(counts: tuple[int, ...], decks: int | None) -> Coup:
-    dep = 0 if decks is None else 1
+def composition_coup(ranks: tuple[int, ...], infinite: bool = False) -> Coup:
+    """Every final of a coup from a shoe holding `ranks[i]` cards of rank A..K (with
+    `infinite`, relative frequencies of cards drawn with replacement)."""
+    counts = value_counts(ranks)
+    dep = 0 if infinite else 1
     n = sum(counts)
+    decks = None if infinite else sum(ranks) // 52
     total = _falling(n, 9) if dep else n ** 9
     packed = _Packed(dep)
     records: dict[Path, dict] = {}

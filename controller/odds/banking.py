@@ -125,6 +125,7 @@ class Solver:
                     values[i] += w * v
             self._finals.setdefault(group, {})[key] = finals
         self._bank_cells = [c for c, cell in coup.cells.items() if cell.side == bank]
+        self._equilibria: dict[tuple, list[Equilibrium]] = {}
 
     # ---- probabilities of the punters' choices, as integers over one denominator --------
 
@@ -263,6 +264,9 @@ class Solver:
     def equilibria(self, start: Strategy) -> list[Equilibrium]:
         """Strategy pairs where no side gains by changing (see the module's docstring);
         `start` gives the cells a search leaves alone (none, in the end)."""
+        memo = tuple(sorted(start.draw.items()))
+        if memo in self._equilibria:
+            return self._equilibria[memo]
         punters = self.punters
         found: list[Equilibrium] = []
 
@@ -286,6 +290,7 @@ class Solver:
         if len(punters) == 2 and not found:
             for s in self._both_mixed(start, punters):
                 keep(s)
+        self._equilibria[memo] = found
         return found
 
     def all_gains(self, s: Strategy) -> dict[str, Fraction]:

@@ -82,11 +82,20 @@ def compute(profile, decks: int | None, spec: str | None) -> BankingOdds:
                        game.describe)
 
 
+#: (game, decks, paytable) → its Solver, so that one process enumerates a coup once
+_SOLVERS: dict[tuple, Solver] = {}
+
+
 def _solver(game: ModuleType, profile, decks: int | None) -> Solver:
     paytable = profile.paytable
-    sides = game.sides(paytable)
-    return Solver(game.coup(decks), lambda bet, o: game.net(paytable, bet, o),
-                  tuple(paytable), sides, game.BANK)
+    key = (profile.game, decks, tuple((bet, rule.pays, tuple(sorted(rule.options.items())))
+                                      for bet, rule in paytable.items()))
+    solver = _SOLVERS.get(key)
+    if solver is None:
+        solver = _SOLVERS[key] = Solver(game.coup(decks),
+                                        lambda bet, o: game.net(paytable, bet, o),
+                                        tuple(paytable), game.sides(paytable), game.BANK)
+    return solver
 
 
 def _figures(solver: Solver, game: ModuleType, profile, s: Strategy):

@@ -54,13 +54,17 @@ def default_strategy() -> Strategy:
 
 def coup(decks: int | None) -> Coup:
     """Every final of a coup off the top of a full shoe of `decks` decks (None: infinite)."""
-    return _coup(tuple(value_counts(rank_counts(decks))), decks)
+    return composition_coup(rank_counts(decks), infinite=decks is None)
 
 
 @lru_cache(maxsize=16)
-def _coup(counts: tuple[int, ...], decks: int | None) -> Coup:
-    dep = 0 if decks is None else 1
+def composition_coup(ranks: tuple[int, ...], infinite: bool = False) -> Coup:
+    """Every final of a coup from a shoe holding `ranks[i]` cards of rank A..K (with
+    `infinite`, relative frequencies of cards drawn with replacement)."""
+    counts = value_counts(ranks)
+    dep = 0 if infinite else 1
     n = sum(counts)
+    decks = None if infinite else sum(ranks) // 52
     # a final that used u cards stands for this many six-card sequences
     scale = {u: _falling(n - u, 6 - u) if dep else n ** (6 - u) for u in (4, 5, 6)}
     total = _falling(n, 6) if dep else n ** 6
