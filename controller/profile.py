@@ -55,11 +55,17 @@ class BurnRule:
 
 @dataclass(frozen=True)
 class CutCardRule:
-    min_from_end: int = 12
-    max_from_end: int = 20
+    min_from_end: int = 12       # at least this many cards behind the cut card
+    #: at most this many behind it (a house's own limit); None: only the shoe's own, the
+    #: cut card may go anywhere in the shoe that leaves min_from_end behind it
+    max_from_end: int | None = None
     default_from_end: int = 14
     after: str = "finish"        # finish | one_more | no_more_coup
     enabled: bool = True
+
+    def upper(self, shoe_cards: int) -> int:
+        """The most cards that may lie behind the cut card in a shoe of `shoe_cards`."""
+        return shoe_cards if self.max_from_end is None else min(self.max_from_end, shoe_cards)
 
 
 @dataclass(frozen=True)
@@ -216,16 +222,21 @@ def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
     b.done()
 
     c = r.table("cut_card")
+    cards = 52 * decks
     cut = CutCardRule(enabled=c.get("enabled", bool, True),
-                      min_from_end=c.get("min_from_end", int, 12, lo=1, hi=52 * decks - 1),
-                      max_from_end=c.get("max_from_end", int, 20, lo=1, hi=52 * decks - 1),
-                      default_from_end=c.get("default_from_end", int, 14, lo=1, hi=52 * decks - 1),
+                      min_from_end=c.get("min_from_end", int, 12, lo=1, hi=cards - 1),
+                      max_from_end=c.get("max_from_end", int, None, lo=1, hi=cards),
+                      default_from_end=c.get("default_from_end", int, 14, lo=1, hi=cards - 1),
                       after=c.get("after", str, "finish", choices=CUT_AFTER))
-    if cut.min_from_end > cut.max_from_end:
+    upper = cut.upper(cards)
+    if cut.min_from_end > upper:
         raise c.fail("min_from_end", "is above max_from_end", "make min_from_end ≤ max_from_end")
-    if not cut.min_from_end <= cut.default_from_end <= cut.max_from_end:
-        raise c.fail("default_from_end", "is outside min_from_end..max_from_end",
-                     f"use a value from {cut.min_from_end} to {cut.max_from_end}")
+    if cut.min_from_end > cut.default_from_end:
+        raise c.fail("min_from_end", "is above default_from_end",
+                     "make min_from_end ≤ default_from_end")
+    if cut.default_from_end > upper:
+        raise c.fail("default_from_end", "is above max_from_end",
+                     f"use a value from {cut.min_from_end} to {upper}")
     c.done()
 
     d = r.table("demo_rounds")

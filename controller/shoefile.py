@@ -63,11 +63,17 @@ def check_against_decks(shoe: ShoeFile, decks: int, line_of=None) -> None:
         raise InputError(f"{shoe.path}: {len(shoe.cards)} cards, more than {decks} deck(s) hold")
 
 
-def check_cut(shoe: ShoeFile, min_from_end: int, max_from_end: int, total: int) -> None:
-    """The cut card must lie `min..max` cards from the end of a full shoe of `total` cards."""
+def check_cut(shoe: ShoeFile, min_from_end: int, max_from_end: int | None, total: int) -> None:
+    """The cut card must leave at least `min_from_end` of the shoe's `total` cards behind it,
+    and at most `max_from_end` when the house sets a limit (None: the shoe's own)."""
     if shoe.cut_position is None:
         return
     behind = total - shoe.cut_position
-    if not min_from_end <= behind <= max_from_end:
+    if behind < min_from_end:
         raise InputError(f"{shoe.path}: CUT after card {shoe.cut_position} leaves {behind} cards "
-                         f"behind it; the profile allows {min_from_end}-{max_from_end}")
+                         f"behind it; the profile needs at least {min_from_end} "
+                         f"([cut_card] min_from_end)")
+    if max_from_end is not None and behind > max_from_end:
+        raise InputError(f"{shoe.path}: CUT after card {shoe.cut_position} leaves {behind} cards "
+                         f"behind it; the profile allows at most {max_from_end} "
+                         f"([cut_card] max_from_end)")

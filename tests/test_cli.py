@@ -61,7 +61,8 @@ def test_readable_lines(capsys):
 
 @pytest.mark.parametrize("content,message", [
     ("AS\nXZ\n", ":2: 'XZ' is not a card code (rank A23456789TJQK + suit SHDC)"),
-    ("AS\nCUT\nKD\n", "CUT after card 1 leaves 1 cards behind it; the profile allows 12-20"),
+    ("AS\nCUT\nKD\n", "CUT after card 1 leaves 1 cards behind it; the profile needs at least "
+                      "12 ([cut_card] min_from_end)"),
     ("AS\n" * 9, "appears 9 times, more than the 8 deck(s)"),
     ("# only a comment\n", "no cards in the shoe file"),
     ("AS\nCUT\nKD\nCUT\n", "a second CUT line"),

@@ -22,7 +22,10 @@ def base() -> dict:
 def test_named_profiles(name, decks, between, bets):
     p = load_profile(name)
     assert (p.decks, p.burn.between_rounds, set(p.paytable)) == (decks, between, bets)
-    assert (p.cut_card.min_from_end, p.cut_card.max_from_end, p.cut_card.default_from_end) == (12, 20, 14)
+    # at least twelve behind the cut card; no upper limit but the shoe's own
+    assert (p.cut_card.min_from_end, p.cut_card.max_from_end, p.cut_card.default_from_end) == \
+        (12, None, 14)
+    assert p.cut_card.upper(p.cards) == p.cards
     assert p.burn.rule == "first_card" and len(p.sha256) == 64
 
 
