@@ -5,10 +5,16 @@ shoesim:// URL), has no cut card, and takes cards back: after every round the de
 that round's cards (`return_cards`) and the machine puts each one back at a random place among
 the cards it still holds, so it never runs out. Draw indices (`position`, `card_at`, fault
 indices) keep counting every card dealt since the machine was loaded.
+
+Randomness: where a returned card goes is drawn from the operating system's CSPRNG
+(`secrets.SystemRandom`), as the shuffler's shuffles are. A `seed` switches to
+`random.Random(seed)` so that a simulation is repeatable (the same seed, the same rounds); a
+seeded machine is for simulations and tests, never for play.
 """
 from __future__ import annotations
 
 import random
+import secrets
 from typing import Iterable, Sequence
 
 from drivers.shoe.codec import check_code
@@ -18,12 +24,19 @@ from simulators.shoe import ShoeModel
 class ContinuousShufflerModel(ShoeModel):
     """The ShoeModel contract (CONTRACTS.md) plus `return_cards`; `seed` makes it repeatable."""
 
-    def __init__(self, cards: Sequence[str], *, seed: int | None = None, **kw):
+    def __init__(self, cards: Sequence[str], *, seed: int | str | None = None, **kw):
         if kw.get("cut_position") is not None:
             raise ValueError("a continuous shuffler has no cut card")
         super().__init__(cards, **kw)
-        self._rng = random.Random(seed) if seed is not None else random.SystemRandom()
+        self._rng: random.Random = secrets.SystemRandom() if seed is None else random.Random(seed)
+        self.seeded = seed is not None
         self.returned = 0
+
+    def reseed(self, seed: int | str) -> None:
+        """Go on from another seed (a seeded machine started again without its saved state must
+        not place the returned cards as it did before); an unseeded machine stays unseeded."""
+        if self.seeded:
+            self._rng = random.Random(seed)
 
     def return_cards(self, codes: Iterable[str]) -> None:
         """The round's cards go back in, each at a uniformly random place among those held."""

@@ -153,6 +153,8 @@ class SimRig:
         if self.seed is not None:
             self.shuffler._rng = random.Random(f"{self.seed}:{salt}")
             self._hand = random.Random(f"{self.seed}:hand:{salt}")
+            if isinstance(self.shoe, ContinuousShufflerModel):
+                self.shoe.reseed(f"{self.seed}:machine:{salt}")
 
     def true_code(self, index: int) -> str | None:
         """The code of the card at draw index `index`, as a person reads it off the card."""

@@ -6,6 +6,7 @@ publishers; a virtual dealer, supervisor and players act on what the table publi
 """
 from __future__ import annotations
 
+import hashlib
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -76,6 +77,17 @@ class Plan:
     def __init__(self, profile: Profile, opts: SimOptions):
         self.profile, self.opts = profile, opts
         self.file = load_shoe_file(profile, opts.shoe_file) if opts.shoe_file else None
+
+    def seed(self) -> int | None:
+        """The rig's seed: the one given, else for a continuous shuffler dealing a shoe file,
+        one drawn from the file's cards (its returns are then the same on every run); None
+        leaves the rig to the operating system's randomness."""
+        if self.opts.seed is not None:
+            return self.opts.seed
+        if self.file is not None and self.profile.continuous_shuffler:
+            digest = hashlib.sha256("\n".join(self.file.codes).encode()).digest()
+            return int.from_bytes(digest[:8], "big")
+        return None
 
     def count(self) -> int:
         if self.file is not None:
@@ -151,7 +163,7 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
     if not external:
         from simulators.shoe import FaultError
         try:
-            rig = SimRig(profile.decks, protocol=opts.protocol, seed=opts.seed,
+            rig = SimRig(profile.decks, protocol=opts.protocol, seed=plan.seed(),
                          faults=tuple(opts.faults), clock=clock,
                          continuous=profile.continuous_shuffler)
         except FaultError as err:

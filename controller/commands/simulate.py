@@ -14,8 +14,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Deal whole shoes through the simulator devices (behind their "
                        "URLs), the real drivers, the table machine and the journal.")
     p.add_argument("--profile", required=True, help="profile name (config/profiles) or .toml path")
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--seed", type=int, help="seed of the simulated shuffler (same seed, same shoes)")
+    p.add_argument("--seed", type=int, help="seed of the simulated shuffler (same seed, same "
+                   "shoes); with --shoe-file, of a continuous shuffler's returns (default: from "
+                   "the file's cards, so the same file deals the same rounds)")
+    src = p.add_mutually_exclusive_group()
     src.add_argument("--shoe-file", help="cards in draw order, one per line; CUT marks the cut card")
     src.add_argument("--shoe-url", help="read a shoe outside this process instead (a real shoe, "
                      "or a `tablectl devices` URL); the virtual supervisor still clears holds")
@@ -51,6 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.profile import load_profile_for_use
+    if args.seed is None and not args.shoe_file and not args.shoe_url:
+        raise InputError("give --seed N, --shoe-file FILE (with or without --seed) or "
+                         "--shoe-url URL")
+    if args.seed is not None and args.shoe_url:
+        raise InputError("--seed with --shoe-url: the shoe at that URL deals its own cards; "
+                         "leave out --seed")
     profile = load_profile_for_use(args.profile)   # a bad profile stops before the pipeline loads
     from controller.commands._simulation import run_simulation
     from simulators.shoe import SHOE_FAULTS, FaultError, parse_fault
