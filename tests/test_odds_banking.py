@@ -163,7 +163,7 @@ def test_banque_default_is_even_for_the_hands():
     assert means["right"] == means["left"] == 0
     results, events = bb.outcomes(sol.outcomes(bb.default_strategy()))
     assert events["bank_right"] == events["right"]
-    assert means["bank"] == -2 * Fraction(1, 20) * events["bank_right"]
+    assert means["bank"] == -Fraction(1, 20) * events["bank_right"]
 
 
 def _game(module, sol):

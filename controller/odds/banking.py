@@ -183,7 +183,8 @@ class Solver:
         return {n: v for n, v in acc.items() if v}
 
     def mean(self, strategy: Strategy, side: str) -> Fraction:
-        """A side's expected net per unit staked under `strategy`."""
+        """A side's expected net per unit staked under `strategy` (a side holding several bets,
+        Banque's bank against each hand, stakes one unit on each)."""
         i = self._side_index[side]
         phi, den = self._phi(strategy)
         acc: Fraction | int = 0
@@ -191,7 +192,7 @@ class Solver:
             f = self._bank_factor(strategy, cell, drew)
             if f:
                 acc += f * sum(phi[k] * v[i] for k, v in groups.items())
-        return Fraction(acc) / (den * self._den * self.coup.total)
+        return Fraction(acc) / (den * self._den * self.coup.total * len(self.sides[side]))
 
     def means(self, strategy: Strategy) -> dict[str, Fraction]:
         return {side: self.mean(strategy, side) for side in self.sides}
