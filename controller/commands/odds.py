@@ -1,7 +1,4 @@
-"""`tablectl odds --profile NAME|PATH [--decks N|inf] [--mode MODE] [--strategy SPEC] [--json]
-[--simulate SHOES]`.
-
-Exact probability of every outcome and the RTP and house edge of every bet of the profile's
+"""Exact probability of every outcome and the RTP and house edge of every bet of the profile's
 paytable, as decimals and exact fractions, off the top of a full shoe (or an infinite deck).
 
 Chemin de Fer and Baccarat en Banque: the figures depend on the choices of each side (the
@@ -13,6 +10,7 @@ drawing, e.g. 0.25 or 9/11; cells player_5, banker_3_9, banker_5_4; right_5, lef
 bank_TOTAL_RIGHT_LEFT with RIGHT/LEFT natural, stood or the third card 0-9), SIDE=best, and in
 Banque bank=N (draws on 0 to N) or bank=tableau[-right|-left]; comma-separated, later items
 override earlier ones, e.g. `--strategy draw,player_5=stand`.
+
 With --simulate, deals that many seeded shoes by the table's rules in process (the shoes
 `tablectl simulate --seed` plays) and prints the observed frequencies and mean returns beside
 the exact ones, with 95 % confidence intervals; an interval that misses the exact value is

@@ -122,7 +122,7 @@ def composition_coup(ranks: tuple[int, ...], infinite: bool = False) -> Coup:
     decks = None if infinite else sum(ranks) // 52
     total = _falling(n, 9) if dep else n ** 9
     packed = _Packed(dep)
-    records: dict[Path, dict] = {}
+    finals: dict[int, int] = {}
     acc: dict[tuple, int] = {}
     rem = list(counts)
     for b1 in range(10):
@@ -136,7 +136,7 @@ def composition_coup(ranks: tuple[int, ...], infinite: bool = False) -> Coup:
             rem[b2] -= dep
             bt = (b1 + b2) % 10
             if bt >= 8:
-                _bank_natural(rem, dep, bt, wb, records)
+                _bank_natural(rem, dep, bt, wb, finals)
             else:
                 for r, rflag, rf, w, after in _hand(rem, dep):
                     for (lt, kind), p in packed.left(after).items():
@@ -145,9 +145,8 @@ def composition_coup(ranks: tuple[int, ...], infinite: bool = False) -> Coup:
             rem[b2] += dep
         rem[b1] += dep
     for key, value in acc.items():
-        _unpack(key, value, records)
-    _scale(records, n, dep)
-    return Coup(GAME, decks, cells(), records, total)
+        _unpack(key, value, finals)
+    return Coup(GAME, decks, cells(), _records(finals, n, dep), total)
 
 
 def _pairs(rem: list[int], dep: int) -> list[tuple[int, int, tuple[int, ...]]]:
@@ -242,80 +241,121 @@ class _Packed:
         return acc
 
 
-def _bank_natural(rem: list[int], dep: int, bt: int, w: int, records: dict) -> None:
+def _bank_natural(rem: list[int], dep: int, bt: int, w: int, finals: dict[int, int]) -> None:
     """A bank natural ends the coup: each hand's two cards against the bank's two."""
-    finals = records.setdefault((), {})
+    base = _path_code(None, None, _NO_CELL, False) * _N_OUTCOMES
     for t, wr, after in _pairs(rem, dep):
         for lt, wl, _ in _pairs(list(after), dep):
-            o = (_result(RIGHT, t, bt), _result(LEFT, lt, bt),
-                 NATURAL if t >= 8 else STOOD, NATURAL if lt >= 8 else STOOD, NATURAL)
-            finals[o] = finals.get(o, 0) + w * wr * wl
+            k = base + _outcome_code(_WINS[t][bt], _WINS[lt][bt], 0 if t >= 8 else 1,
+                                     0 if lt >= 8 else 1, 0)
+            finals[k] = finals.get(k, 0) + w * wr * wl
 
 
 def _result(side: str, hand: int, bank: int) -> str:
     return side if hand > bank else BANK if bank > hand else "tie"
 
 
-#: _RESULT[side][hand total][bank total]
-_RESULT = {side: [[_result(side, h, b) for b in range(10)] for h in range(10)]
-           for side in SIDES}
+# While enumerating, a final is kept under one integer: its path (the hands' choices on 5,
+# the bank's cell, whether it drew) and its outcome, both as small numbers; `_records` turns
+# them into the Coup's paths and outcomes once, at the end.
+_KINDS = (NATURAL, STOOD, DREW)
+_FLAGS = (None, True, False)                     # a hand's choice on 5: none, drew, stood
+_N_CELLS = 8 * 12 * 12 + 1                       # the bank's cells, and "no cell" last
+_NO_CELL = _N_CELLS - 1
+_N_OUTCOMES = 3 * 3 * 27
+#: _WINS[hand total][bank total]: 0 the hand wins, 1 the bank, 2 a tie
+_WINS = [[0 if h > b else 1 if b > h else 2 for b in range(10)] for h in range(10)]
 _EMPTY_ROW = bytes(11 * 12)
 
 
-def _unpack(key: tuple, value: int, records: dict) -> None:
-    """Spread one packed sum over the records: per left third card (if it drew) and bank
-    third card (or the bank standing), each final under its path. Weights stay those of
-    the cards used; `_scale` brings every path to nine-card sequences."""
+def _view_index(view) -> int:
+    return 0 if view == NATURAL else 1 if view == STOOD else 2 + view
+
+
+def _path_code(rflag, lflag, cell: int, drew: bool) -> int:
+    return ((_FLAGS.index(rflag) * 3 + _FLAGS.index(lflag)) * _N_CELLS + cell) * 2 + drew
+
+
+def _outcome_code(right: int, left: int, rkind: int, lkind: int, bkind: int) -> int:
+    return (right * 3 + left) * 27 + rkind * 9 + lkind * 3 + bkind
+
+
+def _unpack(key: tuple, value: int, finals: dict[int, int]) -> None:
+    """Spread one packed sum over the finals: per left third card (if it drew) and bank third
+    card (or the bank standing). Weights stay those of the cards used; `_records` brings
+    every path to nine-card sequences."""
     bt, r, rflag, rf, lt, kind = key
-    right_drew = r not in (NATURAL, STOOD)
-    rkind = DREW if right_drew else r
+    rv = _view_index(r)
+    rkind = 2 if rv >= 2 else rv
+    r_nat = rv == 0
     left_draws = kind in ("draws", "draws5")
     lflag = True if kind == "draws5" else False if kind == "stood5" else None
-    hands: Path = tuple(c for c in ((hand_cell(RIGHT, 5), rflag), (hand_cell(LEFT, 5), lflag))
-                        if c[1] is not None)
+    flags = (_FLAGS.index(rflag) * 3 + _FLAGS.index(lflag)) * _N_CELLS
     raw = value.to_bytes((110 if left_draws else 11) * 12, "little")
-    res_r = _RESULT[RIGHT][rf]
+    wins_r = _WINS[rf]
     for x in (range(10) if left_draws else (None,)):
         off = 132 * x if left_draws else 0
         row = raw[off:off + 132]
         if row == _EMPTY_ROW:
             continue
         if left_draws:
-            left, lf, lkind = x, (lt + x) % 10, DREW
+            lv, lf = 2 + x, (lt + x) % 10
         else:
-            left = lkind = NATURAL if kind == NATURAL else STOOD
-            lf = lt
-        res_l = _RESULT[LEFT][lf]
+            lv, lf = (0 if kind == NATURAL else 1), lt
+        lkind = 2 if lv >= 2 else lv
+        l_nat = lv == 0
+        wins_l = _WINS[lf]
         stand = int.from_bytes(row[120:132], "little")
-        o = (res_r[bt], res_l[bt], rkind, lkind, STOOD)
-        if r == NATURAL and left == NATURAL:
+        o = (wins_r[bt] * 3 + wins_l[bt]) * 27 + rkind * 9 + lkind * 3 + 1
+        if r_nat and l_nat:
             # both hands natural: the bank does not draw, so no choice of the bank's
-            finals = records.setdefault(hands, {})
-            finals[o] = finals.get(o, 0) + stand
+            k = (flags + _NO_CELL) * 2 * _N_OUTCOMES + o
+            finals[k] = finals.get(k, 0) + stand
             continue
-        cell = bank_cell(bt, r, left)
+        cell = (bt * 12 + rv) * 12 + lv
+        base = (flags + cell) * 2 * _N_OUTCOMES
         if stand:
-            finals = records.setdefault(hands + ((cell, False),), {})
-            finals[o] = finals.get(o, 0) + stand
-        finals = records.setdefault(hands + ((cell, True),), {})
+            finals[base + o] = finals.get(base + o, 0) + stand
+        base += _N_OUTCOMES + rkind * 9 + lkind * 3 + 2
         for y in range(10):
             w = int.from_bytes(row[12 * y:12 * y + 12], "little")
             if w:
                 bf = (bt + y) % 10
-                o = (res_r[bt if r == NATURAL else bf], res_l[bt if left == NATURAL else bf],
-                     rkind, lkind, DREW)
-                finals[o] = finals.get(o, 0) + w
+                k = base + (wins_r[bt if r_nat else bf] * 3 + wins_l[bt if l_nat else bf]) * 27
+                finals[k] = finals.get(k, 0) + w
 
 
-def _scale(records: dict, n: int, dep: int) -> None:
-    """Each path's weights, of the cards it used, as nine-card sequences (the unused cards of
-    the nine any of the rest)."""
-    for path, finals in records.items():
-        o = next(iter(finals))
-        used = 6 + sum(kind == DREW for kind in o[2:])
-        factor = _falling(n - used, 9 - used) if dep else n ** (9 - used)
-        for k in finals:
-            finals[k] *= factor
+def _records(finals: dict[int, int], n: int, dep: int) -> dict[Path, dict]:
+    """The Coup's records from the coded finals, each weight brought to nine-card sequences
+    (the cards of the nine a coup did not use are any of the rest)."""
+    names = [None] * _N_CELLS
+    for bt in range(8):
+        for r in VIEWS:
+            for left in VIEWS:
+                names[(bt * 12 + _view_index(r)) * 12 + _view_index(left)] = bank_cell(bt, r,
+                                                                                     left)
+    factor = {u: _falling(n - u, 9 - u) if dep else n ** (9 - u) for u in range(6, 10)}
+    results = ((RIGHT, BANK, "tie"), (LEFT, BANK, "tie"))
+    records: dict[Path, dict] = {}
+    paths: dict[int, Path] = {}
+    for k, w in finals.items():
+        code, o = divmod(k, _N_OUTCOMES)
+        path = paths.get(code)
+        if path is None:
+            rest, drew = divmod(code, 2)
+            flags, cell = divmod(rest, _N_CELLS)
+            rflag, lflag = _FLAGS[flags // 3], _FLAGS[flags % 3]
+            path = tuple(c for c in ((hand_cell(RIGHT, 5), rflag), (hand_cell(LEFT, 5), lflag))
+                         if c[1] is not None)
+            if cell != _NO_CELL:
+                path += ((names[cell], bool(drew)),)
+            paths[code] = path
+        wins, kinds = divmod(o, 27)
+        kind = (_KINDS[kinds // 9], _KINDS[kinds // 3 % 3], _KINDS[kinds % 3])
+        used = 6 + sum(k == DREW for k in kind)
+        outcome = (results[0][wins // 3], results[1][wins % 3], *kind)
+        records.setdefault(path, {})[outcome] = w * factor[used]
+    return records
 
 
 def _falling(n: int, k: int) -> int:
