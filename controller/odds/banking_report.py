@@ -7,6 +7,7 @@ each hand). The commission is the paytable's (the bank's win pays 0.95).
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 from types import ModuleType
@@ -159,7 +160,7 @@ def to_text(r: BankingOdds) -> str:
                      + ", ".join(f"{side} {_pct(m)}" for side, m in e.means.items()) + ".")
         lines += ["  " + line for line in r.describe(e.strategy)]
         lines += ["  " + line for line in table(_BET_HEAD, _bet_rows(bets), {2, 3, 4, 5, 6})]
-    lines += ["", METHOD]
+    lines += ["", *textwrap.wrap(METHOD, width=96)]
     return "\n".join(lines)
 
 
