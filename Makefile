@@ -20,11 +20,12 @@ run: $(STAMP)
 	$(BIN)/tablectl run --config config/table.toml
 
 # layers, types, then every test: four workers on two cores, since many tests wait on devices
-# and processes rather than compute
+# and processes rather than compute; tests marked with one xdist_group share a worker (and what
+# it has computed once)
 test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
-	$(BIN)/pytest -n 4
+	$(BIN)/pytest -n 4 --dist loadgroup
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py

@@ -20,6 +20,10 @@ from controller.odds.strategy import parse
 from controller.errors import InputError
 from controller.profile import load_profile
 
+# One worker runs them all, so that the six-deck Banque coup is enumerated once (`make test`
+# runs pytest with --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("banking_odds")
+
 CDF = load_profile("chemin-de-fer")
 BANQUE = load_profile("baccarat-banque")
 
