@@ -174,10 +174,11 @@ _WAYS = {t: ((NATURAL, False, None),) if t >= 8 else {
     for t in range(10)}
 
 
-def _hand(rem: list[int], dep: int):
+def _hand(rem: list[int], dep: int) -> list[tuple[str | int, bool | None, int, int,
+                                                  tuple[int, ...]]]:
     """(view, choice on 5 or None, final total, weight, counts left) for every way a hand
     ends: its two cards, and its third card if it draws."""
-    out = []
+    out: list[tuple[str | int, bool | None, int, int, tuple[int, ...]]] = []
     for t, w, after in _pairs(rem, dep):
         for kind, draws, choice in _WAYS[t]:
             if not draws:
@@ -293,8 +294,8 @@ def _unpack(key: tuple, value: int, finals: dict[int, int]) -> None:
     flags = (_FLAGS.index(rflag) * 3 + _FLAGS.index(lflag)) * _N_CELLS
     raw = value.to_bytes((110 if left_draws else 11) * 12, "little")
     wins_r = _WINS[rf]
-    for x in (range(10) if left_draws else (None,)):
-        off = 132 * x if left_draws else 0
+    for x in range(10 if left_draws else 1):
+        off = 132 * x
         row = raw[off:off + 132]
         if row == _EMPTY_ROW:
             continue
@@ -328,7 +329,7 @@ def _unpack(key: tuple, value: int, finals: dict[int, int]) -> None:
 def _records(finals: dict[int, int], n: int, dep: int) -> dict[Path, dict]:
     """The Coup's records from the coded finals, each weight brought to nine-card sequences
     (the cards of the nine a coup did not use are any of the rest)."""
-    names = [None] * _N_CELLS
+    names: list[str] = [""] * _N_CELLS
     for bt in range(8):
         for r in VIEWS:
             for left in VIEWS:
@@ -345,8 +346,8 @@ def _records(finals: dict[int, int], n: int, dep: int) -> dict[Path, dict]:
             rest, drew = divmod(code, 2)
             flags, cell = divmod(rest, _N_CELLS)
             rflag, lflag = _FLAGS[flags // 3], _FLAGS[flags % 3]
-            path = tuple(c for c in ((hand_cell(RIGHT, 5), rflag), (hand_cell(LEFT, 5), lflag))
-                         if c[1] is not None)
+            path = tuple((c, f) for c, f in ((hand_cell(RIGHT, 5), rflag),
+                                             (hand_cell(LEFT, 5), lflag)) if f is not None)
             if cell != _NO_CELL:
                 path += ((names[cell], bool(drew)),)
             paths[code] = path
@@ -400,7 +401,7 @@ def side_rule(side: str, text: str) -> dict[str, Fraction] | None:
 
 def sides(paytable) -> dict[str, tuple[str, ...]]:
     """The punters of each hand hold its bet; the bank holds its stakes against both."""
-    out = {side: (side,) for side in SIDES if side in paytable}
+    out: dict[str, tuple[str, ...]] = {side: (side,) for side in SIDES if side in paytable}
     bank = tuple(b for b in ("bank_right", "bank_left") if b in paytable)
     if bank:
         out[BANK] = bank

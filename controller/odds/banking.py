@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import combinations, product
 from math import isqrt, lcm
-from typing import Callable, Hashable, Iterable, Mapping
+from typing import Any, Callable, Hashable, Iterable, Mapping
 
 Choice = tuple[str, bool]           # (cell name, drew)
 Path = tuple[Choice, ...]           # the choices made on one coup, in cell order
@@ -58,7 +58,7 @@ class Coup:
     game: str
     decks: int | None
     cells: Mapping[str, Cell]       # in the order they are shown
-    records: Mapping[Path, Mapping[Outcome, int]]
+    records: Mapping[Path, Mapping[Any, int]]
     total: int
 
 
