@@ -175,3 +175,26 @@ class StoredJournal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def shift_records(conn: Any, since: datetime, kinds: Iterable[str]) -> list[tuple]:
+    """(table, at, kind, data) of every record of `kinds` journaled since `since`, in seq order
+    per table (the pit view's figures)."""
+    rows = conn.execute(
+        "SELECT t.name, r.at, r.kind, r.data::text FROM floor.records r JOIN floor.tables t "
+        "ON t.id = r.table_id WHERE r.kind = ANY(%s) AND r.at >= %s ORDER BY r.table_id, r.seq",
+        (list(kinds), since)).fetchall()
+    return [(name, at, kind, json.loads(text)) for name, at, kind, text in rows]
+
+
+def open_alarms(conn: Any) -> list[tuple[str, str, int | None, int | None]]:
+    """(table, kind, from_seq, to_seq) of every alarm not yet cleared, oldest first."""
+    return [tuple(r) for r in conn.execute(
+        "SELECT t.name, a.kind, a.from_seq, a.to_seq FROM floor.alarms a LEFT JOIN floor.tables t "
+        "ON t.id = a.table_id WHERE a.cleared IS NULL ORDER BY a.raised").fetchall()]
+
+
+def pits(conn: Any) -> dict[str, str | None]:
+    """Each table's pit as the store last heard it."""
+    return {name: pit for name, pit in conn.execute(
+        "SELECT name, pit FROM floor.tables").fetchall()}
