@@ -144,13 +144,14 @@ class PitView:
                 say("pit.hold_minutes", kind=kind, n=int(age // 60))
             if age >= self.hold_alert_s:
                 alerts.append({"kind": "hold", "table": name, "text": say(
-                    "pit.alert.hold", table=name, n=int(age // 60), kind=kind)})
+                    "pit.alert.hold", table=name, n=max(1, int(age // 60)), kind=kind)})
         where = ""
         if live.get("shoe") is not None:
             where = say("page.shoe", n=live["shoe"]) + (
                 f" · {say('console.round', n=live['round'])}" if live.get("round") else "")
         down = live.get("links_down") or []
         behind = live.get("feed_behind") or 0
+        heard = status in ("online", "offline")
         pace_hour, pace_shift = figures.pace_hour(now), figures.pace_shift(now)
         share = figures.hold_share(now)
         return {
@@ -159,9 +160,11 @@ class PitView:
             "state": field("state", state, language) if state else "",
             "held": hold is not None, "hold": hold_text, "where": where,
             "last": self._result(live.get("last_result"), language, say),
-            "links": join([say("pit.link_down", device=d) for d in down], language) if down
-            else say("pit.links_up"), "links_down": bool(down),
-            "feed": say("pit.feed_behind", n=behind) if behind else say("pit.feed_ok"),
+            "links": "" if not heard else join([say("pit.link_down", device=d) for d in down],
+                                                 language) if down else say("pit.links_up"),
+            "links_down": bool(down),
+            "feed": "" if not heard else say("pit.feed_behind", n=behind) if behind
+            else say("pit.feed_ok"),
             "behind": behind, "online": status == "online", "status": status_text,
             "pace_hour": self._num(pace_hour, language),
             "pace_shift": self._num(pace_shift, language),
