@@ -151,8 +151,9 @@ def test_what_is_not_a_known_record_is_kept_aside_with_why(pg_url, journal):
     conn.close()
 
 
-def _store(broker, db_url, log, *more):
-    return subprocess.Popen(TABLECTL + ["floor-store", "--feed", broker.url, "--db", db_url,
+def _store(broker, db_url, log, *more, level="WARNING"):
+    return subprocess.Popen(TABLECTL + ["--log-level", level, "floor-store", "--feed",
+                                        broker.url, "--db", db_url,
                                         "--name", "test-store", "--retry-max-s", "0.5",
                                         *more], stdout=subprocess.DEVNULL, stderr=log,
                             env=env(), cwd=ROOT)
@@ -232,3 +233,55 @@ def test_wrong_credentials_are_one_line_and_tried_again(tmp_path, pg_server, pg_
         assert store.wait(15) == 0
     finally:
         broker.stop()
+
+
+def test_stores_sharing_a_floor_keep_each_record_once(tmp_path, pg_server, pg_url):
+    """Two stores of one shared subscription: the broker spreads a table's records over both,
+    so each sees some out of order; the store holds every record once, the chain complete."""
+    broker = Mosquitto(tmp_path / "broker").start()
+    name = pg_url.rsplit("/", 1)[1]
+    stores = []
+    try:
+        for k in (1, 2):
+            with open(tmp_path / f"store{k}.err", "w") as log:
+                stores.append(_store(broker, pg_url, log, "--share", "floor", "--name",
+                                     f"share-{k}", level="INFO"))
+        _wait("the schema", lambda: pg_server.sql(
+            "SELECT to_regclass('floor.records') IS NOT NULL", name)[0][0])
+        time.sleep(1.0)                                 # both subscribed
+        journal = tmp_path / "j.db"
+        done = subprocess.run(TABLECTL + ["simulate", "--profile", "macau", "--seed", "5",
+                                          "--shoes", "1", "--journal", str(journal), "--feed",
+                                          broker.url], capture_output=True, text=True,
+                              env=env(TABLECTL_TABLE_NAME="S1"), cwd=ROOT, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        with Journal.open_readonly(journal) as j:
+            last = j.last_seq
+        _wait("every record", lambda: pg_server.sql(
+            "SELECT count(*) FROM floor.records", name)[0][0] == last, timeout=40)
+        assert pg_server.sql("SELECT contiguous_seq, last_seq FROM floor.tables", name) == \
+            [(last, last)]
+        assert pg_server.sql("SELECT count(*) FROM floor.quarantine", name) == [(0,)]
+        for store in stores:
+            store.terminate()
+            assert store.wait(15) == 0
+        shares = [(tmp_path / f"store{k}.err").read_text() for k in (1, 2)]
+        assert not any("kept aside" in text for text in shares), shares
+        took = [json.loads(line)["stored"] for text in shares for line in text.splitlines()
+                if '"floor store stopped"' in line]
+        assert len(took) == 2 and all(took) and sum(took) == last, took   # both took part
+    finally:
+        for store in stores:
+            if store.poll() is None:
+                store.kill()
+        broker.stop()
+
+
+def test_without_psycopg_the_store_says_what_to_install(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "psycopg", None)          # as if not installed
+    assert main(["floor-store", "--db", "postgresql://floor@db/floor", "--feed",
+                 "mqtt://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pip install 'tablectl[floor]'" in err
+    assert main(["floor-store", "--db", "mysql://x/y"]) == 2
+    assert "write postgresql://" in capsys.readouterr().err
