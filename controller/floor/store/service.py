@@ -183,12 +183,9 @@ class FloorStore:
                 try:
                     written = ingest.write(self._connection(), batch, self.broker.prefix)
                     break
-                except (psycopg().Error, schema.SchemaError) as err:
+                except psycopg().Error as err:
                     self._drop_connection()
-                    if isinstance(err, schema.SchemaError):
-                        log.error(f"floor store: {err}", db=self.db.where)
-                    else:
-                        self._db_failed(err)
+                    self._db_failed(err)
                     if self.stopping.is_set():
                         return          # nothing acknowledged: the broker keeps it all
                     backoff.wait(self.stopping)
@@ -232,12 +229,13 @@ class FloorStore:
         try:
             for line in ingest.raise_gaps(self._connection(), self.gap_after_s):
                 log.warning(f"floor store: {line}")
-        except (psycopg().Error, schema.SchemaError) as err:
+        except psycopg().Error as err:
             self._drop_connection()
-            if isinstance(err, psycopg().Error):
-                self._db_failed(err)
+            self._db_failed(err)
 
     def _connection(self) -> Any:
+        """The writer's connection (made again after a failure). A schema another store
+        migrated past this code's version raises SchemaError: this store stops, unacknowledged."""
         if self._conn is None or self._conn.closed:
             self._conn = self.db.connect()
             schema.require(self._conn, where=self.db.where)
