@@ -121,8 +121,9 @@ class _Table:
 
 _INSERT = (
     "INSERT INTO floor.records (table_id, seq, at, utc, mono, kind, data, hash, pit) "
-    "SELECT * FROM unnest(%s::int[], %s::bigint[], %s::timestamptz[], %s::text[], "
-    "%s::float8[], %s::text[], %s::json[], %s::text[], %s::text[]) "
+    # binary parameters (%b): arrays of text go without quoting, the batch's main cost
+    "SELECT * FROM unnest(%b::int[], %b::bigint[], %b::timestamptz[], %b::text[], "
+    "%b::float8[], %b::text[], %b::text[]::json[], %b::text[], %b::text[]) "
     "ON CONFLICT (table_id, seq) DO NOTHING RETURNING table_id, seq")
 _WALK = ("SELECT seq, utc, mono, kind, data::text, hash FROM floor.records "
          "WHERE table_id = %s AND seq > %s ORDER BY seq LIMIT 2000")
