@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.cli import main
 from controller.journal import Journal
 from tests.broker import Mosquitto
 
@@ -58,7 +59,14 @@ def wait(what, until, timeout=40.0, every=0.2):
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_three_tables_through_every_outage_end_in_the_store_once(tmp_path, pg_server):
+def ask(capsys, *args) -> tuple[int, str]:
+    """A question to `tablectl` in this process: (exit status, what it printed)."""
+    capsys.readouterr()
+    code = main(list(args))
+    return code, capsys.readouterr().out
+
+
+def test_three_tables_through_every_outage_end_in_the_store_once(tmp_path, pg_server, capsys):
     db = pg_server.new_database()
     name = db.rsplit("/", 1)[1]
     broker = Mosquitto(tmp_path / "broker").start()
@@ -169,30 +177,30 @@ def test_three_tables_through_every_outage_end_in_the_store_once(tmp_path, pg_se
 
     # the store's recall is each table's own
     for table in TABLES:
-        mine = tablectl("recall", "--journal", str(tmp_path / f"{table}.db"), "--last", "1000",
-                        "--json")
-        theirs = tablectl("recall", "--store", db, "--table", table, "--last", "1000",
-                          "--json")
-        assert mine.returncode == theirs.returncode == 0, theirs.stderr
-        stories = [json.loads(x) for x in theirs.stdout.splitlines()]
+        mine = ask(capsys, "recall", "--journal", str(tmp_path / f"{table}.db"), "--last",
+                   "1000", "--json")
+        theirs = ask(capsys, "recall", "--store", db, "--table", table, "--last", "1000",
+                     "--json")
+        assert mine[0] == theirs[0] == 0
+        stories = [json.loads(x) for x in theirs[1].splitlines()]
         assert {s.pop("table") for s in stories} == {table}
-        assert [json.dumps(s) for s in stories] == mine.stdout.splitlines()
+        assert [json.dumps(s, ensure_ascii=False) for s in stories] == mine[1].splitlines()
         assert len(stories) > 10
 
     # sam's overrides across the floor, and the pit's shift report
-    audit = tablectl("audit", "--store", db, "--user", "sam", "--json")
-    assert audit.returncode == 0, audit.stderr
-    trail = [json.loads(x) for x in audit.stdout.splitlines()]
+    code, out = ask(capsys, "audit", "--store", db, "--user", "sam", "--json")
+    assert code == 0
+    trail = [json.loads(x) for x in out.splitlines()]
     assert sorted((e["table"], e["action"]) for e in trail) == [
         ("A", "hold"), ("A", "resume"), ("B", "hold"), ("B", "resume")]
     assert {e["pit"] for e in trail} == {"3"} and all(e["user"] == "sam" for e in trail)
-    text = tablectl("audit", "--store", db, "--user", "sam")
-    assert text.stdout.splitlines()[1].split()[:2] == ["TABLE", "SEQ"]
+    code, out = ask(capsys, "audit", "--store", db, "--user", "sam")
+    assert out.splitlines()[1].split()[:2] == ["TABLE", "SEQ"]
     pdf = tmp_path / "shift.pdf"
-    done = tablectl("report", "--store", db, "--pit", "3", "--from", "2000-01-01", "--output",
-                    str(pdf))
-    assert done.returncode == 0, done.stderr
-    assert "2 tables (A, B)" in done.stdout
+    code, out = ask(capsys, "report", "--store", db, "--pit", "3", "--from", "2000-01-01",
+                    "--output", str(pdf))
+    assert code == 0
+    assert "2 tables (A, B)" in out
     from pypdf import PdfReader
     words = "\n".join(page.extract_text() for page in PdfReader(str(pdf)).pages)
     assert "Floor report" in words and "2 tables" in words
@@ -201,19 +209,20 @@ def test_three_tables_through_every_outage_end_in_the_store_once(tmp_path, pg_se
     assert words.count("sam") >= 4 and "Table C," not in words
 
     # a journal held to what left it: intact, then with its tail cut
-    whole = tablectl("verify-journal", "--journal", str(tmp_path / "C.db"), "--store", db,
-                     "--table", "C")
-    assert whole.returncode == 0, whole.stdout + whole.stderr
-    assert f"{len(journals['C'])} record(s) of table C match" in whole.stdout
+    code, out = ask(capsys, "verify-journal", "--journal", str(tmp_path / "C.db"), "--store",
+                    db, "--table", "C")
+    assert code == 0, out
+    assert f"{len(journals['C'])} record(s) of table C match" in out
     cut = tmp_path / "C-cut.db"
     shutil.copy(tmp_path / "C.db", cut)
     with sqlite3.connect(cut) as conn:
         conn.execute("DELETE FROM records WHERE seq > ?", (len(journals["C"]) - 40,))
         conn.execute("DELETE FROM snapshots")
         conn.execute("DELETE FROM cursors")
-    found = tablectl("verify-journal", "--journal", str(cut), "--store", db, "--table", "C")
-    assert found.returncode == 1, found.stdout + found.stderr
-    assert "chain intact" in found.stdout          # the file alone cannot show it
+    code, out = ask(capsys, "verify-journal", "--journal", str(cut), "--store", db, "--table",
+                    "C")
+    assert code == 1, out
+    assert "chain intact" in out                   # the file alone cannot show it
     assert (f"the journal ends at seq {len(journals['C']) - 40}, but the floor store holds "
-            f"table C's records up to seq {len(journals['C'])}") in found.stdout
-    assert "the journal's tail was cut" in found.stdout
+            f"table C's records up to seq {len(journals['C'])}") in out
+    assert "the journal's tail was cut" in out
