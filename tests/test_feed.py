@@ -402,3 +402,13 @@ def test_every_record_kind_the_code_journals_is_one_the_feed_schema_knows():
                           ({"hash": "x"}, "64 hex"), ({"utc": "yesterday"}, "ISO 8601")):
         assert words in record_problem({**good, **change}, "T1")
     assert "names table 'T1'" in record_problem(good, "T2")
+
+
+def test_a_tables_pit_is_checked_with_its_config(tmp_path, monkeypatch):
+    from controller.config import ConfigError, load_config
+    bad = tmp_path / "t.toml"
+    bad.write_text('[table]\npit = "3/east"\n')
+    with pytest.raises(ConfigError, match="table.pit: '3/east' is not a pit name"):
+        load_config(bad)
+    monkeypatch.setenv("TABLECTL_TABLE_PIT", "7")
+    assert load_config(ROOT / "config" / "table.toml").table.pit == "7"

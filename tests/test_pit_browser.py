@@ -147,8 +147,16 @@ def test_the_pit_view_shows_every_table_with_pace_holds_and_alerts(tmp_path, pg_
             "tr => tr.children[0].textContent)") for w in ENGLISH.findall(d)}
         assert not [w for w in ENGLISH.findall(body)
                     if w not in {"UTC", "Punto", "Banco"} | names], body
-        for proc in (procs["A"], procs["B"], procs["C"]):
-            proc.send_signal(signal.SIGTERM)
+        # the tables stop: offline, cleanly, each an alert
+        browser.get(url)
+        for table in "ABC":
+            procs[table].send_signal(signal.SIGTERM)
+        offline = wait("the tables offline", lambda: (lambda x: x if len(x) == 3 else None)(
+            browser.execute_script("return [...document.querySelectorAll("
+                                   "'#alerts li[data-kind=offline]')].map(li => li.textContent)"
+                                   )), timeout=30)
+        assert sorted(offline) == [f"Table {t} is offline." for t in "ABC"]
+        assert rows(browser)["A"]["cells"][-1] == "offline"
     finally:
         for proc in procs.values():
             if proc.poll() is None:
