@@ -149,7 +149,7 @@ def test_a_wrong_password_is_one_line_the_table_deals_on_and_nothing_is_lost(tmp
             assert j.cursor(CURSOR) == 0
         # the right password: the next start sends everything the journal kept
         pw.write_text("right-secret\n")
-        again = simulate(journal, b.url, env)
+        again = simulate(journal, b.url, {**env, "TABLECTL_FEED_DRAIN_TIMEOUT_S": "30"})
         assert again.returncode == 0 and not feed_lines(again.stderr), again.stderr
         with Journal.open_readonly(journal) as j:
             assert j.cursor(CURSOR) == j.last_seq
@@ -192,7 +192,9 @@ def test_an_untrusted_broker_certificate_is_one_line_and_the_right_ca_works(tmp_
         assert done.returncode == 0, done.stderr[-2000:]
         lines = feed_lines(done.stderr)
         assert len(lines) == 2 and "certificate" in lines[0] and "not trusted" in lines[0], lines
-        again = simulate(journal, b.url, {"TABLECTL_FEED_CA_FILE": str(tls["ca"])})
+        # the whole journal owed goes out at once (a busy machine may need more than 5 s)
+        again = simulate(journal, b.url, {"TABLECTL_FEED_CA_FILE": str(tls["ca"]),
+                                          "TABLECTL_FEED_DRAIN_TIMEOUT_S": "30"})
         assert again.returncode == 0 and not feed_lines(again.stderr), again.stderr
         with Journal.open_readonly(journal) as j:
             assert j.cursor(CURSOR) == j.last_seq

@@ -95,9 +95,13 @@ def test_three_tables_through_every_outage_end_in_the_store_once(tmp_path, pg_se
         except Exception:            # the schema not made yet, or the server restarting
             return 0
 
-    def progress(more: int = 60) -> None:
+    def progress(after: str, more: int = 60) -> None:
         before = stored()
-        wait(f"{more} more records in the store", lambda: stored() >= before + more)
+        try:
+            wait(f"{more} more records in the store {after}",
+                 lambda: stored() >= before + more)
+        except AssertionError as err:
+            raise AssertionError(f"{err}\n{store_log.read_text()[-3000:]}") from None
 
     try:
         procs["store"] = start_store()
@@ -121,22 +125,22 @@ def test_three_tables_through_every_outage_end_in_the_store_once(tmp_path, pg_se
                                 TABLECTL_PIN=PINS["sam"])
                 assert sent.returncode == 0, sent.stdout + sent.stderr
         # the store killed mid-shoe, and started again
-        progress()
+        progress("after the overrides")
         procs["store"].send_signal(signal.SIGKILL)
         procs["store"].wait(10)
         time.sleep(1.0)
         procs["store"] = start_store()
         # the database stopped mid-shoe, and started again
-        progress()
+        progress("after the store's restart")
         pg_server.stop("fast")
         time.sleep(1.5)
         pg_server.start()
         # the broker stopped mid-shoe, and started again (it keeps the store's session)
-        progress()
+        progress("after the database's restart")
         broker.stop()
         time.sleep(1.0)
         broker.start()
-        progress()
+        progress("after the broker's restart")
         for table in TABLES:
             procs[table].send_signal(signal.SIGTERM)
         for table in TABLES:
