@@ -83,7 +83,7 @@ def test_the_pit_view_shows_every_table_with_pace_holds_and_alerts(tmp_path, pg_
         page_log = tmp_path / "floor.err"
         procs["floor"] = subprocess.Popen(TABLECTL + [
             "floor", "--web", "127.0.0.1:0", "--feed", broker.url, "--db", db,
-            "--hold-alert-min", "0.05"], stdout=subprocess.DEVNULL,
+            "--hold-alert-min", "0.05", "--refresh-s", "1"], stdout=subprocess.DEVNULL,
             stderr=open(page_log, "w"), env=env(), cwd=ROOT)
         url = wait("the pit view's URL", lambda: (lambda m: m.group(1) if m else None)(
             re.search(r"pit view at (http://\S+)", page_log.read_text())))

@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "06:00)")
     p.add_argument("--shift-hours", type=float, default=8.0, metavar="H",
                    help="with --web: how long a shift lasts (default 8)")
+    p.add_argument("--refresh-s", type=float, default=5.0, metavar="S",
+                   help="with --web: how often the shift's figures are read from the store "
+                   "(default 5)")
     p.set_defaults(func=run)
 
 
@@ -107,7 +110,8 @@ def _web(args, broker, config) -> int:
     if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", args.shift_start):
         raise InputError(f"--shift-start {args.shift_start!r}: give HH:MM, e.g. 06:00")
     for flag, value, top in (("--shift-hours", args.shift_hours, 24),
-                             ("--hold-alert-min", args.hold_alert_min, 24 * 60)):
+                             ("--hold-alert-min", args.hold_alert_min, 24 * 60),
+                             ("--refresh-s", args.refresh_s, 3600)):
         if not math.isfinite(value) or not 0 < value <= top:
             raise InputError(f"{flag} {value}: give a number above 0, at most {top}")
     try:
@@ -122,7 +126,8 @@ def _web(args, broker, config) -> int:
     sock = bind(args.web, "--web")
     floor = Floor(broker.prefix)
     view = PitView(floor, db_url, hold_alert_s=args.hold_alert_min * 60,
-                   first_shift=args.shift_start, shift_hours=args.shift_hours)
+                   first_shift=args.shift_start, shift_hours=args.shift_hours,
+                   refresh_s=args.refresh_s)
     hub = PitHub(view)
     view.on_change = hub.changed
     watch = FloorWatch(broker, floor, on_change=hub.changed).start()
