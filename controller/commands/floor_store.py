@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sys
 from typing import Any
 
 
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         except schema.SchemaError as err:
             raise InputError(str(err)) from None
         except psycopg().Error as err:
-            print(f"tablectl floor-store: {refusal(db, err).text}")
+            print(f"tablectl floor-store: {refusal(db, err).text}", file=sys.stderr)
             return 1
         print(f"tablectl floor-store: {db.where}: floor schema version {now}"
               + (" (already)" if found == now else f" (was {found})"))
