@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/roads.py
 	$(BIN)/python bench/fuzz.py
 	$(BIN)/python bench/feed.py
+	$(BIN)/python bench/floor_store.py
 	$(BIN)/python bench/shuffle_fpr.py
 
 clean:

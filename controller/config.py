@@ -35,6 +35,7 @@ class TableCfg:
     demo_rounds: int = 0
     shoes: int = 0                    # shoes to run before exiting; 0 = until stopped
     language: str = "en"              # the dealer's prompts and screen: en, zh_Hant, hi, bn, th
+    pit: str = ""                     # the floor's pit the table stands in (on the floor feed)
 
 
 @dataclass(frozen=True)
@@ -217,6 +218,9 @@ def _check(cfg: Config) -> None:
     except ValueError:
         raise ConfigError(where, "table.language", f"{cfg.table.language!r} has no catalogue",
                           f"use one of {', '.join(LANGUAGES)}") from None
+    if len(cfg.table.pit) > 32 or any(c in cfg.table.pit for c in "/+#\0\n"):
+        raise ConfigError(where, "table.pit", f"{cfg.table.pit!r} is not a pit name",
+                          "give a short name such as 3 or east (no / + # or line breaks)")
     if cfg.shoe.protocol not in PROTOCOLS:
         raise ConfigError(where, "shoe.protocol", f"{cfg.shoe.protocol!r} is not a shoe protocol",
                           f"use one of {', '.join(PROTOCOLS)}")

@@ -402,3 +402,29 @@ def overrides(journal: Any, *, user: str | None = None, last: int | None = None)
         entry.update({name: rec.data.get(name) for name in FIELDS})
         found.append(entry)
     return found[-last:] if last else found
+
+
+def _when(utc: str) -> Any:
+    from datetime import datetime
+    return datetime.fromisoformat(utc.replace("Z", "+00:00"))
+
+
+def select_rounds(journal: Any, *, last: int | None = None, start: Any = None, end: Any = None,
+                  user: str | None = None) -> list[dict]:
+    """The rounds a recall asks for, oldest first: the newest `last` (default 10); with a
+    period (`start`, `end`: aware datetimes) the rounds of the records journaled in it (the
+    newest `last` of them when given); with `user` only the rounds in which that user made an
+    override or entered a command."""
+    if start is None and end is None and user is None:
+        return last_rounds(journal, last or 10)
+    records: Iterable[Record] = journal.records()
+    if start is not None or end is not None:
+        records = (r for r in records if (start is None or _when(r.utc) >= start)
+                   and (end is None or _when(r.utc) < end))
+    stories = build_rounds(records)
+    if user is not None:
+        stories = [s for s in stories if any(x.get("user") == user
+                                             for x in s["overrides"] + s["commands"])]
+    if last is None and start is None and end is None:
+        last = 10
+    return stories[-last:] if last else stories

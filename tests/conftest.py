@@ -54,3 +54,21 @@ def console_prefs(tmp_path, monkeypatch):
 def durable(monkeypatch):
     """Real fsync for this test and the processes it starts (crash and disk tests)."""
     monkeypatch.delenv("TABLECTL_TEST_NO_FSYNC", raising=False)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One real PostgreSQL for the tests of this session (of this worker); each test that uses
+    it takes a database of its own (`pg_url`). Skipped where PostgreSQL is not installed."""
+    from tests.pg import Postgres
+    server = Postgres().start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """A fresh database on the session's server (its URL, the superuser's)."""
+    return pg_server.new_database()

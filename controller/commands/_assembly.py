@@ -223,9 +223,10 @@ class TableAssembly:
         self._closers.append(self.display.close)
 
     def start_feed(self, broker: Any, *, drain_timeout_s: float = 5.0,
-                   retry_max_s: float = 30.0) -> None:
-        """The floor feed: the journal's public events, the table's view and its status to an
-        MQTT broker, on the feed's own thread (controller/feed)."""
+                   retry_max_s: float = 30.0, pit: str = "") -> None:
+        """The floor feed: the journal's public events, every record for the floor store, the
+        table's view and its status to an MQTT broker, on the feed's own thread
+        (controller/feed); `pit`: the floor's pit the table stands in ([table] pit)."""
         from controller.feed.outbox import FloorFeed
         from controller.feed.view import TableView
         svc = self.service
@@ -233,12 +234,12 @@ class TableAssembly:
             raise InputError("the floor feed sends from the journal: give --journal")
         feed = FloorFeed(broker, self.journal, table=svc.name, cursors=svc.cursors,
                          outlets=svc.outlets, drain_timeout_s=drain_timeout_s,
-                         retry_max_s=retry_max_s,
+                         retry_max_s=retry_max_s, pit=pit,
                          # the events the local publishers get, no more: not the inputs, nor
                          # the notes a restart does not republish either; but the anchors,
                          # so that a copy of the signed head exists off the table PC
                          private_kinds=(frozenset({"input"}) | NOTE_KINDS) - {"anchor"})
-        view = TableView(svc.name, self.profile, feed.on_state)
+        view = TableView(svc.name, self.profile, feed.on_state, pit=pit)
         view.prime(self.journal)
         svc.publishers.extend((feed, view))
         svc.subscribers.append(view.on_event)

@@ -13,6 +13,7 @@ import re
 import sys
 from typing import Any, Iterable
 
+from controller.commands._store import add_store_options, per_table, period, store_url
 from controller.errors import InputError
 
 DEFAULT_JOURNAL = os.path.join("var", "journal.db")
@@ -29,7 +30,9 @@ def register(subparsers: Any) -> None:
                    help=f"journal file (default {DEFAULT_JOURNAL})")
     p.add_argument("--last", type=int, metavar="N", help="only the newest N overrides")
     p.add_argument("--user", metavar="U", help="only the overrides of user U")
-    p.add_argument("--json", action="store_true", help="one JSON object per override")
+    add_store_options(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per override (from "
+                   "--store with its \"table\" and \"pit\")")
     p.set_defaults(func=run)
 
 
@@ -70,9 +73,13 @@ def rows(entries: Iterable[dict]) -> list[tuple[str, ...]]:
 
 
 def format_table(entries: list[dict]) -> str:
-    """The trail as aligned columns under a header (the last column is not padded)."""
+    """The trail as aligned columns under a header (the last column is not padded); with a
+    TABLE column first when the entries come from several tables (the floor store)."""
     cells = [COLUMNS, *rows(entries)]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS) - 1)]
+    if entries and "table" in entries[0]:
+        cells = [("TABLE", *COLUMNS), *[(_clean(e.get("table")), *r)
+                                         for e, r in zip(entries, rows(entries))]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]) - 1)]
     lines = ["  ".join([*(c.ljust(w) for c, w in zip(row, widths)), row[-1]]).rstrip()
              for row in cells]
     return "\n".join(lines)
@@ -86,23 +93,43 @@ def run(args: argparse.Namespace) -> int:
 
     if args.last is not None and args.last < 1:
         raise InputError(f"--last must be at least 1, not {args.last}")
+    start, end = period(args)
+    url = store_url(args)
+    if url is not None:
+        with per_table(args, url, start=start, end=end) as (where, chosen):
+            entries = [{"table": info.name, "pit": info.pit, **e} for info, journal in chosen
+                       for e in overrides(journal, user=args.user)]
+        entries.sort(key=lambda e: (str(e.get("utc")), e["table"], e["seq"]))
+        return _print(args, entries[-args.last:] if args.last else entries, where)
     if not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file (give --journal PATH)")
     try:
         with open_with_archives(args.journal) as journal:      # archived days included
-            entries = overrides(journal, user=args.user, last=args.last)
+            entries = overrides(journal, user=args.user)
     except JournalError as err:
         print(f"tablectl audit: {err}", file=sys.stderr)
         return 2
+    if start is not None or end is not None:
+        entries = [e for e in entries if _within(e.get("utc"), start, end)]
+    return _print(args, entries[-args.last:] if args.last else entries, args.journal)
+
+
+def _within(utc: Any, start: Any, end: Any) -> bool:
+    from controller.report.collect import utc as when
+    t = when(str(utc))
+    return (start is None or t >= start) and (end is None or t < end)
+
+
+def _print(args: argparse.Namespace, entries: list[dict], source: str) -> int:
     if args.json:
         for entry in entries:
             print(json.dumps(entry, ensure_ascii=False))
         return 0
     who = f" by {args.user}" if args.user else ""
     if not entries:
-        print(f"No overrides{who} in {args.journal}.")
+        print(f"No overrides{who} in {source}.")
         return 0
     count = len(entries)
-    print(f"OVERRIDES{who} in {args.journal}: {count} shown, oldest first, newest last")
+    print(f"OVERRIDES{who} in {source}: {count} shown, oldest first, newest last")
     print(format_table(entries))
     return 0

@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 
+from controller.commands._store import add_store_options, per_table, period, store_url
 from controller.errors import InputError
 
 DEFAULT_JOURNAL = os.path.join("var", "journal.db")
@@ -17,9 +18,14 @@ def register(subparsers) -> None:
                     "their slots, totals, winner, bets, irregularities and supervisor actions.")
     p.add_argument("--journal", default=DEFAULT_JOURNAL, metavar="PATH",
                    help=f"journal file (default {DEFAULT_JOURNAL})")
-    p.add_argument("--last", type=int, default=10, metavar="N",
-                   help="how many rounds (default 10: the last round and the nine before it)")
-    p.add_argument("--json", action="store_true", help="one JSON object per round")
+    p.add_argument("--last", type=int, metavar="N",
+                   help="how many rounds (default 10: the last round and the nine before it; "
+                   "with --from/--to every round of the period)")
+    p.add_argument("--user", metavar="U", help="only the rounds in which user U made an "
+                   "override or entered a command")
+    add_store_options(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per round (from "
+                   "--store with its \"table\")")
     p.set_defaults(func=run)
 
 
@@ -27,16 +33,21 @@ def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.journal import JournalError
     from controller.journal.archive import open_with_archives
-    from controller.recall import format_json_lines, format_text, last_rounds
+    from controller.recall import format_json_lines, format_text, select_rounds
 
-    if args.last < 1:
+    if args.last is not None and args.last < 1:
         raise InputError(f"--last must be at least 1, not {args.last}")
+    start, end = period(args)
+    url = store_url(args)
+    if url is not None:
+        return _from_store(args, url, start, end)
     if not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file (give --journal PATH)")
     try:
         # rounds of archived gaming days are read from the archives beside the journal
         with open_with_archives(args.journal) as journal:
-            stories = last_rounds(journal, args.last)
+            stories = select_rounds(journal, last=args.last, start=start, end=end,
+                                    user=args.user)
     except JournalError as err:
         print(f"tablectl recall: {err}", file=sys.stderr)
         return 2
@@ -44,5 +55,29 @@ def run(args: argparse.Namespace) -> int:
         if stories:
             print(format_json_lines(stories))
     else:
-        print(format_text(stories, source=args.journal, asked=args.last))
+        print(format_text(stories, source=args.journal, asked=_asked(args)))
+    return 0
+
+
+def _asked(args: argparse.Namespace) -> int | None:
+    return args.last if args.last is not None or args.start or args.end else 10
+
+
+def _from_store(args: argparse.Namespace, url: str, start, end) -> int:
+    """The same rounds from the floor store, table after table."""
+    import json
+
+    from controller.recall import format_text, select_rounds
+    texts = []
+    with per_table(args, url, start=start, end=end) as (where, chosen):
+        for info, journal in chosen:
+            stories = select_rounds(journal, last=args.last, start=start, end=end,
+                                    user=args.user)
+            if args.json:
+                for story in stories:
+                    print(json.dumps({"table": info.name, **story}, ensure_ascii=False))
+            else:
+                texts.append(format_text(stories, source=journal.path, asked=_asked(args)))
+    if texts:
+        print("\n\n".join(texts))
     return 0

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from controller.commands._store import add_store_options, per_table, store_url
 from controller.errors import InputError
 
 DEFAULT_JOURNAL = os.path.join("var", "journal.db")
@@ -42,11 +43,13 @@ def register(subparsers: Any) -> None:
                    "(default config/table.toml or $TABLECTL_CONFIG)")
     p.add_argument("--output", required=True, metavar="FILE",
                    help="where to write it: FILE.pdf or FILE.html")
+    add_store_options(p, period=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if not os.path.isfile(args.journal):
+    url = store_url(args)
+    if url is None and not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file (give --journal J)")
     out = Path(args.output)
     if out.suffix.lower() not in (".pdf", ".html", ".htm"):
@@ -66,19 +69,51 @@ def run(args: argparse.Namespace) -> int:
     from controller.report.render import write_html, write_pdf
     start = parse_time(args.start, "--from") if args.start else None
     end = parse_time(args.end, "--to") if args.end else None
-    with Journal.open_readonly(args.journal) as journal:
-        report = collect(journal, shoe=args.shoe, start=start, end=end)
+    if url is not None:
+        report: Any = _from_store(args, url, start, end)
+    else:
+        with Journal.open_readonly(args.journal) as journal:
+            report = collect(journal, shoe=args.shoe, start=start, end=end)
+    first = report[0] if isinstance(report, list) else report
     try:
         if out.suffix.lower() == ".pdf":
             pages = write_pdf(report, out, language)
-            print(f"tablectl report: {report.selection}: {pages} pages to {out}")
+            print(f"tablectl report: {first.selection}{_tables(report)}: {pages} pages to "
+                  f"{out}")
         else:
             images = write_html(report, out, language)
-            print(f"tablectl report: {report.selection}: {images} pictures to {out}")
+            print(f"tablectl report: {first.selection}{_tables(report)}: {images} pictures to "
+                  f"{out}")
     except OSError as err:          # a full disk, a file that cannot be replaced…
         raise InputError(f"--output {args.output}: cannot be written: "
                          f"{err.strerror or err}") from None
     return 0
+
+
+def _tables(report: Any) -> str:
+    if not isinstance(report, list):
+        return ""
+    names = [r.table for r in report]
+    return f", {len(names)} table{'s' if len(names) != 1 else ''} ({', '.join(names)})"
+
+
+def _from_store(args: argparse.Namespace, url: str, start: Any, end: Any) -> list:
+    """Each table's report from the floor store (tables with nothing in the selection are
+    left out; none at all is one line)."""
+    from controller.report.collect import collect
+    reports, skipped = [], []
+    with per_table(args, url) as (where, chosen):
+        for info, journal in chosen:
+            try:
+                report = collect(journal, shoe=args.shoe, start=start, end=end)
+            except InputError as err:
+                skipped.append(f"{info.name}: {str(err).rsplit(': ', 1)[-1]}")
+                continue
+            report.table = info.name
+            reports.append(report)
+    if not reports:
+        raise InputError(f"--store: nothing to report ({'; '.join(skipped)})")
+    return reports
 
 
 def _language(args: argparse.Namespace) -> str:

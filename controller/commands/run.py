@@ -170,7 +170,7 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
         asm.wire()
         if broker is not None:
             asm.start_feed(broker, drain_timeout_s=cfg.feed.drain_timeout_s,
-                           retry_max_s=cfg.feed.retry_max_s)
+                           retry_max_s=cfg.feed.retry_max_s, pit=cfg.table.pit)
         if listener is not None:
             # before resume: the events a restart republishes reach the display too
             asm.start_display(listener, language=normalise(cfg.table.language))

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
 def feed_settings(url: str, journal: str | None) -> dict:
     """The broker of `--feed URL`, the rest of its settings from the config's [feed] section
     ($TABLECTL_CONFIG or config/table.toml, and TABLECTL_FEED_*), and the table's name from
-    its [table] section."""
+    its [table] section (and its pit)."""
     from controller.config import load_config
     from controller.feed.broker import broker_from
     if not journal:
@@ -119,7 +119,7 @@ def feed_settings(url: str, journal: str | None) -> dict:
     return {"name": cfg.table.name,
             "feed": {"broker": broker_from(cfg.feed, url=url),
                      "drain_timeout_s": cfg.feed.drain_timeout_s,
-                     "retry_max_s": cfg.feed.retry_max_s}}
+                     "retry_max_s": cfg.feed.retry_max_s, "pit": cfg.table.pit}}
 
 
 class _Without:

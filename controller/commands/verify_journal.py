@@ -27,6 +27,11 @@ def register(subparsers) -> None:
     p.add_argument("--last-anchor", metavar="FILE", help="with --key: a file of JSON lines "
                    "kept off the table PC (the floor feed's, run --json): the journal must hold "
                    "its last anchor event")
+    p.add_argument("--store", metavar="URL", help="with --table: hold the journal to the "
+                   "records and anchors the floor store received from that table "
+                   "(postgresql://…)")
+    p.add_argument("--table", metavar="T", help="with --store: the table whose journal this "
+                   "is")
     p.set_defaults(func=run)
 
 
@@ -43,6 +48,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.last_anchor and not args.key:
         raise InputError("--last-anchor needs --key (the anchor is checked with it)")
+    if bool(args.store) != bool(args.table):
+        raise InputError("--store and --table go together (the store, and which table's "
+                         "journal this is)")
+    if args.store and args.last_anchor:
+        raise InputError("give --last-anchor or --store, not both (the store keeps the "
+                         "anchors)")
     key = load_key(args.key, "--key") if args.key else None
     kept = read_kept(args.last_anchor) if args.last_anchor else None
     try:
@@ -50,6 +61,10 @@ def run(args: argparse.Namespace) -> int:
             # from its first record when its older gaming days were archived
             result = verify(journal)
             anchors = verify_anchors(journal, key, kept) if key and result.ok else None
+            store = None
+            if args.store and result.ok:
+                from controller.floor.store.verify import against_store
+                store = against_store(journal, args.store, args.table, key)
             # without the key the anchors prove nothing: say so, rather than "intact" alone
             unchecked = (sum(1 for _ in journal.records(kinds=("anchor",)))
                          if key is None else 0)
@@ -58,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl verify-journal: {err}", file=sys.stderr)
         return 2
     also = f"; {archives}" if archives.parts or not archives.ok else ""
+    if store is not None:
+        also += f"; {store.text}"
+        if not store.ok:
+            print(f"journal {args.journal}: {result}{also}")
+            return 1
     if unchecked:
         also += (f"; {unchecked} anchor{'s' if unchecked != 1 else ''} not checked (give the "
                  f"anchor key: --key FILE)")

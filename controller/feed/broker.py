@@ -84,12 +84,15 @@ def broker_from(cfg: Any, *, url: str | None = None) -> Broker:
                   cfg.cert_file, cfg.key_file, int(cfg.keepalive_s))
 
 
-def new_client(broker: Broker, client_id: str, *, reconnect: bool = False) -> Any:
+def new_client(broker: Broker, client_id: str, *, reconnect: bool = False,
+               manual_ack: bool = False) -> Any:
     """An MQTT 5 client with credentials and TLS set. Without `reconnect` it serves one
-    connection: the caller decides when to try again, and starts over from what it knows."""
+    connection: the caller decides when to try again, and starts over from what it knows.
+    With `manual_ack` a QoS 1 message is acknowledged only when the caller says so."""
     import paho.mqtt.client as mqtt
     client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
-                         protocol=mqtt.MQTTv5, reconnect_on_failure=reconnect)
+                         protocol=mqtt.MQTTv5, reconnect_on_failure=reconnect,
+                         manual_ack=manual_ack)
     client.connect_timeout = 5.0
     if broker.username:
         client.username_pw_set(broker.username, broker.password or None)

@@ -1,7 +1,10 @@
 """The floor feed: the journal is the outbox.
 
 On its own thread the feed reads the journal (a read-only connection) after the last `seq` the
-broker acknowledged, publishes each public event in journal order at QoS 1, and hands each new
+broker acknowledged, publishes each public event in journal order at QoS 1 on the `events`
+topic, and every record as journaled (kind, data, times and hash: the inputs, sign-ins and
+notes too, cards of a round not yet revealed included) on the `records` topic, which the floor
+store keeps and nobody else should be let read; and hands each new
 "acknowledged up to" to the table's loop, which writes it (cursor "feed") in the transaction of
 its next input; a clean stop writes it too. After a broker outage, a network cut or a restart
 of the controller the feed starts again from that cursor: nothing is lost, and what was in
@@ -25,13 +28,14 @@ from typing import Any, MutableMapping
 
 from controller.feed.broker import Broker, Failure, connect_error, new_client, refused
 from controller.feed.public import PublicRecords
+from controller.feed.schema import FEED_SCHEMA
 from controller.journal import Journal, JournalError, utc_now
 from controller.logsetup import get_logger
 
 log = get_logger("controller.feed")
 
 CURSOR = "feed"
-WINDOW = 64                  # events published and not yet acknowledged, at most
+WINDOW = 64                  # messages published and not yet acknowledged, at most
 STATE_EVERY_S = 0.2          # the retained state is republished at most this often
 BEHIND_EVERY_S = 0.5         # how often the "behind" figure is counted while behind
 STILL_BEHIND_S = 60.0        # a reminder in the log while the broker stays away
@@ -52,8 +56,8 @@ class FloorFeed:
     def __init__(self, broker: Broker, journal: Journal, *, table: str,
                  cursors: MutableMapping[str, int], outlets: MutableMapping[str, dict],
                  private_kinds: frozenset[str], drain_timeout_s: float = 5.0,
-                 retry_max_s: float = 30.0):
-        self.broker, self.table = broker, table
+                 retry_max_s: float = 30.0, pit: str = ""):
+        self.broker, self.table, self.pit = broker, table, pit or None
         self.private_kinds = private_kinds       # journal records that are not public events
         self.journal_path = journal.path
         self.cursors, self.outlets = cursors, outlets
@@ -67,7 +71,8 @@ class FloorFeed:
         self.acked = start
         self.newest = journal.last_seq           # the newest seq journaled (set by the loop)
         self.cursors[CURSOR] = start
-        self.topics = {leaf: broker.topic(table, leaf) for leaf in ("events", "state", "status")}
+        self.topics = {leaf: broker.topic(table, leaf)
+                       for leaf in ("events", "records", "state", "status")}
         self.client_id = f"tablectl-{broker.prefix}-{table}"[:64]
         self._wake = Wake()
         self._acks: collections.deque[int] = collections.deque()   # mids the broker acked
@@ -159,7 +164,8 @@ class FloorFeed:
         anything (then the next attempt comes soon again; else the delay keeps growing)."""
         b = self.broker
         client = new_client(b, self.client_id)
-        client.will_set(self.topics["status"], _json({"table": self.table, "status": "offline",
+        client.will_set(self.topics["status"], _json({"v": FEED_SCHEMA, "table": self.table,
+                                                      "pit": self.pit, "status": "offline",
                                                       "clean": False}), qos=1, retain=True)
         client.max_inflight_messages_set(WINDOW)
         client.on_connect = self._on_connect
@@ -225,8 +231,10 @@ class FloorFeed:
         broker acknowledged anything: the link is up only then (a broker that accepts the
         connection but refuses the table's topics is still a failure, said once)."""
         client.publish(self.topics["status"], _json(
-            {"table": self.table, "status": "online", "utc": utc_now()}), qos=1, retain=True)
-        pending: collections.deque[list] = collections.deque()   # [seq, mid or None]
+            {"v": FEED_SCHEMA, "table": self.table, "pit": self.pit, "status": "online",
+             "utc": utc_now()}), qos=1, retain=True)
+        # [seq, messages of it not yet acknowledged], in journal order
+        pending: collections.deque[list] = collections.deque()
         in_flight: dict[int, list] = {}
         pos = self.acked
         assert self._reader is not None
@@ -250,8 +258,8 @@ class FloorFeed:
             while self._acks:                              # acknowledged by the broker
                 entry = in_flight.pop(self._acks.popleft(), None)
                 if entry is not None:
-                    entry[1] = None
-            while pending and pending[0][1] is None:
+                    entry[1] -= 1
+            while pending and pending[0][1] == 0:
                 self.acked = pending.popleft()[0]
             if not pending:
                 self.acked = max(self.acked, pos)
@@ -275,16 +283,20 @@ class FloorFeed:
         room = WINDOW - len(in_flight)
         for r in self._reader.records(after_seq=pos):
             pos = r.seq
-            if r.kind in self.private_kinds:
-                pending.append([r.seq, None])
-                continue
-            payload = _json({**records.public(r.seq, r.data), "seq": r.seq, "table": self.table,
-                             "utc": r.utc})
-            info = client.publish(self.topics["events"], payload, qos=1)
-            entry = [r.seq, info.mid]
+            entry = [r.seq, 0]
             pending.append(entry)
-            in_flight[info.mid] = entry
-            room -= 1
+            messages = [(self.topics["records"], {
+                "v": FEED_SCHEMA, "table": self.table, "pit": self.pit, "seq": r.seq,
+                "utc": r.utc, "mono": r.mono, "kind": r.kind, "data": r.data, "hash": r.hash})]
+            if r.kind not in self.private_kinds:
+                messages.append((self.topics["events"], {
+                    **records.public(r.seq, r.data), "seq": r.seq, "table": self.table,
+                    "utc": r.utc, "v": FEED_SCHEMA}))
+            for topic, body in messages:
+                info = client.publish(topic, _json(body), qos=1)
+                entry[1] += 1
+                in_flight[info.mid] = entry
+                room -= 1
             if room <= 0 or pos >= self.newest:
                 break
         return pos
@@ -298,12 +310,13 @@ class FloorFeed:
             return
         self._state_sent, self._state_at = (view, self.behind), now
         client.publish(self.topics["state"], _json(
-            {**view, "feed_behind": self.behind, "utc": utc_now()}), qos=1, retain=True)
+            {**view, "feed_behind": self.behind, "utc": utc_now(), "v": FEED_SCHEMA}), qos=1,
+            retain=True)
 
     def _goodbye(self, client: Any) -> None:
         info = client.publish(self.topics["status"], _json(
-            {"table": self.table, "status": "offline", "clean": True, "utc": utc_now()}),
-            qos=1, retain=True)
+            {"v": FEED_SCHEMA, "table": self.table, "pit": self.pit, "status": "offline",
+             "clean": True, "utc": utc_now()}), qos=1, retain=True)
         end = min(self._deadline, time.monotonic() + 2.0)
         while not info.is_published() and not self._lost and time.monotonic() < end:
             self._pump(client, 0.1)

@@ -18,9 +18,11 @@ RESULT_FIELDS = ("shoe", "round", "winner", "player_total", "banker_total", "nat
 
 
 class TableView:
-    def __init__(self, name: str, profile: Any, on_change: Callable[[dict], None]):
+    def __init__(self, name: str, profile: Any, on_change: Callable[[dict], None], *,
+                 pit: str = ""):
         self.on_change = on_change
-        self.base = {"table": name, "game": profile.game, "profile": profile.name}
+        self.base = {"table": name, "pit": pit or None, "game": profile.game,
+                     "profile": profile.name}
         self.prompt = ""
         self.status: dict = {}
         self.last_result: dict | None = None

@@ -74,6 +74,7 @@ class Report:
     journal: str
     selection: str                  # in English, for the command's own line and the log
     selection_words: Words | None = None    # the same for the report's reader
+    table: str = ""                 # the table's name, for a report from the floor store
     shoes: list[ShoeReport] = field(default_factory=list)
     results: list[dict] = field(default_factory=list)          # every result shown, in order
     result_times: list[datetime] = field(default_factory=list)

@@ -154,12 +154,45 @@ def figures(report: Report, exact: Any, say: Speaker | None = None) -> list[Any]
     figs += [charts.rounds_per_hour_figure(report, say), charts.hold_figure(report, say)]
     if exact is not None and report.counted:
         figs.append(charts.odds_figure(outcome_rows(report, exact), len(report.counted), say))
+    if report.table:               # several tables in one report: each picture says whose
+        for fig in figs:
+            fig.text(0.01, 0.995, f"{say('report.col.table')} {report.table}", va="top",
+                     ha="left", fontsize=9)
     return figs
 
 
 def title(report: Report, say: Speaker) -> str:
     what = report.selection_words or report.selection
     return say("report.title", what=what)
+
+
+def source(report: Report, say: Speaker) -> str:
+    """Where the report's records come from: the journal, or the floor store's table."""
+    if report.table:
+        return say("report.store_table", table=report.table,
+                   path=report.journal.rsplit(" table ", 1)[0])
+    return say("report.journal", path=report.journal)
+
+
+def floor_title(reports: list[Report], say: Speaker) -> str:
+    what = reports[0].selection_words or reports[0].selection
+    return say("report.floor_title", what=what, n=len(reports))
+
+
+def summary(reports: list[Report], say: Speaker) -> Table:
+    """One line a table: what a shift or pit report covers."""
+    num = say.number
+    return Table(say("report.tables"),
+                 [say("report.col.table"), say("report.shoes"), say("page.count.rounds"),
+                  say("report.void_rounds"), say("report.holds"), say("report.col.seconds"),
+                  say("report.overrides"), say("report.irregularities")],
+                 [[r.table or r.journal, num(len(r.shoes)), num(len(r.results)), num(r.void),
+                   num(len(r.holds)), say.fixed(sum(h.seconds or 0 for h in r.holds), 1),
+                   num(len(r.overrides)), num(len(r.irregularity_list))] for r in reports])
+
+
+def _many(report: "Report | list[Report]") -> list[Report]:
+    return list(report) if isinstance(report, list) else [report]
 
 
 # ---- the PDF's text pages: monospaced lines, 150 columns ------------------------------------
@@ -234,43 +267,54 @@ def _wrap(text: str, indent: str, measure: Measure | None) -> list[str]:
 def _lines(report: Report, parts: list[Table], say: Speaker | None = None,
            measure: Measure | None = None) -> list[str]:
     say = say or Speaker()
-    lines = [title(report, say), say("report.journal", path=report.journal), ""]
+    lines = [title(report, say), source(report, say), ""]
     for t in parts:
-        lines += [t.title.upper()]
-        if not t.rows:
-            lines += ["  " + say("report.none"), ""]
-            continue
-        if measure is None:
-            widths = [max(len(h), *(len(r[i]) for r in t.rows)) for i, h in enumerate(t.header)]
-            rows = ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths))
-                    for r in [t.header] + t.rows]
-            rows[0] = rows[0].rstrip()
-        else:
-            sizes = [max(measure(h), *(measure(r[i]) for r in t.rows))
-                     for i, h in enumerate(t.header)]
-            rows = [_row(r, sizes, measure) for r in [t.header] + t.rows]
-        lines.append(rows[0])
-        for r in rows[1:]:
-            lines += _wrap(r, "      ", measure)
-        if t.note:
-            lines += _wrap("  " + t.note, "  ", measure)
-        lines.append("")
+        lines += _table_lines(t, say, measure)
     return lines
 
 
-def write_pdf(report: Report, path: Path, language: str = SOURCE) -> int:
-    """The report as a PDF; its number of pages."""
+def _table_lines(t: Table, say: Speaker, measure: Measure | None) -> list[str]:
+    """A table as text lines: its title, its header and rows in columns, its note."""
+    lines = [t.title.upper()]
+    if not t.rows:
+        return lines + ["  " + say("report.none"), ""]
+    if measure is None:
+        widths = [max(len(h), *(len(r[i]) for r in t.rows)) for i, h in enumerate(t.header)]
+        rows = ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths))
+                for r in [t.header] + t.rows]
+        rows[0] = rows[0].rstrip()
+    else:
+        sizes = [max(measure(h), *(measure(r[i]) for r in t.rows))
+                 for i, h in enumerate(t.header)]
+        rows = [_row(r, sizes, measure) for r in [t.header] + t.rows]
+    lines.append(rows[0])
+    for r in rows[1:]:
+        lines += _wrap(r, "      ", measure)
+    if t.note:
+        lines += _wrap("  " + t.note, "  ", measure)
+    lines.append("")
+    return lines
+
+
+def write_pdf(report: "Report | list[Report]", path: Path, language: str = SOURCE) -> int:
+    """The report as a PDF (several tables': a line each first, then each table's report);
+    its number of pages."""
     from matplotlib.backends.backend_pdf import PdfPages
     from matplotlib.figure import Figure
     say = Speaker(language)
-    exact, note = exact_odds(report)
+    reports = _many(report)
+    odds = [exact_odds(r) for r in reports]
     pages = 0
     mono = fonts.monospace(language)
+    heading = title(reports[0], say) if len(reports) == 1 else floor_title(reports, say)
     with fonts.drawing(language), \
-            PdfPages(path, metadata={"Title": title(report, say),
-                                     "Creator": "tablectl report"}) as pdf:
-        lines = _lines(report, tables(report, exact, note, say), say,
-                       measure_for(language, mono))
+            PdfPages(path, metadata={"Title": heading, "Creator": "tablectl report"}) as pdf:
+        measure = measure_for(language, mono)
+        lines = []
+        if len(reports) > 1:
+            lines = [heading, ""] + _table_lines(summary(reports, say), say, measure) + [""]
+        for r, (exact, note) in zip(reports, odds):
+            lines += _lines(r, tables(r, exact, note, say), say, measure)
         per_page = 52
         for start in range(0, len(lines), per_page):
             fig = Figure(figsize=charts.A4)
@@ -279,34 +323,55 @@ def write_pdf(report: Report, path: Path, language: str = SOURCE) -> int:
                          va="top")
             pdf.savefig(fig)
             pages += 1
-        for fig in figures(report, exact, say):
-            pdf.savefig(fig)
-            pages += 1
+        for r, (exact, _) in zip(reports, odds):
+            for fig in figures(r, exact, say):
+                pdf.savefig(fig)
+                pages += 1
     return pages
 
 
-def write_html(report: Report, path: Path, language: str = SOURCE) -> int:
+def write_html(report: "Report | list[Report]", path: Path, language: str = SOURCE) -> int:
     """The report as one HTML file (pictures inline); its number of pictures."""
     say = Speaker(language)
-    exact, note = exact_odds(report)
-    heading = html.escape(title(report, say))
+    reports = _many(report)
+    heading = html.escape(title(reports[0], say) if len(reports) == 1
+                          else floor_title(reports, say))
     out = [f"<!doctype html><html lang='{say.html_lang}'><head><meta charset='utf-8'>",
            f"<title>{heading}</title>",
            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;"
            "margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:2px 8px;font-size:90%}"
            "th{background:#eee}img{max-width:100%}</style></head><body>",
-           f"<h1>{heading}</h1>",
-           f"<p>{html.escape(say('report.journal', path=report.journal))}</p>"]
+           f"<h1>{heading}</h1>"]
+    if len(reports) > 1:
+        out += _html_table(summary(reports, say), say)
+    images = 0
+    for r in reports:
+        images += _html_report(r, out, say, language, many=len(reports) > 1)
+    out.append("</body></html>")
+    path.write_text("\n".join(out), encoding="utf-8")
+    return images
+
+
+def _html_table(t: Table, say: Speaker) -> list[str]:
+    out = [f"<h2>{html.escape(t.title)}</h2>"]
+    if not t.rows:
+        return out + [f"<p>{html.escape(say('report.none'))}</p>"]
+    out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
+               + "</tr>")
+    out += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
+            for r in t.rows]
+    out.append("</table>" + (f"<p>{html.escape(t.note)}</p>" if t.note else ""))
+    return out
+
+
+def _html_report(report: Report, out: list[str], say: Speaker, language: str, *,
+                 many: bool) -> int:
+    exact, note = exact_odds(report)
+    if many:
+        out.append(f"<h1>{html.escape(title(report, say))}</h1>")
+    out.append(f"<p>{html.escape(source(report, say))}</p>")
     for t in tables(report, exact, note, say):
-        out.append(f"<h2>{html.escape(t.title)}</h2>")
-        if not t.rows:
-            out.append(f"<p>{html.escape(say('report.none'))}</p>")
-            continue
-        out.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
-                   + "</tr>")
-        out += ["<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>"
-                for r in t.rows]
-        out.append("</table>" + (f"<p>{html.escape(t.note)}</p>" if t.note else ""))
+        out += _html_table(t, say)
     images = 0
     out.append(f"<h2>{html.escape(say('report.pictures'))}</h2>")
     alt = html.escape(say("report.picture"), quote=True)
@@ -317,6 +382,4 @@ def write_html(report: Report, path: Path, language: str = SOURCE) -> int:
             out.append(f"<img alt='{alt}' src='data:image/png;base64,"
                        f"{base64.b64encode(buf.getvalue()).decode()}'>")
             images += 1
-    out.append("</body></html>")
-    path.write_text("\n".join(out), encoding="utf-8")
     return images

@@ -517,10 +517,48 @@ REPORT: dict[str, Message] = {
     "report.outcome.first_three_straight_flush": "First 3: straight flush",
     "report.outcome.first_three_straight": "First 3: straight",
     "report.outcome.first_three_flush": "First 3: flush",
+    # a report of several tables from the floor store
+    "report.floor_title": ("Floor report: {what}, {n} table", "Floor report: {what}, {n} tables"),
+    "report.tables": "Tables", "report.col.table": "Table",
+    "report.store_table": "Table {table}, from the floor store {path}",
+}
+
+#: the pit view (`tablectl floor --web`): every table of the floor with its pace and holds, the
+#: dealers of the shift and the alerts (with the games', states', kinds' and devices' words)
+PIT: dict[str, Message] = {
+    "pit.title": "Pit view",
+    "pit.col.table": "Table", "pit.col.pit": "Pit", "pit.col.game": "Game",
+    "pit.col.state": "State", "pit.col.where": "Shoe and round",
+    "pit.col.last": "Last result", "pit.col.hold": "Hold", "pit.col.links": "Devices",
+    "pit.col.feed": "Feed", "pit.col.status": "Connection",
+    "pit.col.pace_hour": "Hands an hour, last hour", "pit.col.pace_shift": "Hands an hour, shift",
+    "pit.col.hold_share": "Time on hold, shift", "pit.col.irregularities": "Irregularities, shift",
+    "pit.col.dealer": "Dealer", "pit.col.tables": "Tables", "pit.col.hands": "Hands",
+    "pit.online": "online", "pit.offline": "offline",
+    "pit.offline_lost": "offline, connection lost", "pit.not_heard": "not heard yet",
+    "pit.links_up": "all connected", "pit.link_down": "{device} disconnected",
+    "pit.feed_ok": "up to date",
+    "pit.feed_behind": ("{n} event behind", "{n} events behind"),
+    "pit.hold_seconds": "{kind}, for {seconds} s",
+    "pit.hold_minutes": ("{kind}, for {n} minute", "{kind}, for {n} minutes"),
+    "pit.dealers": "Dealers this shift", "pit.alerts": "Alerts", "pit.no_alerts": "No alerts.",
+    "pit.no_dealers": "No dealer has signed in this shift.",
+    "pit.alert.hold": ("Table {table} has been on hold for {n} minute: {kind}.",
+                       "Table {table} has been on hold for {n} minutes: {kind}."),
+    "pit.alert.offline": "Table {table} is offline.",
+    "pit.alert.offline_lost": "Table {table} went offline without a clean stop.",
+    "pit.alert.gap": "The floor store is missing records {low} to {high} of table {table}.",
+    "pit.alert.chain": "The floor store received a record of table {table} that does not "
+                       "follow the one before it (record {low}).",
+    "pit.alert.store": "The floor store cannot be read: {why}",
+    "pit.no_store": "Hands an hour and time on hold come from the floor store, which this view "
+                    "was not given.",
+    "pit.shift": "Shift from {time} UTC",
+    "pit.updated": "Updated {time} UTC",
 }
 
 SECTIONS = (PROMPTS, STEPS, DECISIONS, STATES, PROBLEMS, DEALER_HOLDS, KINDS, ROLES, DEVICES,
-            ACTIONS, HELP, ARGS, REFUSALS, CONSOLE, ERRORS, GAMES, CARDS, PAGE, REPORT)
+            ACTIONS, HELP, ARGS, REFUSALS, CONSOLE, ERRORS, GAMES, CARDS, PAGE, REPORT, PIT)
 
 MESSAGES: dict[str, Message] = {code: text for section in SECTIONS
                                 for code, text in section.items()}
