@@ -204,7 +204,8 @@ class TableAssembly:
         if notes and not self.service.journal_failed:
             self.journal.append_many([(kind, n) for n in notes])
 
-    def start_display(self, sock: Any, language: str = "en") -> None:
+    def start_display(self, sock: Any, language: str = "en",
+                      extra_routes: list | None = None) -> None:
         """The web display on a bound socket: first the current shoe's events from the
         journal (a table started again mid-shoe), then the live ones."""
         from controller import display
@@ -217,7 +218,8 @@ class TableAssembly:
             finally:
                 past.close()
         hub, self.display = display.start(sock, reveal=self.profile.reveal, history=history,
-                                          language=language, simulator=self.service.simulated)
+                                          language=language, simulator=self.service.simulated,
+                                          extra_routes=extra_routes)
         self.service.publishers.append(hub)
         self.service.subscribers.append(hub.on_status)
         self._closers.append(self.display.close)
