@@ -18,6 +18,7 @@ from controller.feed.outbox import CURSOR
 from controller.feed.view import TableView
 from controller.journal import Journal
 from controller.service.recovery import NOTE_KINDS
+from tests.eventcheck import check_events, check_payload
 from tests.broker import Mosquitto, Subscriber, make_certificates, need_mosquitto
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,13 +100,22 @@ def test_every_public_event_goes_out_in_journal_order_with_state_and_status(tmp_
     # complete, in order, each exactly as journaled, with its seq, the table and the UTC time
     assert [e["seq"] for e in events] == [r.seq for r in records]
     for e, r in zip(events, records):
-        assert {k: v for k, v in e.items() if k not in ("seq", "table", "utc")} == r.data
+        assert {k: v for k, v in e.items()
+                if k not in ("seq", "table", "utc", "schema_version")} == r.data
         assert (e["table"], e["utc"]) == ("T1", r.utc)
+    # every payload of the three topics as the published contract says, its version with it
+    check_events(events)
     # the same events as --json printed (prompts are not journaled: they are in the state)
     printed = [json.loads(x) for x in done.stdout.splitlines()]
     assert [e["seq"] for e in printed] == [e["seq"] for e in events]
     status = [p for t, p, _ in msgs if t == "tables/T1/status"]
     assert [s["status"] for s in status] == ["online", "offline"] and status[-1]["clean"]
+    from controller.software import identity
+    assert status[0]["software_sha256"] == identity()["software_sha256"]
+    for payload in status:
+        check_payload(payload, "feed.status")
+    for payload in [p for t, p, _ in msgs if t == "tables/T1/state"]:
+        check_payload(payload, "feed.state")
     state = [p for t, p, _ in msgs if t == "tables/T1/state"][-1]
     rounds = [e for e in events if e["event"] == "round_result"]
     assert state["last_result"]["round"] == rounds[-1]["round"]

@@ -235,7 +235,7 @@ class TableAssembly:
             raise InputError("the floor feed sends from the journal: give --journal")
         feed = FloorFeed(broker, self.journal, table=svc.name, cursors=svc.cursors,
                          outlets=svc.outlets, drain_timeout_s=drain_timeout_s,
-                         retry_max_s=retry_max_s,
+                         retry_max_s=retry_max_s, software=_software_sha256,
                          # the events the local publishers get, no more: not the inputs, nor
                          # the notes a restart does not republish either; but the anchors,
                          # so that a copy of the signed head exists off the table PC
@@ -344,3 +344,9 @@ def _pending_requests(table: Any) -> list[str]:
     if shoe is not None and shoe.counting == "shuffler":
         return ["count_rest"]
     return []
+
+
+def _software_sha256() -> str:
+    """The software's identity for the floor feed's online message (hashed once a process)."""
+    from controller.software import identity
+    return identity()["software_sha256"]

@@ -27,6 +27,7 @@ from controller.feed.broker import Broker, Failure, connect_error, new_client, r
 from controller.feed.public import PublicRecords
 from controller.journal import Journal, JournalError, utc_now
 from controller.logsetup import get_logger
+from controller.schema import stamped
 
 log = get_logger("controller.feed")
 
@@ -43,7 +44,7 @@ _REFUSALS = {0x87: "not authorised", 0x90: "topic name invalid", 0x95: "packet t
 
 
 def _json(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    return json.dumps(stamped(obj), separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class FloorFeed:
@@ -52,8 +53,11 @@ class FloorFeed:
     def __init__(self, broker: Broker, journal: Journal, *, table: str,
                  cursors: MutableMapping[str, int], outlets: MutableMapping[str, dict],
                  private_kinds: frozenset[str], drain_timeout_s: float = 5.0,
-                 retry_max_s: float = 30.0):
+                 retry_max_s: float = 30.0, software: Any = None):
         self.broker, self.table = broker, table
+        # () -> the software's SHA-256, told in the online message (asked when first needed:
+        # the identity is hashed off the loop's thread)
+        self.software = software
         self.private_kinds = private_kinds       # journal records that are not public events
         self.journal_path = journal.path
         self.cursors, self.outlets = cursors, outlets
@@ -102,6 +106,17 @@ class FloorFeed:
         """The table's view changed (loop's thread): the feed sends the newest."""
         self._state = view
         self._wake.set()
+
+    def _software(self) -> dict[str, str]:
+        """What the online message says of the software the table runs."""
+        from controller import __version__
+        out = {"version": __version__}
+        if self.software is not None:
+            try:
+                out["software_sha256"] = str(self.software())
+            except Exception as err:        # the feed goes on without it; the log says why
+                log.warning("software id not known for the online message", error=repr(err))
+        return out
 
     # ------------------------------------------------------------------ lifetime
     def start(self) -> "FloorFeed":
@@ -225,7 +240,8 @@ class FloorFeed:
         broker acknowledged anything: the link is up only then (a broker that accepts the
         connection but refuses the table's topics is still a failure, said once)."""
         client.publish(self.topics["status"], _json(
-            {"table": self.table, "status": "online", "utc": utc_now()}), qos=1, retain=True)
+            {"table": self.table, "status": "online", **self._software(), "utc": utc_now()}),
+            qos=1, retain=True)
         pending: collections.deque[list] = collections.deque()   # [seq, mid or None]
         in_flight: dict[int, list] = {}
         pos = self.acked
