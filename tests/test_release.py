@@ -180,3 +180,21 @@ def test_two_installs_of_the_release_from_the_lock_have_one_identity(release, tm
     third = json.loads(tablectl(other, "software-id", "--json").stdout)
     assert third["software_sha256"] != first["software_sha256"]
     assert third["dependencies"].startswith("not as locked: transitions==")
+
+
+def test_the_lock_pins_every_dependency_within_its_range_with_hashes():
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    from controller.lockfile import normalise, read_lock
+    pinned = {e.name: e for e in read_lock(LOCK)}
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    for text in deps:
+        req = Requirement(text)
+        entry = pinned.get(normalise(req.name))
+        assert entry is not None, f"{req.name} is not in {LOCK.name}: make lock"
+        assert req.specifier.contains(entry.version), f"{req} but {entry.version} locked"
+        assert entry.hashes
+    # nothing of an extra (the report's matplotlib, the test tools) is on a table PC
+    assert not {"matplotlib", "numpy", "pytest", "selenium"} & set(pinned)
