@@ -27,6 +27,8 @@ def register(subparsers) -> None:
     p.add_argument("--last-anchor", metavar="FILE", help="with --key: a file of JSON lines "
                    "kept off the table PC (the floor feed's, run --json): the journal must hold "
                    "its last anchor event")
+    p.add_argument("--json", action="store_true", help="print one JSON object (ok, records, "
+                   "last_seq, first_bad_seq, snapshots, anchors, archives) instead of a line")
     p.set_defaults(func=run)
 
 
@@ -57,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     except JournalError as err:
         print(f"tablectl verify-journal: {err}", file=sys.stderr)
         return 2
+    if getattr(args, "json", False):
+        return _print_json(args.journal, result, anchors, archives, unchecked)
     also = f"; {archives}" if archives.parts or not archives.ok else ""
     if unchecked:
         also += (f"; {unchecked} anchor{'s' if unchecked != 1 else ''} not checked (give the "
@@ -66,3 +70,21 @@ def run(args: argparse.Namespace) -> int:
         return 0 if result.ok and archives.ok else 1
     print(f"journal {args.journal}: {result}; {anchors}{also}")
     return 0 if anchors.ok and archives.ok else 1
+
+
+def _print_json(path: str, result, anchors, archives, unchecked: int) -> int:
+    """The check as one JSON object; the exit status as without --json."""
+    import json
+    ok = result.ok and archives.ok and (anchors is None or anchors.ok)
+    out = {"journal": path, "ok": ok, "records": result.records_checked,
+           "last_seq": result.last_seq, "first_bad_seq": result.first_bad_seq,
+           "reason": result.reason, "snapshots": result.snapshots_checked,
+           "bad_snapshot": result.bad_snapshot_id, "summary": str(result),
+           "anchors": None if anchors is None else {
+               "ok": anchors.ok, "count": anchors.anchors, "last_seq": anchors.last_seq,
+               "unanchored": anchors.unanchored, "problem": anchors.problem},
+           "anchors_unchecked": unchecked,
+           "archives": {"ok": archives.ok, "parts": archives.parts,
+                        "problems": list(archives.problems)}}
+    print(json.dumps(out))
+    return 0 if ok else 1
