@@ -307,7 +307,8 @@ def test_under_on_reveal_the_feed_shows_nothing_of_a_round_before_its_reveal(tmp
         assert cards and all(x["code"] is None for x in cards)
         pending = [x for x in before if x["event"] == "round_result"]
         assert pending == [{"event": "round_result", "shoe": e["shoe"], "round": e["round"],
-                            "game": "punto_banco", "reveal": "pending", "seq": pending[0]["seq"], "table": "T1",
+                            "game": "punto_banco", "reveal": "pending", "seq": pending[0]["seq"],
+                            "schema_version": 1, "table": "T1",
                             "utc": pending[0]["utc"]}]
         revealed += 1
     assert revealed == len(journaled)
@@ -375,8 +376,8 @@ def test_the_journals_anchors_reach_the_floor(tmp_path, broker):
     msgs = sub.wait_for(lambda m: len([p for _, p, _ in m if p["event"] == "anchor"])
                         >= len(anchors))
     sub.close()
-    sent = [{k: v for k, v in p.items() if k not in ("table", "utc")} for _, p, _ in msgs
-            if p["event"] == "anchor"]
+    sent = [{k: v for k, v in p.items() if k not in ("table", "utc", "schema_version")}
+            for _, p, _ in msgs if p["event"] == "anchor"]
     assert sent == anchors
     last = tmp_path / "floor-anchors.jsonl"
     last.write_text("".join(json.dumps(a) + "\n" for a in sent))
