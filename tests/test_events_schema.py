@@ -99,3 +99,13 @@ def test_the_contract_is_shipped_and_rendered_in_docs():
     assert (ROOT / "docs" / "events.md").read_text() == render(), \
         "docs/events.md is not the schema's rendering: python -m controller.schema.render " \
         "docs/events.md"
+
+
+def test_the_live_tables_output_follows_the_contract(tmp_path, capsys):
+    """`tablectl run --json` adds the dealer's prompts (not journaled) to the same events."""
+    assert main(["run", "--config", str(ROOT / "config" / "table.toml"), "--shoes", "1",
+                 "--pace", "0", "--no-control", "--journal", str(tmp_path / "j.db"),
+                 "--json"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    kinds = check_events(events)
+    assert {"prompt", "shoe_started", "round_result", "shoe_ended"} <= kinds
