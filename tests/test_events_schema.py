@@ -109,3 +109,30 @@ def test_the_live_tables_output_follows_the_contract(tmp_path, capsys):
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     kinds = check_events(events)
     assert {"prompt", "shoe_started", "round_result", "shoe_ended"} <= kinds
+
+
+def test_the_floor_feeds_events_under_on_reveal_follow_the_contract(tmp_path, capsys):
+    """What the events topic sends of a journal (controller.feed.public), cards face down and
+    results pending until the dealer's reveal, as the broker would carry it."""
+    from controller.feed.public import PublicRecords
+    from controller.journal import Journal
+    from controller.schema import stamped
+    text = (ROOT / "config" / "profiles" / "macau.toml").read_text()
+    profile = tmp_path / "reveal.toml"
+    profile.write_text(text.replace('name = "macau"', 'name = "macau-reveal"')
+                       + '\n[display]\nreveal = "on_reveal"\n')
+    journal = tmp_path / "j.db"
+    assert main(["simulate", "--profile", str(profile), "--seed", "4", "--journal",
+                 str(journal)]) == 0
+    capsys.readouterr()
+    from controller.service.recovery import NOTE_KINDS
+    with Journal.open_readonly(str(journal)) as j:
+        public = PublicRecords(j, 0)
+        sent = [stamped({**public.public(r.seq, r.data), "seq": r.seq, "table": "T1",
+                         "utc": r.utc}) for r in j.records()
+                if r.kind != "input" and r.kind not in NOTE_KINDS]
+    assert any(e["event"] == "card" and e["code"] is None for e in sent)
+    assert any(e["event"] == "round_result" and e.get("reveal") == "pending"
+               and "bets" not in e for e in sent)
+    assert any(e["event"] == "reveal" and "bets" in e.get("result", {}) for e in sent)
+    check_events(sent)

@@ -59,13 +59,20 @@ def _type(p: dict[str, Any]) -> str:
     return str(t)
 
 
+def _referenced(p: dict[str, Any]) -> dict[str, Any]:
+    """The definition a property refers to (`$ref: #/$defs/NAME`), or {}."""
+    ref = p.get("$ref", "")
+    return schema()["$defs"].get(ref.rsplit("/", 1)[-1], {}) if ref else {}
+
+
 def _table(d: dict[str, Any], skip: tuple[str, ...] = ()) -> list[str]:
     required = set(d.get("required", ()))
     rows = ["| field | type | | meaning |", "|---|---|---|---|"]
     for name, p in d.get("properties", {}).items():
         if name in skip:
             continue
-        desc = p.get("description", "").replace("|", "\\|")
+        desc = p.get("description") or _referenced(p).get("description", "")
+        desc = desc.replace("|", "\\|")
         rows.append(f"| `{name}` | {_type(p)} | {'required' if name in required else ''} | "
                     f"{desc} |")
     return rows
