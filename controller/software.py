@@ -25,6 +25,7 @@ import hashlib
 import hmac
 import re
 import shutil
+import threading
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -248,10 +249,19 @@ def software_digest(release: str, deps: str, plugins: str = "") -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-@lru_cache(maxsize=1)
+_IDENTITY_LOCK = threading.Lock()
+
+
 def identity(root: Path = ROOT) -> dict[str, Any]:
     """The release, its dependencies (as locked, or what differs), its plugins, and the one
-    software SHA-256 of them all."""
+    software SHA-256 of them all; hashed once a process (threads that ask meanwhile wait for
+    the one hashing)."""
+    with _IDENTITY_LOCK:
+        return _identity(root)
+
+
+@lru_cache(maxsize=1)
+def _identity(root: Path) -> dict[str, Any]:
     from controller.locations import lock_file
     from controller.lockfile import LockError, lock_digest, read_lock
     release = release_digest(root)
