@@ -85,7 +85,8 @@ def test_metrics_move_as_cards_are_read_and_the_probes_answer(tmp_path):
             assert get(base + "healthz") == (200, json.dumps({"live": True}))
             code, body = get(base + "readyz")
             assert code == 200 and json.loads(body) == {"ready": True, "why": []}
-        proc.wait(timeout=120)
+        proc.terminate()                  # SIGTERM, as systemd stops it: a clean stop
+        proc.wait(timeout=60)
         assert proc.returncode == 0, log.read_text()
     finally:
         if proc.poll() is None:
