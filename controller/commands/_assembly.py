@@ -235,7 +235,7 @@ class TableAssembly:
             raise InputError("the floor feed sends from the journal: give --journal")
         feed = FloorFeed(broker, self.journal, table=svc.name, cursors=svc.cursors,
                          outlets=svc.outlets, drain_timeout_s=drain_timeout_s,
-                         retry_max_s=retry_max_s, software=SoftwareId(),
+                         retry_max_s=retry_max_s, software=_software_sha256(),
                          # the events the local publishers get, no more: not the inputs, nor
                          # the notes a restart does not republish either; but the anchors,
                          # so that a copy of the signed head exists off the table PC
@@ -346,22 +346,9 @@ def _pending_requests(table: Any) -> list[str]:
     return []
 
 
-class SoftwareId:
-    """The software's SHA-256 for the floor feed's online message: hashed on a thread of its own
-    (it reads every file of the release and checks its dependencies), never on the feed's;
-    None until then."""
-
-    def __init__(self) -> None:
-        import threading
-        self.value: str | None = None
-        threading.Thread(target=self._hash, name="software-id-feed", daemon=True).start()
-
-    def _hash(self) -> None:
-        from controller.software import identity
-        try:
-            self.value = identity()["software_sha256"]
-        except Exception as err:            # the feed goes on without it; the log says why
-            log.warning("software id not known for the floor feed", error=repr(err))
-
-    def __call__(self) -> str | None:
-        return self.value
+def _software_sha256() -> str:
+    """The software's SHA-256 for the floor feed's online message, hashed before the feed
+    starts (once a process: a table PC's start has hashed it already), so that the feed never
+    waits for it while it owes events."""
+    from controller.software import identity
+    return identity()["software_sha256"]

@@ -53,11 +53,9 @@ class FloorFeed:
     def __init__(self, broker: Broker, journal: Journal, *, table: str,
                  cursors: MutableMapping[str, int], outlets: MutableMapping[str, dict],
                  private_kinds: frozenset[str], drain_timeout_s: float = 5.0,
-                 retry_max_s: float = 30.0, software: Any = None):
+                 retry_max_s: float = 30.0, software: str = ""):
         self.broker, self.table = broker, table
-        # () -> the software's SHA-256 for the online message, or None while it is being hashed
-        # (never waited for: the feed connects at once and tells it when it is known)
-        self.software = software
+        self.software = software                 # its SHA-256, told in the online message
         self.private_kinds = private_kinds       # journal records that are not public events
         self.journal_path = journal.path
         self.cursors, self.outlets = cursors, outlets
@@ -107,22 +105,13 @@ class FloorFeed:
         self._state = view
         self._wake.set()
 
-    def _software(self) -> dict[str, str]:
-        """What the online message says of the software the table runs (so far)."""
+    def _announce(self, client: Any) -> None:
+        """The retained online message, with the software the table runs."""
         from controller import __version__
-        out = {"version": __version__}
-        sha = self.software() if self.software is not None else None
-        if sha:
-            out["software_sha256"] = str(sha)
-        return out
-
-    def _announce(self, client: Any) -> dict[str, str]:
-        """The retained online message; what it said of the software."""
-        said = self._software()
+        software = {"software_sha256": self.software} if self.software else {}
         client.publish(self.topics["status"], _json(
-            {"table": self.table, "status": "online", **said, "utc": utc_now()}),
-            qos=1, retain=True)
-        return said
+            {"table": self.table, "status": "online", "version": __version__, **software,
+             "utc": utc_now()}), qos=1, retain=True)
 
     # ------------------------------------------------------------------ lifetime
     def start(self) -> "FloorFeed":
@@ -245,7 +234,7 @@ class FloorFeed:
         """Publish after the acknowledged seq, in order, WINDOW at most in flight. True if the
         broker acknowledged anything: the link is up only then (a broker that accepts the
         connection but refuses the table's topics is still a failure, said once)."""
-        said = self._announce(client)
+        self._announce(client)
         pending: collections.deque[list] = collections.deque()   # [seq, mid or None]
         in_flight: dict[int, list] = {}
         pos = self.acked
@@ -267,8 +256,6 @@ class FloorFeed:
             if self._acks and not up:
                 up = True
                 self._up()
-            if self.software is not None and "software_sha256" not in said and self.software():
-                said = self._announce(client)          # hashed since: the online message again
             while self._acks:                              # acknowledged by the broker
                 entry = in_flight.pop(self._acks.popleft(), None)
                 if entry is not None:
