@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench clean
+.PHONY: run test bench clean dist lock
 
 # The tests start many tablectl processes: let Python keep its compiled modules (__pycache__,
 # ignored by git) so that each compiles the controller once, not once a process
@@ -19,13 +19,29 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/tablectl run --config config/table.toml
 
-# layers, types, then every test: four workers on two cores, since many tests wait on devices
-# and processes rather than compute; tests marked with one xdist_group share a worker (and what
-# it has computed once)
+# layers, types, the documents as a site, then every test: four workers on two cores, since
+# many tests wait on devices and processes rather than compute; tests marked with one
+# xdist_group share a worker (and what it has computed once)
 test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+	$(BIN)/mkdocs build --strict -q
 	$(BIN)/pytest -n 4 --dist loadgroup
+
+# the release: dist/tablectl-VERSION-py3-none-any.whl (with its shipped files, setup.py) and
+# the table PC's lock beside it
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m pip wheel -q --no-deps --no-build-isolation -w dist .
+	cp requirements/table-pc.txt dist/
+
+# the table PC's lock: every distribution the service runs on, pinned with its hashes (pure
+# Python wheels: one lock for every Linux table PC with Python >= 3.11); `make lock` keeps
+# the pins, `make lock UPGRADE=1` takes the newest each range allows
+lock: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --generate-hashes --universal --python-version 3.11 \
+		--custom-compile-command "make lock" $(if $(UPGRADE),--upgrade) -q \
+		-o requirements/table-pc.txt
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
@@ -40,4 +56,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/shuffle_fpr.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

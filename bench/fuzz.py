@@ -49,7 +49,7 @@ from drivers.shoe.beetek import MAX_TOKEN, BeetekDecoder  # noqa: E402
 from drivers.shoe.framed import MAX_PAYLOAD, FramedDecoder  # noqa: E402
 
 DECODERS = {"beetek": BeetekDecoder, "barcode": BarcodeDecoder, "framed": FramedDecoder}
-ENCODERS = {name: driver.encoder for name, driver in PROTOCOLS.items()}
+ENCODERS = {name: PROTOCOLS[name].encoder for name in PROTOCOLS}
 #: the most a decoder may hold once drained: a token, a line, a frame not yet complete
 BOUND = {"beetek": MAX_TOKEN + 1, "barcode": MAX_LINE, "framed": 6 + MAX_PAYLOAD}
 CODES = list(CARD_CODES)

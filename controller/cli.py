@@ -42,7 +42,11 @@ def bad_input_types() -> tuple[type[BaseException], ...]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()
+    except bad_input_types() as err:      # e.g. no drivers registered: tablectl not installed
+        print(f"tablectl: {err}", file=sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     configure(args.log_level)
     try:

@@ -10,14 +10,12 @@ import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 from typing import Any, Mapping
 
 from controller.errors import InputError
 from controller.tomlcheck import Section
 from drivers.shoe import PROTOCOLS
 
-DEFAULT_CONFIG = Path("config/table.toml")
 SIM_SHOE_URL = "shoesim://table?protocol=beetek"
 SIM_SHUFFLER_URL = "usb://7a5c:5348?sim=table-shuffler"
 
@@ -53,6 +51,7 @@ class ShoeCfg:
 @dataclass(frozen=True)
 class ShufflerCfg:
     url: str = SIM_SHUFFLER_URL       # "none": a manually shuffled shoe is loaded at start
+    protocol: str = "framed"          # the shuffler's driver by name (tablectl.shufflers)
     baudrate: int = 115200
     response_timeout_s: float = 1.0
     poll_interval_s: float = 0.1
@@ -103,6 +102,12 @@ class DisplayCfg:
 
 
 @dataclass(frozen=True)
+class MetricsCfg:
+    listen: str = ""                  # HOST:PORT of /metrics, /healthz, /readyz of their own;
+    #                                   empty: on the display's server when there is one
+
+
+@dataclass(frozen=True)
 class SoftwareCfg:
     # software SHA-256s (tablectl software-id) approved for this table; empty, with no
     # manifest: not checked. Other software holds the table until a manager accepts it.
@@ -121,6 +126,7 @@ class Config:
     simulator: SimulatorCfg = field(default_factory=SimulatorCfg)
     feed: FeedCfg = field(default_factory=FeedCfg)
     display: DisplayCfg = field(default_factory=DisplayCfg)
+    metrics: MetricsCfg = field(default_factory=MetricsCfg)
     software: SoftwareCfg = field(default_factory=SoftwareCfg)
     path: str = "(defaults)"
 
@@ -158,11 +164,11 @@ def _section(sec: Section, cls: type) -> Any:
 
 
 def load_config(path: str | os.PathLike | None = None) -> Config:
-    """Read the config file (a missing default file means the embedded defaults)."""
-    p = Path(path or os.environ.get("TABLECTL_CONFIG") or DEFAULT_CONFIG)
+    """Read the configuration: --config, $TABLECTL_CONFIG, /etc/tablectl/table.toml, else the
+    shipped one (controller.locations); a shipped file that is missing means the defaults."""
+    from controller.locations import config_file
+    p = config_file(path)
     if not p.exists():
-        if path:
-            raise InputError(f"{p}: no such config file; give an existing --config")
         data: dict = {}
     else:
         try:
@@ -173,7 +179,8 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
     parts = {name: _section(root.table(name), cls) for name, cls in
              (("table", TableCfg), ("shoe", ShoeCfg), ("shuffler", ShufflerCfg),
               ("storage", StorageCfg), ("console", ConsoleCfg), ("simulator", SimulatorCfg),
-              ("feed", FeedCfg), ("display", DisplayCfg), ("software", SoftwareCfg))}
+              ("feed", FeedCfg), ("display", DisplayCfg), ("metrics", MetricsCfg),
+              ("software", SoftwareCfg))}
     root.done()
     cfg = Config(**parts, path=str(p))
     _check(cfg)
@@ -224,6 +231,10 @@ def _check(cfg: Config) -> None:
     if cfg.shoe.protocol not in PROTOCOLS:
         raise ConfigError(where, "shoe.protocol", f"{cfg.shoe.protocol!r} is not a shoe protocol",
                           f"use one of {', '.join(PROTOCOLS)}")
+    from drivers.shuffler import SHUFFLER_PROTOCOLS
+    if cfg.shuffler.protocol not in SHUFFLER_PROTOCOLS:
+        raise ConfigError(where, "shuffler.protocol", f"{cfg.shuffler.protocol!r} is not a "
+                          f"shuffler protocol", f"use one of {', '.join(SHUFFLER_PROTOCOLS)}")
     for key in _RANGES:
         section, name = key.split(".")
         check_number(where, key, getattr(getattr(cfg, section), name))
@@ -233,6 +244,9 @@ def _check(cfg: Config) -> None:
     if cfg.display.listen:
         from controller.display.server import parse_listen
         parse_listen(cfg.display.listen, f"{where}: [display] listen")
+    if cfg.metrics.listen:
+        from controller.display.server import parse_listen
+        parse_listen(cfg.metrics.listen, f"{where}: [metrics] listen")
 
 
 def override(cfg: Config, section: str, **values: Any) -> Config:

@@ -4,7 +4,8 @@
 A missing or silent controller raises ControllerUnavailable, one line naming the socket path.
 
 Settings (`console_setting`): command-line option > environment > [console] in
-config/table.toml > built-in default. Relative paths are taken from the current directory.
+the configuration (--config, $TABLECTL_CONFIG, /etc/tablectl/table.toml, the shipped one) >
+built-in default. Relative paths are taken from the current directory.
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from typing import Any, Mapping
 
 from controller.errors import InputError
 
-DEFAULT_CONFIG = "config/table.toml"
 #: [console] key → (environment variable, default)
 CONSOLE_DEFAULTS: Mapping[str, tuple[str, str]] = {
     "socket": ("TABLECTL_CONSOLE_SOCKET", "var/tablectl.sock"),
@@ -40,10 +40,9 @@ def console_setting(key: str, given: str | None = None,
         return given
     if os.environ.get(env):
         return os.environ[env]
-    path = Path(config_path or os.environ.get("TABLECTL_CONFIG") or DEFAULT_CONFIG)
+    from controller.locations import config_file
+    path = config_file(config_path)
     if not path.exists():
-        if config_path:
-            raise InputError(f"{path}: no such config file; give an existing --config")
         return default
     try:
         with open(path, encoding="utf-8-sig") as fh:       # a BOM is harmless

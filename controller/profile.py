@@ -21,7 +21,6 @@ from controller.games import get_rules, known_bets, validate_options
 from controller.odds import check_rtp_bands
 from controller.tomlcheck import Section
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 GAMES = ("punto_banco", "andar_bahar", "chemin_de_fer", "baccarat_banque")
 #: allowed deck counts per game (docs/rules.md)
 DECK_RANGE = {"punto_banco": (6, 12), "andar_bahar": (1, 1), "chemin_de_fer": (6, 12),
@@ -103,33 +102,30 @@ class Profile:
         return replace(self, mode=mode)
 
 
-def profile_dirs() -> list[Path]:
-    dirs = []
-    if os.environ.get("TABLECTL_PROFILES"):
-        dirs.append(Path(os.environ["TABLECTL_PROFILES"]))
-    dirs += [Path.cwd() / "config" / "profiles", REPO_ROOT / "config" / "profiles"]
-    return dirs
-
-
-def resolve(name_or_path: str) -> Path:
+def resolve(name_or_path: str, config: str | None = None) -> Path:
+    """A profile's file: a path as given, a name looked up in the site's folders before the
+    shipped ones (controller.locations.profile_dirs; `config`: the --config in use)."""
+    from controller.locations import profile_dirs
     p = Path(name_or_path)
     if p.suffix == ".toml" or os.sep in name_or_path:
         if not p.is_file():
             raise ProfileError(name_or_path, "file", "no such profile file",
                                "give an existing .toml path or a profile name")
         return p
-    for d in profile_dirs():
+    dirs = profile_dirs(config)
+    for d in dirs:
         cand = d / f"{name_or_path}.toml"
         if cand.is_file():
             return cand
-    known = sorted({f.stem for d in profile_dirs() if d.is_dir() for f in d.glob("*.toml")})
+    known = sorted({f.stem for d in dirs if d.is_dir() for f in d.glob("*.toml")})
     raise ProfileError(name_or_path, "profile", "no profile of that name",
                        f"use one of {', '.join(known) or '(none found)'} or a path to a .toml file")
 
 
-def load_profile(name_or_path: str) -> Profile:
-    """The profile NAME (config/profiles) or at PATH, parsed and validated; no odds computed."""
-    path = resolve(name_or_path)
+def load_profile(name_or_path: str, config: str | None = None) -> Profile:
+    """The profile NAME (a site's profiles, then the shipped ones) or at PATH, parsed and
+    validated; no odds computed."""
+    path = resolve(name_or_path, config)
     raw = path.read_bytes()
     try:
         data = tomllib.loads(raw.decode("utf-8-sig"))      # a byte-order mark is harmless
@@ -139,10 +135,10 @@ def load_profile(name_or_path: str) -> Profile:
     return parse_profile(data, str(path), hashlib.sha256(raw).hexdigest())
 
 
-def load_profile_for_use(name_or_path: str) -> Profile:
+def load_profile_for_use(name_or_path: str, config: str | None = None) -> Profile:
     """load_profile, then its `[rtp_band]` checked by exact odds: a mistyped payout (banker 9.5
     for 0.95) parses fine and must still never reach a table."""
-    profile = load_profile(name_or_path)
+    profile = load_profile(name_or_path, config)
     check_rtp_bands(profile)
     return profile
 

@@ -1,58 +1,103 @@
 """Software identity for labs and regulators (docs/operations.md).
 
-The release digest is SHA-256 over every source file of the product (controller/, drivers/,
-simulators/ and the profiles) in a fixed order, each as `path NUL length NUL bytes`. On demand,
-an HMAC-SHA256 over the same stream with a seed the verifier supplies proves that this copy is
-the approved one, not merely uncorrupted.
+The release digest is SHA-256 over every file the release ships — code, page templates and
+scripts, message catalogues, the shipped configuration and profiles, the deploy files, the lock
+file — in a fixed order, each as `path NUL length NUL bytes`, paths as the wheel names them
+(`controller/shipped/config/profiles/macau.toml`), so a checkout and an installed wheel of the
+same release give the same digest. On demand, an HMAC-SHA256 over the same stream with a seed
+the verifier supplies proves that this copy is the approved one, not merely uncorrupted.
 
-The dependencies digest covers every file the installed dependencies put on the machine (the
-product's requirements and theirs), each as `name==version/path NUL length NUL bytes`. The
-software digest joins the two; it is what `[software] approved` or a signed manifest lists,
-and what `tablectl run` checks at start.
+The dependencies digest is the lock file's (every pinned distribution's name, version and file
+hashes) when what is installed is exactly what it pins: each locked distribution at its
+version, and each of its installed files matching the hash its wheel recorded (RECORD). Two
+table PCs installed from the same release and lock therefore report the same identity, on any
+day. When the installation differs from the lock, the digest is taken over what is installed
+instead (names, versions, file contents) and the identity says what differs, so it cannot
+match an approval of the locked release. Driver plugins (other distributions registering
+tablectl drivers) are code the table runs: their files join the digest. The software digest
+joins them all; it is what `[software] approved` or a signed manifest lists, and what
+`tablectl run` checks at start. Every file is hashed in chunks, never read whole.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import re
 import shutil
+import threading
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
+
+from controller.locations import SHIPPED
 
 ROOT = Path(__file__).resolve().parents[1]
-PARTS = ("controller", "drivers", "simulators", "config/profiles")
-SUFFIXES = (".py", ".toml")
+PACKAGES = ("controller", "drivers", "simulators")
+_CHUNK = 1 << 20
+
+
+def _skip(rel: str) -> bool:
+    return "__pycache__" in rel or rel.endswith((".pyc", ".pyo"))
+
+
+def release_files(root: Path = ROOT) -> list[tuple[str, Path]]:
+    """(path in the release, file) of every file the release ships, in the digest's order.
+
+    Under `root` (a checkout, or the site-packages of an installed wheel): every file of the
+    three packages but bytecode, and in a checkout, where the build has not copied them in,
+    the shipped folders (config/, deploy/, requirements/) under the names the wheel gives them."""
+    files: list[tuple[str, Path]] = []
+    for pkg in PACKAGES:
+        for p in (root / pkg).rglob("*"):
+            rel = p.relative_to(root).as_posix()
+            if p.is_file() and not _skip(rel):
+                files.append((rel, p))
+    if not (root / "controller" / "shipped").is_dir():
+        for part, patterns in SHIPPED.items():
+            for pattern in patterns:
+                for p in (root / part).glob(pattern):
+                    if p.is_file():
+                        rel = p.relative_to(root / part).as_posix()
+                        files.append((f"controller/shipped/{part}/{rel}", p))
+    return sorted(files)
 
 
 def source_files(root: Path = ROOT) -> list[Path]:
-    files = []
-    for part in PARTS:
-        base = root / part
-        files += [p for p in base.rglob("*") if p.is_file() and p.suffix in SUFFIXES
-                  and "__pycache__" not in p.parts]
-    return sorted(files, key=lambda p: p.relative_to(root).as_posix())
+    return [p for _, p in release_files(root)]
 
 
-def _stream(root: Path) -> Iterator[bytes]:
-    for path in source_files(root):
-        data = path.read_bytes()
-        yield path.relative_to(root).as_posix().encode() + b"\0" + str(len(data)).encode() + b"\0"
-        yield data
+def _chunks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            yield chunk
+
+
+def _labelled(files: list[tuple[str, Path]]) -> Iterator[bytes]:
+    """`label NUL length NUL bytes` of each file, the bytes in chunks."""
+    for label, path in files:
+        yield label.encode() + b"\0" + str(path.stat().st_size).encode() + b"\0"
+        yield from _chunks(path)
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    for chunk in _chunks(path):
+        h.update(chunk)
+    return h.hexdigest()
 
 
 def file_digests(root: Path = ROOT) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in source_files(root)}
+    return {label: file_sha256(p) for label, p in release_files(root)}
 
 
 @lru_cache(maxsize=1)
 def release_digest(root: Path = ROOT) -> str:
     h = hashlib.sha256()
-    for chunk in _stream(root):
+    for chunk in _labelled(release_files(root)):
         h.update(chunk)
     return h.hexdigest()
 
@@ -62,7 +107,7 @@ def seeded_hmac(seed: bytes, root: Path = ROOT) -> str:
     if not seed:
         raise ValueError("the verifier's seed is empty")
     mac = hmac.new(seed, digestmod=hashlib.sha256)
-    for chunk in _stream(root):
+    for chunk in _labelled(release_files(root)):
         mac.update(chunk)
     return mac.hexdigest()
 
@@ -122,42 +167,125 @@ def dependencies(root: Path = ROOT) -> list[metadata.Distribution]:
     return [seen[k] for k in sorted(seen)]
 
 
+def _installed_files(dist: metadata.Distribution) -> Iterator[tuple[str, Any, Path]]:
+    """(label, RECORD entry, file) of what a distribution installed beside the packages: its
+    install metadata (.dist-info: who installed it, when), bytecode and the scripts written
+    outside site-packages (their first line names the venv) are left out."""
+    label = f"{_key(dist.metadata['Name'])}=={dist.version}"
+    for f in dist.files or ():
+        rel = str(f).replace("\\", "/")
+        if ".dist-info/" in rel or rel.startswith("../") or _skip(rel):
+            continue
+        path = Path(str(f.locate()))
+        if path.is_file():
+            yield f"{label}/{rel}", f, path
+
+
 def dependency_files(root: Path = ROOT) -> list[tuple[str, Path]]:
-    """(label, path) of every file the dependencies installed, label `name==version/path`;
-    their install metadata (.dist-info: who installed them, when) and bytecode left out."""
-    out = []
-    for dist in dependencies(root):
-        label = f"{_key(dist.metadata['Name'])}=={dist.version}"
-        for f in dist.files or ():
-            rel = str(f)
-            if ".dist-info/" in rel or "__pycache__" in rel or rel.endswith(".pyc"):
-                continue
-            path = Path(str(f.locate()))
-            if path.is_file():
-                out.append((f"{label}/{rel}", path))
-    return sorted(out)
+    """(label, path) of every file the dependencies installed, label `name==version/path`."""
+    return sorted((label, path) for dist in dependencies(root)
+                  for label, _, path in _installed_files(dist))
+
+
+def files_digest(files: list[tuple[str, Path]]) -> str:
+    h = hashlib.sha256()
+    for chunk in _labelled(sorted(files)):
+        h.update(chunk)
+    return h.hexdigest()
 
 
 @lru_cache(maxsize=1)
 def dependencies_digest(root: Path = ROOT) -> str:
-    h = hashlib.sha256()
-    for label, path in dependency_files(root):
-        data = path.read_bytes()
-        h.update(label.encode() + b"\0" + str(len(data)).encode() + b"\0")
-        h.update(data)
-    return h.hexdigest()
+    """What is installed, whatever the lock says: every dependency's files."""
+    return files_digest(dependency_files(root))
 
 
-def software_digest(release: str, deps: str) -> str:
-    """The one SHA-256 a lab approves: the release and its dependencies together."""
-    return hashlib.sha256(f"tablectl software\nrelease {release}\ndependencies {deps}\n"
-                          .encode()).hexdigest()
+def _record_matches(entry: Any, path: Path) -> bool:
+    """Does the file hold what its wheel recorded (RECORD: sha256, urlsafe base64)?"""
+    h = entry.hash
+    if h is None or h.mode != "sha256":
+        return True             # nothing recorded to compare with (pip records every file)
+    raw = hashlib.sha256()
+    for chunk in _chunks(path):
+        raw.update(chunk)
+    return base64.urlsafe_b64encode(raw.digest()).rstrip(b"=").decode() == h.value
 
 
-def identity(root: Path = ROOT) -> dict[str, str]:
-    release, deps = release_digest(root), dependencies_digest(root)
-    return {"release_sha256": release, "dependencies_sha256": deps,
-            "software_sha256": software_digest(release, deps)}
+def lock_differences(entries: list[Any]) -> list[str]:
+    """How the installation differs from the lock: a distribution missing, at another
+    version, or with a file that is not what its wheel held (first few, one phrase each)."""
+    problems: list[str] = []
+    for e in entries:
+        try:
+            dist = metadata.distribution(e.name)
+        except metadata.PackageNotFoundError:
+            problems.append(f"{e.name} is not installed")
+            continue
+        if dist.version != e.version:
+            problems.append(f"{e.name} {dist.version} is installed, {e.version} locked")
+            continue
+        for label, entry, path in _installed_files(dist):
+            if not _record_matches(entry, path):
+                problems.append(f"{label} differs from its wheel")
+                break
+    return problems
+
+
+def plugins_digest() -> tuple[str, list[str]]:
+    """The driver plugins' files ("" when there is none) and their names."""
+    from drivers.registry import plugin_distributions
+    dists = plugin_distributions()
+    if not dists:
+        return "", []
+    files = [(label, path) for d in dists for label, _, path in _installed_files(d)]
+    return files_digest(files), [f"{_key(d.metadata['Name'])}=={d.version}" for d in dists]
+
+
+def software_digest(release: str, deps: str, plugins: str = "") -> str:
+    """The one SHA-256 a lab approves: the release, its dependencies and its driver plugins."""
+    text = f"tablectl software\nrelease {release}\ndependencies {deps}\n"
+    if plugins:
+        text += f"plugins {plugins}\n"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_IDENTITY_LOCK = threading.Lock()
+
+
+def identity(root: Path = ROOT) -> dict[str, Any]:
+    """The release, its dependencies (as locked, or what differs), its plugins, and the one
+    software SHA-256 of them all; hashed once a process (threads that ask meanwhile wait for
+    the one hashing)."""
+    with _IDENTITY_LOCK:
+        return _identity(root)
+
+
+@lru_cache(maxsize=1)
+def _identity(root: Path) -> dict[str, Any]:
+    from controller.locations import lock_file
+    from controller.lockfile import LockError, lock_digest, read_lock
+    release = release_digest(root)
+    lock = lock_file()
+    try:
+        entries = read_lock(lock) if lock.is_file() else []
+    except LockError as err:
+        entries, why = [], [str(err)]
+    else:
+        why = lock_differences(entries) if entries else [f"no lock file ({lock})"]
+    if entries and not why:
+        deps, state = lock_digest(entries), "as locked"
+    else:
+        deps = dependencies_digest(root)
+        state = "not as locked: " + "; ".join(why[:3]) + (f"; {len(why) - 3} more"
+                                                          if len(why) > 3 else "")
+    plugins, plugin_names = plugins_digest()
+    out: dict[str, Any] = {"release_sha256": release, "dependencies_sha256": deps,
+                           "software_sha256": software_digest(release, deps, plugins),
+                           "dependencies": state, "locked": len(entries)}
+    if plugin_names:
+        out["plugins"] = plugin_names
+        out["plugins_sha256"] = plugins
+    return out
 
 
 @dataclass(frozen=True)

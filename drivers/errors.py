@@ -35,3 +35,8 @@ class ProtocolError(DeviceError):
 
 class BadURL(DeviceError):
     """A device URL that cannot be used; the message names the URL and why."""
+
+
+class DriverUnavailable(DeviceError):
+    """A driver named in config that no installed distribution offers, or one that fails to
+    load; the message names it, where it came from and why."""

@@ -26,8 +26,9 @@ from drivers.errors import BadURL, Busy, DeviceIOError, DevicePermissionError, N
 BACKEND_OPTIONS = ("sim",)
 _backends: dict[str, Callable[[str], object]] = {}
 
-UDEV_HINT = ('add a udev rule, e.g. SUBSYSTEM=="usb", ATTR{idVendor}=="%04x", '
-             'ATTR{idProduct}=="%04x", MODE="0660", GROUP="plugdev", and add the user to plugdev')
+UDEV_HINT = ('install deploy/99-tablectl.rules (tablectl install --shuffler VID:PID), or add a '
+             'udev rule, e.g. SUBSYSTEM=="usb", ATTR{idVendor}=="%04x", ATTR{idProduct}=="%04x", '
+             'MODE="0660", GROUP="dialout", and add the user to dialout')
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Iterable, Sequence
+from collections.abc import Iterator, Mapping
+from typing import Any, Callable, Iterable, Sequence
 
 from drivers.errors import ProtocolError
 from drivers.shoe import PROTOCOLS
@@ -29,7 +30,21 @@ FAULT_KINDS = ("misread", "double_draw", "triple_draw", "skip_burn", "noise", "s
 SHOE_FAULTS = ("misread", "double_draw", "triple_draw", "noise", "split", "drop", "silence",
                "foreign_card", "face_up")
 #: protocol name → its encoder, for every protocol the drivers speak
-ENCODERS = {name: driver.encoder for name, driver in PROTOCOLS.items()}
+class _Encoders(Mapping[str, Any]):
+    """protocol name → the shoe's side of it (its driver's `encoder`): the simulator speaks
+    every installed protocol, a plugin's included, through the driver's own encoder."""
+
+    def __getitem__(self, name: str) -> Any:
+        return PROTOCOLS[name].encoder
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(PROTOCOLS)
+
+    def __len__(self) -> int:
+        return len(PROTOCOLS)
+
+
+ENCODERS = _Encoders()
 
 
 class FaultError(ValueError):

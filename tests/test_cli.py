@@ -4,6 +4,7 @@ import json
 import pytest
 
 from controller.cli import main
+from tests.eventcheck import check_events
 from tests.golden import GOLDEN, compare, expected, golden_names, needs_golden, profile_of
 
 
@@ -24,6 +25,7 @@ def test_golden_shoes_through_simulate(capsys, name):
                          str(GOLDEN / f"{name}.shoe"), "--json")
     assert code == 0, err
     compare(expected(name), events(out))
+    check_events(events(out))        # and every event of the run is as the contract says
 
 
 def test_contract_fields_and_determinism(capsys):

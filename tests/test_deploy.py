@@ -96,6 +96,9 @@ def test_the_udev_rules_name_the_shoe_and_the_shuffler_by_their_ids():
         assert r["SYMLINK"][0] == "+=" and r["GROUP"] == ("=", "dialout")
         assert r["MODE"] == ("=", "0660")
     assert all(r.get("GROUP", ("=", "dialout"))[1] == "dialout" for r in rules)
+    # ModemManager leaves every serial port alone (it would probe the shoe as a modem)
+    tty = [r for r in rules if r.get("SUBSYSTEM") == ("==", "tty")]
+    assert tty and all(r.get("ENV{ID_MM_DEVICE_IGNORE}") == ("=", "1") for r in tty)
     # install --shoe/--shuffler writes a device's own ids into its line
     text = install.render_rules((DEPLOY / "99-tablectl.rules").read_text(),
                                 "0403:6015:DN0123AB", "10C4:EA70")
@@ -175,3 +178,29 @@ def test_the_key_command_makes_a_key_once_readable_by_its_user_only(tmp_path, mo
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout == ""        # there already: left as it is
     assert load_key(str(key)).key_id == first.key_id
+
+
+def test_install_puts_exactly_the_lock_in_the_services_environment(tmp_path, capsys):
+    from controller.locations import lock_file
+    exec_path, steps = install.environment(None, None)
+    assert exec_path == install.executable()
+    assert steps[-1][-7:] == ["install", "--require-hashes", "--no-deps", "--only-binary",
+                              ":all:", "-r", str(lock_file())]
+    wheel = tmp_path / "tablectl-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    exec_path, steps = install.environment(str(tmp_path / "venv"), str(wheel))
+    assert exec_path == str(tmp_path / "venv" / "bin" / "tablectl")
+    assert [s[1:3] for s in steps] == [["-m", "venv"], ["-m", "pip"], ["-m", "pip"]]
+    assert steps[2][-1] == str(wheel) and "--no-deps" in steps[2]
+    for bad in ((str(tmp_path / "venv"), None), (None, str(wheel)),
+                (str(tmp_path / "venv"), str(tmp_path / "missing.whl"))):
+        with pytest.raises(Exception, match="--wheel|--venv"):
+            install.environment(*bad)
+    # the service cannot see /tmp (PrivateTmp) nor /home (ProtectHome): said at once
+    assert cli.main(["install", "--print", "--root", str(tmp_path / "r"), "--venv",
+                     str(tmp_path / "venv"), "--wheel", str(wheel)]) == 0
+    shown = capsys.readouterr().out
+    assert f"ExecStart={tmp_path}/venv/bin/tablectl run" in shown
+    assert "WARNING:" in shown and "PrivateTmp=yes" in shown
+    assert "ProtectHome=yes" in install.hidden_from_service("/home/ann/venv/bin/tablectl")
+    assert install.hidden_from_service("/opt/tablectl/.venv/bin/tablectl") is None

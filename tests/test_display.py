@@ -214,7 +214,7 @@ def test_the_server_shows_nothing_of_an_unrevealed_round(reveal_events):
         conn.close()
         assert shown["last_result"]["player"] == result["player"]
         assert [c["round"] for c in shown["roads"]["bead_plate"]] == [1]
-        assert json.loads(get(port, "/api/roads")[2]) == shown["roads"]
+        assert json.loads(get(port, "/api/roads")[2]) == {**shown["roads"], "schema_version": 1}
         assert get(port, "/api/roads")[0] == 200
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         conn.request("POST", "/api/roads")

@@ -19,6 +19,7 @@ from controller.feed.schema import FEED_SCHEMA
 from controller.feed.view import TableView
 from controller.journal import Journal
 from controller.service.recovery import NOTE_KINDS
+from tests.eventcheck import check_events, check_payload
 from tests.broker import Mosquitto, Subscriber, make_certificates, need_mosquitto
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,8 +101,11 @@ def test_every_public_event_goes_out_in_journal_order_with_state_and_status(tmp_
     # complete, in order, each exactly as journaled, with its seq, the table and the UTC time
     assert [e["seq"] for e in events] == [r.seq for r in records]
     for e, r in zip(events, records):
-        assert {k: v for k, v in e.items() if k not in ("seq", "table", "utc", "v")} == r.data
-        assert (e["table"], e["utc"], e["v"]) == ("T1", r.utc, FEED_SCHEMA)
+        assert {k: v for k, v in e.items()
+                if k not in ("seq", "table", "utc", "schema_version")} == r.data
+        assert (e["table"], e["utc"]) == ("T1", r.utc)
+    # every payload of the three topics as the published contract says, its version with it
+    check_events(events)
     # the same events as --json printed (prompts are not journaled: they are in the state)
     printed = [json.loads(x) for x in done.stdout.splitlines()]
     assert [e["seq"] for e in printed] == [e["seq"] for e in events]
@@ -112,6 +116,12 @@ def test_every_public_event_goes_out_in_journal_order_with_state_and_status(tmp_
             if t == "tables/T1/records"] == everything
     status = [p for t, p, _ in msgs if t == "tables/T1/status"]
     assert [s["status"] for s in status] == ["online", "offline"] and status[-1]["clean"]
+    from controller.software import identity
+    assert status[0]["software_sha256"] == identity()["software_sha256"]
+    for payload in status:
+        check_payload(payload, "feed.status")
+    for payload in [p for t, p, _ in msgs if t == "tables/T1/state"]:
+        check_payload(payload, "feed.state")
     state = [p for t, p, _ in msgs if t == "tables/T1/state"][-1]
     rounds = [e for e in events if e["event"] == "round_result"]
     assert state["last_result"]["round"] == rounds[-1]["round"]
@@ -305,9 +315,9 @@ def test_under_on_reveal_the_feed_shows_nothing_of_a_round_before_its_reveal(tmp
         assert cards and all(x["code"] is None for x in cards)
         pending = [x for x in before if x["event"] == "round_result"]
         assert pending == [{"event": "round_result", "shoe": e["shoe"], "round": e["round"],
-                            "game": "punto_banco", "reveal": "pending",
-                            "seq": pending[0]["seq"], "table": "T1", "utc": pending[0]["utc"],
-                            "v": FEED_SCHEMA}]
+                            "game": "punto_banco", "reveal": "pending", "seq": pending[0]["seq"],
+                            "schema_version": 1, "table": "T1",
+                            "utc": pending[0]["utc"]}]
         revealed += 1
     assert revealed == len(journaled)
     state = [p for t, p, _ in msgs if t == "tables/T1/state"][-1]
@@ -374,8 +384,8 @@ def test_the_journals_anchors_reach_the_floor(tmp_path, broker):
     msgs = sub.wait_for(lambda m: len([p for _, p, _ in m if p["event"] == "anchor"])
                         >= len(anchors))
     sub.close()
-    sent = [{k: v for k, v in p.items() if k not in ("table", "utc", "v")} for _, p, _ in msgs
-            if p["event"] == "anchor"]
+    sent = [{k: v for k, v in p.items() if k not in ("table", "utc", "schema_version")}
+            for _, p, _ in msgs if p["event"] == "anchor"]
     assert sent == anchors
     last = tmp_path / "floor-anchors.jsonl"
     last.write_text("".join(json.dumps(a) + "\n" for a in sent))
@@ -395,10 +405,10 @@ def test_every_record_kind_the_code_journals_is_one_the_feed_schema_knows():
     assert {"card", "round_result", "override", "hold", "shoe_started"} <= emitted
     assert emitted <= RECORD_KINDS[FEED_SCHEMA], emitted - RECORD_KINDS[FEED_SCHEMA]
     assert {"input", "auth", "note"} <= OTHER_KINDS
-    good = {"v": FEED_SCHEMA, "table": "T1", "seq": 3, "utc": "2026-01-01T00:00:00.000001Z",
+    good = {"schema_version": FEED_SCHEMA, "table": "T1", "seq": 3, "utc": "2026-01-01T00:00:00.000001Z",
             "mono": 1.5, "kind": "card", "data": {"event": "card"}, "hash": "a" * 64}
     assert record_problem(good, "T1") is None
-    for change, words in (({"v": 99}, "schema version 99"), ({"kind": "bogus"}, "kind 'bogus'"),
+    for change, words in (({"schema_version": 99}, "schema version 99"), ({"kind": "bogus"}, "kind 'bogus'"),
                           ({"seq": 0}, "seq 0"), ({"data": []}, "data is not"),
                           ({"data": {"event": "hold"}}, "whose data says"),
                           ({"hash": "x"}, "64 hex"), ({"utc": "yesterday"}, "ISO 8601")):

@@ -50,7 +50,7 @@ def journal(journal_file):
 
 
 def message(rec, table="T1", **change) -> ingest.Message:
-    body = {"v": FEED_SCHEMA, "table": table, "pit": "3", "seq": rec.seq, "utc": rec.utc,
+    body = {"schema_version": FEED_SCHEMA, "table": table, "pit": "3", "seq": rec.seq, "utc": rec.utc,
             "mono": rec.mono, "kind": rec.kind, "data": rec.data, "hash": rec.hash, **change}
     return ingest.Message(f"tables/{table}/records", json.dumps(body).encode())
 
@@ -133,7 +133,7 @@ def test_what_is_not_a_known_record_is_kept_aside_with_why(pg_url, journal):
            message(journal[3], data=dict(journal[3].data, x=1), hash="b" * 64),   # another 4
            message(journal[10], table="T2"),                        # another table: stored
            ingest.Message("tables/T1/records", json.dumps(
-               {"v": 1, "table": "T9", "seq": 1}).encode())]
+               {"schema_version": 1, "table": "T9", "seq": 1}).encode())]
     got = ingest.write(conn, bad, "tables")
     reasons = [k.reason for k in got.kept]
     assert reasons[0].startswith("not JSON")

@@ -13,6 +13,7 @@ from controller.games.chemin_de_fer import RULES as CDF
 from controller.journal import Journal
 from controller.profile import load_profile
 from controller.table import Table, command
+from tests.eventcheck import check_events
 from tests.golden import GOLDEN, compare, expected, needs_golden
 from tests.tablekit import count_back, deal, new_shoe, of, rest_of, without_seq
 
@@ -41,6 +42,7 @@ def test_andar_bahar_golden_decks_through_the_cli(capsys, name, options):
                         *options)
     want = expected(name)
     compare(want, events)
+    check_events(events)             # every event of the run is as the contract says
     assert [r["round"] for r in of(events, "round_result")] == list(range(1, len(want) + 1))
     assert len(of(events, "shoe_started")) == len(want)
     # dealt in the rules' order: the game card, then bets, then Andar and Bahar: never a hold

@@ -73,6 +73,7 @@ def printed_are_journaled(stdout: str, journal: Path) -> int:
         stored = {r.seq: r.data for r in j.records(kinds=["card", "round_result"])}
     for e in printed:
         seq = e.pop("seq")
+        assert e.pop("schema_version") == 1          # the contract's, not the journal's
         assert stored.get(seq) == e, f"printed but not journaled: {e}"
     return len(printed)
 

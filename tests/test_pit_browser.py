@@ -96,7 +96,7 @@ def test_the_pit_view_shows_every_table_with_pace_holds_and_alerts(tmp_path, pg_
         with Journal.open_readonly(tmp_path / "C.db") as j:
             early = [r for r in j.records() if r.seq <= 10 and r.seq not in (6, 7)]
         publish.multiple([("tables/G/records", json.dumps({
-            "v": FEED_SCHEMA, "table": "G", "pit": "5", "seq": r.seq, "utc": r.utc,
+            "schema_version": FEED_SCHEMA, "table": "G", "pit": "5", "seq": r.seq, "utc": r.utc,
             "mono": r.mono, "kind": r.kind, "data": r.data, "hash": r.hash}), 1, False)
             for r in early], hostname="127.0.0.1", port=broker.port, protocol=MQTTv5)
 

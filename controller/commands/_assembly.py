@@ -204,7 +204,8 @@ class TableAssembly:
         if notes and not self.service.journal_failed:
             self.journal.append_many([(kind, n) for n in notes])
 
-    def start_display(self, sock: Any, language: str = "en") -> None:
+    def start_display(self, sock: Any, language: str = "en",
+                      extra_routes: list | None = None) -> None:
         """The web display on a bound socket: first the current shoe's events from the
         journal (a table started again mid-shoe), then the live ones."""
         from controller import display
@@ -217,7 +218,8 @@ class TableAssembly:
             finally:
                 past.close()
         hub, self.display = display.start(sock, reveal=self.profile.reveal, history=history,
-                                          language=language, simulator=self.service.simulated)
+                                          language=language, simulator=self.service.simulated,
+                                          extra_routes=extra_routes)
         self.service.publishers.append(hub)
         self.service.subscribers.append(hub.on_status)
         self._closers.append(self.display.close)
@@ -234,7 +236,7 @@ class TableAssembly:
             raise InputError("the floor feed sends from the journal: give --journal")
         feed = FloorFeed(broker, self.journal, table=svc.name, cursors=svc.cursors,
                          outlets=svc.outlets, drain_timeout_s=drain_timeout_s,
-                         retry_max_s=retry_max_s, pit=pit,
+                         retry_max_s=retry_max_s, pit=pit, software=_software_sha256(),
                          # the events the local publishers get, no more: not the inputs, nor
                          # the notes a restart does not republish either; but the anchors,
                          # so that a copy of the signed head exists off the table PC
@@ -343,3 +345,11 @@ def _pending_requests(table: Any) -> list[str]:
     if shoe is not None and shoe.counting == "shuffler":
         return ["count_rest"]
     return []
+
+
+def _software_sha256() -> str:
+    """The software's SHA-256 for the floor feed's online message, hashed before the feed
+    starts (once a process: a table PC's start has hashed it already), so that the feed never
+    waits for it while it owes events."""
+    from controller.software import identity
+    return identity()["software_sha256"]

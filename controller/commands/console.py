@@ -27,7 +27,7 @@ def register(subparsers: Any) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--socket", help="control socket (default: [console] socket in the "
                         "config, else var/tablectl.sock; env TABLECTL_CONSOLE_SOCKET)")
-    parser.add_argument("--config", help="table config (default config/table.toml)")
+    parser.add_argument("--config", help="table config (default $TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one)")
     parser.add_argument("--user", help="your user name, filled in for you (default: env "
                         "TABLECTL_USER)")
     parser.add_argument("--refresh-s", type=float, default=1.0, metavar="SECONDS",

@@ -46,6 +46,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "that `tablectl shuffle-test` catches a bad shuffler; never for play)")
     p.add_argument("--shuffle-seconds", type=float, default=2.0, metavar="S",
                    help="how long one shuffle takes on the simulated shuffler (default 2)")
+    p.add_argument("--json", action="store_true", help="print the devices' URLs as one JSON "
+                   "object ({\"shoe\": {\"url\", \"protocol\"}, \"shuffler\": {\"url\"}})")
     p.set_defaults(func=run)
 
 
@@ -86,4 +88,11 @@ def run(args: argparse.Namespace) -> int:
     how = ("press Enter to pull a card" if args.pace_ms == 0
            else f"the shoe deals a card every {args.pace_ms} ms while a controller has it open")
     print(f"tablectl devices: {how}; Ctrl-C stops", file=sys.stderr, flush=True)
-    return run_until_interrupted(server, sys.stdout)
+    if not getattr(args, "json", False):
+        return run_until_interrupted(server, sys.stdout)
+    import io
+    import json
+    urls = {name: {"url": url, **({"protocol": args.shoe_protocol} if name == "shoe" else {})}
+            for name, url in server.urls.items()}
+    print(json.dumps(urls), flush=True)
+    return run_until_interrupted(server, io.StringIO())      # the lines: said above

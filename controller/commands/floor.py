@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--feed", metavar="URL", help="the broker, mqtt://HOST:PORT or mqtts://… "
                    "(default [feed] url; credentials and TLS from [feed])")
     p.add_argument("--config", help="config whose [feed] section to use (default "
-                   "config/table.toml or $TABLECTL_CONFIG)")
+                   "$TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one)")
     p.add_argument("--json", action="store_true", help="print one JSON object per table change "
                    "(a table's whole row) instead of the full screen")
     p.add_argument("--once", action="store_true", help="with --json: print every table once, "

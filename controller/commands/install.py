@@ -1,18 +1,25 @@
 """`tablectl install`: the table controller as a service of this PC, started at boot.
 
-Installs the systemd unit (deploy/tablectl.service, with this installation's `tablectl` in its
+Installs the locked release into the service's virtual environment (the lock file shipped with
+the release, requirements/table-pc.txt: every distribution pinned with its hashes, installed
+with `pip --require-hashes --no-deps`, so two table PCs installed from one release run the same
+files and report the same software identity). The environment is the one this `tablectl`
+runs in, or `--venv DIR` made new with `--wheel FILE` (the release's wheel) installed in it.
+Then the systemd unit (deploy/tablectl.service, with that environment's `tablectl` in its
 ExecStart), the udev rules (deploy/99-tablectl.rules: stable /dev/tablectl-shoe and
-/dev/tablectl-shuffler names by vendor, product and serial, group dialout, mode 0660) and, when
-none is there, the table's configuration (deploy/table.toml as /etc/tablectl/table.toml).
-Then creates the service's user (tablectl, in dialout) and, when the configuration names one
-that is not there yet, the key that signs the journal's head (as that user, mode 0600), reloads
-systemd and udev and enables the service; it does not start it. `--print` shows every file and command and changes
-nothing; `--root DIR` writes the files under DIR and prints the commands left to run.
+/dev/tablectl-shuffler names by vendor, product and serial, group dialout, mode 0660, and
+ModemManager told to leave the ports alone) and, when none is there, the table's configuration
+(deploy/table.toml as /etc/tablectl/table.toml). Then creates the service's user (tablectl, in
+dialout) and, when the configuration names one that is not there yet, the key that signs the
+journal's head (as that user, mode 0600), reloads systemd and udev and enables the service; it
+does not start it. `--print` shows every file and command and changes nothing; `--root DIR`
+writes the files under DIR and prints the commands left to run.
 Exit 0 done, 2 bad input or not root.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shlex
@@ -43,21 +50,27 @@ def register(subparsers) -> None:
                    help="the shoe's USB ids for /dev/tablectl-shoe (udevadm info -a)")
     p.add_argument("--shuffler", metavar="VID:PID[:SERIAL]",
                    help="a serial shuffler's USB ids for /dev/tablectl-shuffler")
+    p.add_argument("--venv", metavar="DIR",
+                   help="make the service's environment here (with --wheel) instead of using "
+                   "the one this tablectl runs in")
+    p.add_argument("--wheel", metavar="FILE",
+                   help="the release's wheel (dist/tablectl-*.whl) to install into --venv")
     p.set_defaults(func=run)
 
 
 @dataclass
 class Plan:
+    environment: list[list[str]]             # the service's venv: made, the lock installed
     files: list[tuple[str, str, int]]        # (path under the root, text, mode)
     commands: list[list[str]]
     notes: list[str]
 
 
 def deploy_dir() -> Path:
-    from controller.software import ROOT
-    d = ROOT / "deploy"
+    from controller.locations import shipped
+    d = shipped("deploy")
     if not (d / "tablectl.service").is_file():
-        raise InputError(f"{d}: no deploy files here; install from the project's checkout")
+        raise InputError(f"{d}: the release's deploy files are missing; reinstall tablectl")
     return d
 
 
@@ -67,6 +80,60 @@ def executable() -> str:
     if script.is_file() and os.access(script, os.X_OK):
         return str(script)
     return f"{sys.executable} -m controller.cli"
+
+
+def environment(venv: str | None, wheel: str | None) -> tuple[str, list[list[str]]]:
+    """(the service's tablectl, the commands that put the locked release in its venv).
+
+    Without --venv: the environment this tablectl runs in gets exactly the lock (anything it
+    pins at another version is replaced). With --venv DIR: a new environment there, the lock,
+    then the release's wheel, with no other resolution."""
+    from controller.locations import lock_file
+    lock = lock_file()
+    if not lock.is_file():
+        raise InputError(f"{lock}: the release's lock file is missing; reinstall tablectl")
+    if venv is None:
+        if wheel is not None:
+            raise InputError("--wheel goes with --venv DIR (the new environment to put it in)")
+        if sys.prefix == sys.base_prefix:
+            raise InputError(f"{sys.executable} is not a virtual environment: give --venv DIR "
+                             f"--wheel dist/tablectl-*.whl for the service's own")
+        python = sys.executable
+        steps = [] if importlib.util.find_spec("pip") else [[python, "-m", "ensurepip"]]
+        steps.append([python, "-m", "pip", "install", "--require-hashes", "--no-deps",
+                      "--only-binary", ":all:", "-r", str(lock)])
+        return executable(), steps
+    if wheel is None:
+        raise InputError(f"--venv {venv}: give --wheel dist/tablectl-*.whl, the release to "
+                         f"install there")
+    wheel_path = Path(wheel).resolve()
+    if wheel_path.suffix != ".whl" or not wheel_path.is_file():
+        raise InputError(f"--wheel {wheel}: no such wheel (build it with make dist)")
+    venv = os.path.abspath(venv)
+    python = os.path.join(venv, "bin", "python")
+    return os.path.join(venv, "bin", "tablectl"), [
+        [sys.executable, "-m", "venv", venv],
+        [python, "-m", "pip", "install", "--require-hashes", "--no-deps", "--only-binary",
+         ":all:", "-r", str(lock)],
+        [python, "-m", "pip", "install", "--no-deps", str(wheel_path)],
+    ]
+
+
+#: where the unit's hardening hides a path from the service (ExecStart must not lie there)
+HIDDEN = (("/tmp/", "PrivateTmp=yes"), ("/var/tmp/", "PrivateTmp=yes"),
+          ("/home/", "ProtectHome=yes"), ("/root/", "ProtectHome=yes"),
+          ("/run/user/", "ProtectHome=yes"))
+
+
+def hidden_from_service(path: str) -> str | None:
+    """Why the service cannot see `path`, or None."""
+    real = os.path.realpath(path)
+    for prefix, setting in HIDDEN:
+        if path.startswith(prefix) or real.startswith(prefix):
+            return f"{path} lies under {prefix.rstrip('/')}, which the service cannot see " \
+                   f"({setting} in its unit): install it elsewhere, e.g. --venv " \
+                   f"/opt/tablectl/.venv"
+    return None
 
 
 def render_unit(text: str, exec_path: str) -> str:
@@ -118,9 +185,10 @@ def key_command(key: str, exec_path: str) -> list[str]:
                         f"-m 0750 {shlex.quote(folder)} && {make}; }}"]
 
 
-def plan(root: str, shoe: str | None = None, shuffler: str | None = None) -> Plan:
+def plan(root: str, shoe: str | None = None, shuffler: str | None = None,
+         venv: str | None = None, wheel: str | None = None) -> Plan:
     d = deploy_dir()
-    exec_path = executable()
+    exec_path, env_steps = environment(venv, wheel)
     files = [(UNIT, render_unit((d / "tablectl.service").read_text(), exec_path), 0o644),
              (RULES, render_rules((d / "99-tablectl.rules").read_text(), shoe, shuffler), 0o644)]
     notes = []
@@ -138,9 +206,9 @@ def plan(root: str, shoe: str | None = None, shuffler: str | None = None) -> Pla
     else:
         notes.append(f"/{CONFIG} names no [storage] anchor_key_file: the journal's head is not "
                      f"signed, so a cut tail would go unnoticed; see tablectl anchor-key")
-    if exec_path.startswith(("/home/", "/root/")):
-        notes.append(f"{exec_path} lies under /home or /root, which the service cannot see "
-                     f"(ProtectHome=yes): install the project under /opt/tablectl")
+    hidden = hidden_from_service(exec_path.split(" ", 1)[0])
+    if hidden:
+        notes.insert(0, f"WARNING: {hidden}")
     if not (shoe and shuffler):
         notes.append(f"the udev rules name example devices where --shoe/--shuffler were not "
                      f"given: edit /{RULES} with your devices' ids")
@@ -154,13 +222,17 @@ def plan(root: str, shoe: str | None = None, shuffler: str | None = None) -> Pla
         ["udevadm", "trigger", "--subsystem-match=tty", "--subsystem-match=usb"],
         ["systemctl", "enable", "tablectl.service"],
     ]
-    return Plan(files, commands, notes)
+    return Plan(env_steps, files, commands, notes)
 
 
 def run(args: argparse.Namespace) -> int:
-    p = plan(args.root, args.shoe, args.shuffler)
+    p = plan(args.root, args.shoe, args.shuffler, args.venv, args.wheel)
     real = os.path.abspath(args.root) == "/"
     if args.show:
+        print("==> the service's environment: the locked release")
+        for cmd in p.environment:
+            print("    " + shlex.join(cmd))
+        print()
         for rel, text, mode in p.files:
             print(f"==> {os.path.join(args.root, rel)} (mode {mode:04o})")
             print(text.rstrip("\n"))
@@ -174,6 +246,13 @@ def run(args: argparse.Namespace) -> int:
     if real and os.geteuid() != 0:
         raise InputError("installing a service needs root: sudo tablectl install (or --print "
                          "to see what it would do, --root DIR to write the files elsewhere)")
+    if real:
+        for cmd in p.environment:
+            print("+ " + shlex.join(cmd), flush=True)
+            if subprocess.run(cmd).returncode != 0:
+                print(f"tablectl install: {shlex.join(cmd)} failed; nothing else was changed: "
+                      f"fix the cause and run it again", file=sys.stderr)
+                return 1
     for rel, text, mode in p.files:
         path = Path(args.root) / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -186,7 +265,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     if not real:
         print("the rest, on the target system as root:")
-        for cmd in p.commands:
+        for cmd in p.environment + p.commands:
             print("    " + shlex.join(cmd))
         return 0
     for cmd in p.commands:

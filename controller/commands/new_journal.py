@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--anchor-key", metavar="FILE", help="the anchor key: the old journal is "
                    "checked with it and the new one anchored")
     p.add_argument("--db", help="user store (default: [console] users_db in the config)")
-    p.add_argument("--config", help="table config (default config/table.toml)")
+    p.add_argument("--config", help="table config (default $TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one)")
     p.set_defaults(func=run)
 
 

@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--user", help="who you are (default: env TABLECTL_USER)")
     parser.add_argument("--socket", help="control socket (default: [console] socket in the "
                         "config, else var/tablectl.sock; env TABLECTL_CONSOLE_SOCKET)")
-    parser.add_argument("--config", help="table config (default config/table.toml)")
+    parser.add_argument("--config", help="table config (default $TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one)")
     parser.add_argument("--timeout", type=float, default=15.0, metavar="SECONDS",
                         help="how long to wait for the answer (default 15)")
     parser.set_defaults(func=run)

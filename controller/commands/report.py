@@ -7,7 +7,7 @@ and why, the devices and their alarms, and charts (rounds per hour, hold time by
 against the exact odds). Without --shoe or --from/--to: the latest shoe. Times are UTC.
 
 In the reader's language (en, zh_Hant, hi, bn, th): --language, else the table's own, [table]
-language of the config (--config, $TABLECTL_CONFIG or config/table.toml;
+language of the config (--config, $TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one;
 TABLECTL_TABLE_LANGUAGE over it). A PDF in Chinese, Hindi, Bengali or Thai draws its letters
 with a font of the machine's (e.g. Debian's fonts-noto-cjk, fonts-noto-core); without one, it
 is still written, and the log says which font to install.
@@ -40,7 +40,7 @@ def register(subparsers: Any) -> None:
                    help="the report's language: en, zh_Hant, hi, bn or th (default: [table] "
                    "language of the config, env TABLECTL_TABLE_LANGUAGE)")
     p.add_argument("--config", help="table config whose [table] language is the default "
-                   "(default config/table.toml or $TABLECTL_CONFIG)")
+                   "(default $TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one)")
     p.add_argument("--output", required=True, metavar="FILE",
                    help="where to write it: FILE.pdf or FILE.html")
     add_store_options(p, period=False)
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if not os.access(folder, os.W_OK):
         raise InputError(f"--output {args.output}: the folder {folder} is not writable by you")
     language = _language(args)
+    needs_report_extra()
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.journal import Journal
     from controller.report.collect import collect, parse_time
@@ -126,3 +127,11 @@ def _language(args: argparse.Namespace) -> str:
         return normalise(args.language)
     except ValueError as err:
         raise InputError(f"--language: {err}") from None
+
+
+def needs_report_extra() -> None:
+    """The charts need matplotlib, which a table PC does not carry: say what to install."""
+    import importlib.util
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InputError("the report draws its charts with matplotlib, which is not installed "
+                         "here: pip install 'tablectl[report]' (about 170 MB)")

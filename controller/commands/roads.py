@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
             view.publish(e)
     roads = view.roads_json()
     if args.json:
-        print(json.dumps(roads, separators=(",", ":")))
+        from controller.schema import stamped
+        print(json.dumps(stamped(roads), separators=(",", ":")))
         return 0
     from rich.console import Console
     console = Console(highlight=False)

@@ -15,7 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run the table on the configured shoe and shuffler",
                        description="Run the table: read the shoe and the shuffler by URL, apply "
                        "the profile's procedures, journal everything, print prompts and results.")
-    p.add_argument("--config", help="table config (default config/table.toml or $TABLECTL_CONFIG)")
+    p.add_argument("--config", help="table config (default $TABLECTL_CONFIG, else "
+                   "/etc/tablectl/table.toml, else the shipped one)")
     p.add_argument("--profile", help="profile name or .toml path (overrides [table] profile)")
     p.add_argument("--shoe-url", help="serial device or URL of the shoe, e.g. /dev/ttyUSB0")
     p.add_argument("--shoe-protocol", choices=tuple(PROTOCOLS),
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if args.shoe_url and not args.shuffler_url and is_sim_url(cfg.shuffler.url):
         # a real shoe with the embedded simulated shuffler makes no sense: assume a manual shoe
         cfg = override(cfg, "shuffler", url="none")
-    profile = load_profile_for_use(cfg.table.profile)
+    profile = load_profile_for_use(cfg.table.profile, config=args.config)
     if not 0 <= cfg.table.demo_rounds <= profile.demo_rounds_max:
         raise InputError(f"demo rounds {cfg.table.demo_rounds}: the profile {profile.name} "
                          f"allows 0 to at most {profile.demo_rounds_max} ([table] demo_rounds "
@@ -125,7 +126,7 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
     devices = DeviceSettings(
         shoe_url=c.url, protocol=c.protocol, shoe_options=shoe_options,
         min_pull_interval_s=c.min_pull_interval_s, shuffler_url=shuffler_url,
-        shuffler_options=dict(response_timeout_s=s.response_timeout_s,
+        shuffler_options=dict(protocol=s.protocol, response_timeout_s=s.response_timeout_s,
                               poll_interval_s=s.poll_interval_s, retries=s.retries,
                               baudrate=s.baudrate),
         approved_firmware=tuple(s.approved_firmware), shuffle_timeout_s=s.shuffle_timeout_s,
@@ -134,11 +135,14 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
         procedures.default_cut_position(profile, profile.cards)
     plan = ShoePlan(cut if shuffler_url or sim else None, shuffler=shuffler_url is not None,
                     demo_rounds=cfg.table.demo_rounds)
-    listener = None
+    listener = metrics_listener = None
     if cfg.display.listen:
         # bound before anything is journaled: a busy port is one line, and nothing dealt
         from controller.display.server import bind
         listener = bind(cfg.display.listen, "--http or [display] listen")
+    if cfg.metrics.listen:
+        from controller.display.server import bind
+        metrics_listener = bind(cfg.metrics.listen, "[metrics] listen")
     broker = None
     if cfg.feed.url:
         # a bad feed setting is one line, before anything is journaled
@@ -168,12 +172,22 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
         asm.open_devices()
         pc.wire()
         asm.wire()
+        monitoring = None
+        if listener is not None or metrics_listener is not None:
+            from controller import __version__
+            from controller.commands._monitoring import Monitoring
+            monitoring = Monitoring(asm, pc.health, info={
+                "version": __version__, "profile": profile.name, "simulator": str(sim).lower()})
+            if metrics_listener is not None:
+                url = monitoring.serve(metrics_listener)
+                print(f"tablectl run: metrics at {url}", file=sys.stderr)
         if broker is not None:
             asm.start_feed(broker, drain_timeout_s=cfg.feed.drain_timeout_s,
                            retry_max_s=cfg.feed.retry_max_s, pit=cfg.table.pit)
         if listener is not None:
             # before resume: the events a restart republishes reach the display too
-            asm.start_display(listener, language=normalise(cfg.table.language))
+            asm.start_display(listener, language=normalise(cfg.table.language),
+                              extra_routes=monitoring.routes() if monitoring else None)
             print(f"tablectl run: web display at {asm.display.url}", file=sys.stderr)
         line = asm.resume(devices_lost=sim)
         if line:

@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
 
 def feed_settings(url: str, journal: str | None) -> dict:
     """The broker of `--feed URL`, the rest of its settings from the config's [feed] section
-    ($TABLECTL_CONFIG or config/table.toml, and TABLECTL_FEED_*), and the table's name from
-    its [table] section (and its pit)."""
+    ($TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one, and TABLECTL_FEED_*), and
+    the table's name from its [table] section (and its pit)."""
     from controller.config import load_config
     from controller.feed.broker import broker_from
     if not journal:

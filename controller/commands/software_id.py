@@ -1,4 +1,6 @@
-"""`tablectl software-id`: the release digest, per-file hashes, and a verifier's seeded HMAC."""
+"""`tablectl software-id`: the release digest, the locked dependencies (and whether what is
+installed is what the lock pins), the driver plugins, per-file hashes, and a verifier's seeded
+HMAC."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +11,7 @@ from controller.errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("software-id", help="SHA-256 of this release, of its installed "
+    p = sub.add_parser("software-id", help="SHA-256 of this release, of its locked "
                        "dependencies and of both (what [software] approved lists), and a seeded "
                        "HMAC for on-demand authentication")
     p.add_argument("--files", action="store_true", help="also list every file's SHA-256")
@@ -23,8 +25,7 @@ def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller import software
     out: dict = {"version": __version__, **software.identity(),
-                 "files": len(software.source_files()),
-                 "dependency_files": len(software.dependency_files())}
+                 "files": len(software.release_files())}
     if args.hmac_seed is not None:
         try:
             seed = bytes.fromhex(args.hmac_seed)
@@ -38,10 +39,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
-    print(f"tablectl {out['version']}: {out['files']} source files, "
-          f"{out['dependency_files']} dependency files")
+    print(f"tablectl {out['version']}: {out['files']} files, {out['locked']} locked "
+          f"dependencies, installed {out['dependencies']}")
     print(f"release SHA-256       {out['release_sha256']}")
     print(f"dependencies SHA-256  {out['dependencies_sha256']}")
+    if out.get("plugins"):
+        print(f"plugins SHA-256       {out['plugins_sha256']}  ({', '.join(out['plugins'])})")
     print(f"software SHA-256      {out['software_sha256']}  (release and dependencies: the one "
           f"to approve)")
     if "hmac_sha256" in out:

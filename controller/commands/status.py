@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--user", help="who you are (default: env TABLECTL_USER)")
     p.add_argument("--socket", help="control socket (default: [console] socket in the config, "
                    "else var/tablectl.sock; env TABLECTL_CONSOLE_SOCKET)")
-    p.add_argument("--config", help="table config (default config/table.toml)")
+    p.add_argument("--config", help="table config (default $TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one)")
     p.add_argument("--timeout", type=float, default=15.0, metavar="SECONDS",
                    help="how long to wait for the answer (default 15)")
     p.add_argument("--json", action="store_true", help="print the health view as one JSON object")

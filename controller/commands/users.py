@@ -27,7 +27,7 @@ def register(subparsers: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", help="user store (default: [console] users_db in the config, "
                         "else var/users.db; env TABLECTL_CONSOLE_USERS_DB)")
-    common.add_argument("--config", help="table config (default config/table.toml)")
+    common.add_argument("--config", help="table config (default $TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one)")
     parser = subparsers.add_parser("users", help="manage the accounts of dealers, supervisors, "
                                    "managers and auditors", description=__doc__)
     sub = parser.add_subparsers(dest="users_command", metavar="ACTION")

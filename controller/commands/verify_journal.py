@@ -32,6 +32,8 @@ def register(subparsers) -> None:
                    "(postgresql://…)")
     p.add_argument("--table", metavar="T", help="with --store: the table whose journal this "
                    "is")
+    p.add_argument("--json", action="store_true", help="print one JSON object (ok, records, "
+                   "last_seq, first_bad_seq, snapshots, anchors, archives) instead of a line")
     p.set_defaults(func=run)
 
 
@@ -72,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
     except JournalError as err:
         print(f"tablectl verify-journal: {err}", file=sys.stderr)
         return 2
+    if getattr(args, "json", False):
+        return _print_json(args.journal, result, anchors, archives, unchecked, store)
     also = f"; {archives}" if archives.parts or not archives.ok else ""
     if store is not None:
         also += f"; {store.text}"
@@ -86,3 +90,23 @@ def run(args: argparse.Namespace) -> int:
         return 0 if result.ok and archives.ok else 1
     print(f"journal {args.journal}: {result}; {anchors}{also}")
     return 0 if anchors.ok and archives.ok else 1
+
+
+def _print_json(path: str, result, anchors, archives, unchecked: int, store=None) -> int:
+    """The check as one JSON object; the exit status as without --json."""
+    import json
+    ok = (result.ok and archives.ok and (anchors is None or anchors.ok)
+          and (store is None or store.ok))
+    out = {"journal": path, "ok": ok, "records": result.records_checked,
+           "last_seq": result.last_seq, "first_bad_seq": result.first_bad_seq,
+           "reason": result.reason, "snapshots": result.snapshots_checked,
+           "bad_snapshot": result.bad_snapshot_id, "summary": str(result),
+           "anchors": None if anchors is None else {
+               "ok": anchors.ok, "count": anchors.anchors, "last_seq": anchors.last_seq,
+               "unanchored": anchors.unanchored, "problem": anchors.problem},
+           "anchors_unchecked": unchecked,
+           "archives": {"ok": archives.ok, "parts": archives.parts,
+                        "problems": list(archives.problems)},
+           "store": None if store is None else {"ok": store.ok, "summary": store.text}}
+    print(json.dumps(out))
+    return 0 if ok else 1

@@ -114,4 +114,6 @@ def health_lines(h: Mapping[str, Any]) -> list[str]:
             state = f"accepted by {acc.get('user')} at {acc.get('utc')} (not on the approved list)"
         lines.append(f"Software  {sw.get('software_sha256', '?')}: {state}")
         lines.append(f"          release {sw.get('release_sha256', '?')}")
+        if sw.get("dependencies"):
+            lines.append(f"          dependencies {sw['dependencies']}")
     return lines

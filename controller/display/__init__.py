@@ -10,10 +10,12 @@ from typing import Any, Iterable
 
 
 def start(sock: socket.socket, *, reveal: str = "on_read", history: Iterable[dict] = (),
-          language: str = "en", simulator: bool = False) -> tuple[Any, Any]:
+          language: str = "en", simulator: bool = False,
+          extra_routes: list | None = None) -> tuple[Any, Any]:
     """(hub, server): the display serving on `sock`, its view first fed `history` (the current
     shoe's journaled events), its pages in `language` (the table's), with a SIMULATOR ribbon
-    when `simulator` (the table runs on the simulator). The caller adds `hub.publish` to the
+    when `simulator` (the table runs on the simulator), and `extra_routes` served beside the
+    pages (monitoring). The caller adds `hub.publish` to the
     service's publishers and `hub.on_status` to its subscribers, and closes the server when
     the table stops."""
     from controller.display.hub import DisplayHub
@@ -22,4 +24,4 @@ def start(sock: socket.socket, *, reveal: str = "on_read", history: Iterable[dic
     from controller.display.web import create_app
     hub = DisplayHub(PublicView(reveal, language, simulator=simulator))
     hub.feed(history)
-    return hub, DisplayServer(create_app(hub), sock, hub).start()
+    return hub, DisplayServer(create_app(hub, extra_routes), sock, hub).start()

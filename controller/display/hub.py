@@ -16,6 +16,7 @@ from collections import deque
 from typing import Any, Callable
 
 from controller.display.public import PublicView
+from controller.schema import stamped
 
 VIEWS = ("scoreboard", "dealer")
 
@@ -98,7 +99,8 @@ class DisplayHub:
         if cached is None or cached[0] != version:
             data = {"scoreboard": self.view.scoreboard, "dealer": self.view.dealer,
                     "roads": self.view.roads_json}[name]()
-            cached = self._json[name] = (version, json.dumps(data, separators=(",", ":")))
+            cached = self._json[name] = (version, json.dumps(stamped(data),
+                                                             separators=(",", ":")))
         return cached[1]
 
     def close(self) -> None:

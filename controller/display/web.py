@@ -38,7 +38,8 @@ HEADERS = {
 }
 
 
-def create_app(hub: DisplayHub) -> Any:
+def create_app(hub: DisplayHub, extra_routes: list | None = None) -> Any:
+    """The display's app; `extra_routes` are served beside it (the monitoring routes)."""
     pages = {name: render_page(name, hub.view.language) for name in ("index.html", "dealer.html")}
 
     async def page(request: Request) -> Response:
@@ -63,6 +64,7 @@ def create_app(hub: DisplayHub) -> Any:
         Route("/api/roads", roads), Route("/api/state", state),
         Route("/events", stream("scoreboard")), Route("/dealer/events", stream("dealer")),
         Mount("/assets", StaticFiles(directory=ASSETS)),
+        *(extra_routes or ()),
     ])
     return SecurityHeaders(app)
 

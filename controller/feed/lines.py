@@ -5,9 +5,12 @@ import json
 import sys
 from typing import IO, Iterable
 
+from controller.schema import stamped
+
 
 class JsonFeed:
-    """One JSON object per event (the README's `--json` contract)."""
+    """One JSON object per event (the README's `--json` contract), each with the contract's
+    version (controller.schema)."""
 
     def __init__(self, stream: IO[str] | None = None, kinds: Iterable[str] | None = None):
         self.stream = stream or sys.stdout
@@ -15,7 +18,7 @@ class JsonFeed:
 
     def publish(self, event: dict) -> None:
         if self.kinds is None or event["event"] in self.kinds:
-            self.stream.write(json.dumps(event, separators=(",", ":")) + "\n")
+            self.stream.write(json.dumps(stamped(event), separators=(",", ":")) + "\n")
             self.stream.flush()
 
 

@@ -28,9 +28,9 @@ from typing import Any, MutableMapping
 
 from controller.feed.broker import Broker, Failure, connect_error, new_client, refused
 from controller.feed.public import PublicRecords
-from controller.feed.schema import FEED_SCHEMA
 from controller.journal import Journal, JournalError, utc_now
 from controller.logsetup import get_logger
+from controller.schema import stamped
 
 log = get_logger("controller.feed")
 
@@ -47,7 +47,7 @@ _REFUSALS = {0x87: "not authorised", 0x90: "topic name invalid", 0x95: "packet t
 
 
 def _json(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    return json.dumps(stamped(obj), separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class FloorFeed:
@@ -56,8 +56,9 @@ class FloorFeed:
     def __init__(self, broker: Broker, journal: Journal, *, table: str,
                  cursors: MutableMapping[str, int], outlets: MutableMapping[str, dict],
                  private_kinds: frozenset[str], drain_timeout_s: float = 5.0,
-                 retry_max_s: float = 30.0, pit: str = ""):
+                 retry_max_s: float = 30.0, pit: str = "", software: str = ""):
         self.broker, self.table, self.pit = broker, table, pit or None
+        self.software = software                 # its SHA-256, told in the online message
         self.private_kinds = private_kinds       # journal records that are not public events
         self.journal_path = journal.path
         self.cursors, self.outlets = cursors, outlets
@@ -107,6 +108,15 @@ class FloorFeed:
         """The table's view changed (loop's thread): the feed sends the newest."""
         self._state = view
         self._wake.set()
+
+    def _announce(self, client: Any) -> None:
+        """The retained online message, with the software the table runs."""
+        from controller import __version__
+        software = {"software_sha256": self.software} if self.software else {}
+        client.publish(self.topics["status"], _json(
+            {"table": self.table, "pit": self.pit, "status": "online", "version": __version__,
+             **software,
+             "utc": utc_now()}), qos=1, retain=True)
 
     # ------------------------------------------------------------------ lifetime
     def start(self) -> "FloorFeed":
@@ -164,7 +174,7 @@ class FloorFeed:
         anything (then the next attempt comes soon again; else the delay keeps growing)."""
         b = self.broker
         client = new_client(b, self.client_id)
-        client.will_set(self.topics["status"], _json({"v": FEED_SCHEMA, "table": self.table,
+        client.will_set(self.topics["status"], _json({"table": self.table,
                                                       "pit": self.pit, "status": "offline",
                                                       "clean": False}), qos=1, retain=True)
         client.max_inflight_messages_set(WINDOW)
@@ -230,9 +240,7 @@ class FloorFeed:
         """Publish after the acknowledged seq, in order, WINDOW at most in flight. True if the
         broker acknowledged anything: the link is up only then (a broker that accepts the
         connection but refuses the table's topics is still a failure, said once)."""
-        client.publish(self.topics["status"], _json(
-            {"v": FEED_SCHEMA, "table": self.table, "pit": self.pit, "status": "online",
-             "utc": utc_now()}), qos=1, retain=True)
+        self._announce(client)
         # [seq, messages of it not yet acknowledged], in journal order
         pending: collections.deque[list] = collections.deque()
         in_flight: dict[int, list] = {}
@@ -286,12 +294,12 @@ class FloorFeed:
             entry = [r.seq, 0]
             pending.append(entry)
             messages = [(self.topics["records"], {
-                "v": FEED_SCHEMA, "table": self.table, "pit": self.pit, "seq": r.seq,
+                "table": self.table, "pit": self.pit, "seq": r.seq,
                 "utc": r.utc, "mono": r.mono, "kind": r.kind, "data": r.data, "hash": r.hash})]
             if r.kind not in self.private_kinds:
                 messages.append((self.topics["events"], {
                     **records.public(r.seq, r.data), "seq": r.seq, "table": self.table,
-                    "utc": r.utc, "v": FEED_SCHEMA}))
+                    "utc": r.utc}))
             for topic, body in messages:
                 info = client.publish(topic, _json(body), qos=1)
                 entry[1] += 1
@@ -310,12 +318,12 @@ class FloorFeed:
             return
         self._state_sent, self._state_at = (view, self.behind), now
         client.publish(self.topics["state"], _json(
-            {**view, "feed_behind": self.behind, "utc": utc_now(), "v": FEED_SCHEMA}), qos=1,
+            {**view, "feed_behind": self.behind, "utc": utc_now()}), qos=1,
             retain=True)
 
     def _goodbye(self, client: Any) -> None:
         info = client.publish(self.topics["status"], _json(
-            {"v": FEED_SCHEMA, "table": self.table, "pit": self.pit, "status": "offline",
+            {"table": self.table, "pit": self.pit, "status": "offline",
              "clean": True, "utc": utc_now()}), qos=1, retain=True)
         end = min(self._deadline, time.monotonic() + 2.0)
         while not info.is_published() and not self._lost and time.monotonic() < end:

@@ -1,28 +1,25 @@
 """What the floor feed's payloads are: one schema version, and the journal record kinds it knows.
 
-Every payload the feed publishes carries `"v": FEED_SCHEMA`. A consumer that keeps the record
+Every payload the feed publishes carries the contract's version (`controller.schema`:
+`"schema_version": SCHEMA_VERSION`). A consumer that keeps the record
 (the floor store) accepts a record only when its version is one it knows and its kind is one of
 that version's `RECORD_KINDS`; anything else is kept aside with the reason, never guessed at.
-A new kind of event is added here, in the same change that first journals it (a test scans the
-code for the events it emits and finds each of them here).
+A new kind of event is added to the published schema (controller/schema), in the same change
+that first journals it (a test scans the code for the events it emits and finds each of them).
 """
 from __future__ import annotations
 
 import re
 from typing import Any
 
-#: the version of every payload the feed sends (events, records, state, status)
-FEED_SCHEMA = 1
+from controller.schema import SCHEMA_VERSION, VERSION_FIELD, event_kinds
 
-#: the table's domain events, journaled under their own name (`kind` == `data["event"]`)
-EVENTS = frozenset({
-    "alarm", "anchor", "banco", "bets_closed", "bets_open", "burn", "burned", "card",
-    "card_queued", "cards_returned", "count_back", "cut_card", "decision", "device_identity",
-    "device_request", "hold", "irregularity", "layout_confirmed", "link_review", "mode_changed",
-    "override", "profile_changed", "reads_discarded", "reconciliation", "removed", "restarted",
-    "result_confirmed", "resume", "reveal", "round_cancelled", "round_result", "round_started",
-    "shoe_ended", "shoe_started", "stake", "stakes_accepted", "stakes_pooled",
-})
+#: the version of every payload the feed sends (events, records, state, status): the contract's
+FEED_SCHEMA = SCHEMA_VERSION
+
+#: the table's domain events, journaled under their own name (`kind` == `data["event"]`): every
+#: event of the published contract but the dealer's prompt, which is shown, never journaled
+EVENTS = frozenset(event_kinds()) - {"prompt"}
 #: the other records of a journal: what reached the table, raw device events, sign-ins,
 #: account changes and notes (a new journal's first record)
 OTHER_KINDS = frozenset({"input", "device", "auth", "account", "note"})
@@ -39,7 +36,7 @@ def record_problem(payload: Any, table: str | None = None) -> str | None:
     `table`: the table its topic names, which the payload must name too."""
     if not isinstance(payload, dict):
         return f"not a JSON object ({type(payload).__name__})"
-    v = payload.get("v")
+    v = payload.get(VERSION_FIELD)
     if v not in RECORD_KINDS:
         return (f"schema version {v!r} is not one this store knows "
                 f"({', '.join(map(str, sorted(RECORD_KINDS)))}); upgrade the store")

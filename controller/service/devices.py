@@ -68,7 +68,7 @@ class DrawTimer:
     @classmethod
     def for_protocol(cls, protocol: str, min_pull_interval_s: float = 0.15) -> "DrawTimer":
         """A protocol that flags multiple draws itself (framed) needs no timing guess."""
-        return cls(0.0 if protocol == "framed" else min_pull_interval_s)
+        return cls(0.0 if _traits(protocol).flags_multiple_draws else min_pull_interval_s)
 
     def annotate(self, inp: ti.Input | None, event: ev.DeviceEvent) -> ti.Input | None:
         if not isinstance(inp, (ti.CardRead, ti.ReadFailed)):
@@ -123,7 +123,7 @@ class ShoeSource:
     @property
     def resends(self) -> bool:
         """Whether the protocol resends unacknowledged reads (nothing is lost in flight)."""
-        return self.protocol == "framed"
+        return _traits(self.protocol).resends
 
     def ack(self, seq: int) -> None:
         """From the loop: this read is journaled (the owner's thread tells the shoe)."""
@@ -334,3 +334,9 @@ class ShufflerSource:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+
+def _traits(protocol: str) -> Any:
+    """The shoe protocol's driver class, whose attributes say what the shoe does itself."""
+    from drivers.shoe import shoe_driver
+    return shoe_driver(protocol)

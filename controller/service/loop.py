@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import queue
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
@@ -87,6 +88,8 @@ class TableService:
         self.pumps: list[Pump] = []                  # device sources driven by the loop
         self.acks: dict[str, Callable[[int], None]] = {}      # device → ack a journaled read
         self.before_input: list[Callable[[], None]] = []    # e.g. a simulated rig saving itself
+        # told how long each input's journal write took (seconds): the metrics' histogram
+        self.write_observers: list[Callable[[float], None]] = []
         self.published_seq = journal.last_seq if published_seq is None else published_seq
         # positions of publishers on threads of their own (the floor feed's "acknowledged up
         # to"): they set the values, the loop writes them with its next input and at close
@@ -283,6 +286,7 @@ class TableService:
                       input=inp.type, error=repr(out.error), exc_info=out.error)
         events = out.events
         durable = DURABLE[inp.type] or any(e["event"] in DURABLE_EVENTS for e in events)
+        started = time.perf_counter()
         try:
             seqs = self.journal.append_many(
                 [("input", record)] + [(e["event"], e) for e in events], durable=durable,
@@ -292,6 +296,9 @@ class TableService:
             self._stopped = self.journal_failed = True
             raise TableStopped(f"the journal cannot be written, so the table stopped before "
                                f"announcing anything more: {err}") from err
+        took = time.perf_counter() - started
+        for observe in self.write_observers:
+            observe(took)
         if inp.type == "card" and record.get("seq"):
             self.shoe_seq = record["seq"]
         self._after_journal(inp, out.events, seqs)

@@ -1,20 +1,30 @@
-"""Card-recognition shoe drivers, one module per wire protocol, chosen by name in config."""
+"""Card-recognition shoe drivers, one module per wire protocol, chosen by name in config.
+
+The protocols are plugins (drivers.registry): tablectl's own (beetek, barcode, framed) and any
+other installed distribution's register in the entry-point group `tablectl.shoe_protocols`.
+"""
 from __future__ import annotations
 
 from drivers.errors import BadURL
-from drivers.shoe.barcode import BarcodeDriver
+from drivers.registry import SHOE_PROTOCOLS, DriverRegistry
 from drivers.shoe.base import ShoeDriver
-from drivers.shoe.beetek import BeetekDriver
-from drivers.shoe.framed import FramedDriver
 
-#: The one list of shoe protocols: name → driver (config, command lines and simulators use it).
-PROTOCOLS: dict[str, type[ShoeDriver]] = {
-    "beetek": BeetekDriver,
-    "barcode": BarcodeDriver,
-    "framed": FramedDriver,
-}
+#: The one list of shoe protocols: name → driver class (config, command lines and simulators
+#: use it); a driver's module is imported when it is first used.
+PROTOCOLS = DriverRegistry(SHOE_PROTOCOLS, "shoe protocol")
 
-__all__ = ["PROTOCOLS", "ShoeDriver", "open_shoe"]
+__all__ = ["PROTOCOLS", "ShoeDriver", "open_shoe", "shoe_driver"]
+
+
+def shoe_driver(protocol: str) -> type[ShoeDriver]:
+    """The driver class of `protocol`; ValueError naming the known ones when there is none."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(PROTOCOLS.unknown(protocol))
+    cls = PROTOCOLS[protocol]
+    if not (isinstance(cls, type) and issubclass(cls, ShoeDriver)):
+        raise ValueError(f"shoe protocol {protocol!r} ({PROTOCOLS.origin(protocol)}) is not a "
+                         f"ShoeDriver subclass")
+    return cls
 
 
 def open_shoe(url: str, protocol: str = "beetek", *, read_timeout_s: float = 0.05,
@@ -22,12 +32,10 @@ def open_shoe(url: str, protocol: str = "beetek", *, read_timeout_s: float = 0.0
     """Open the shoe at `url` speaking `protocol`.
 
     `options` tune reconnection (`reconnect_initial_s`, `reconnect_max_s`). Raises a DeviceError
-    (NotFound, DevicePermissionError, Busy, BadURL) when the port cannot be opened, and ValueError
-    for an unknown protocol.
+    (NotFound, DevicePermissionError, Busy, BadURL, DriverUnavailable) when the port cannot be
+    opened or the driver loaded, and ValueError for an unknown protocol.
     """
-    cls = PROTOCOLS.get(protocol)
-    if cls is None:
-        raise ValueError(f"unknown shoe protocol {protocol!r} (known: {', '.join(PROTOCOLS)})")
+    cls = shoe_driver(protocol)
     if url.lower().startswith("usb://"):
         raise BadURL(f"{url}: a shoe is a serial device; give its serial port "
                      "(e.g. /dev/serial/by-id/…) instead of usb://")

@@ -47,6 +47,10 @@ class ShoeDriver(ABC):
     protocol = ""
     #: the shoe's side of the protocol (actions → bytes): the simulator speaks through it
     encoder: type[Encoder]
+    #: the shoe resends reads the controller has not acknowledged (nothing lost in flight)
+    resends = False
+    #: the shoe says itself when cards were drawn together (no guessing from read times)
+    flags_multiple_draws = False
 
     def __init__(self, url: str, *, opener: Callable[[], object] | None = None,
                  read_timeout_s: float = 0.05, dead_after_timeouts: int = 0,

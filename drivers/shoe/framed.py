@@ -189,6 +189,8 @@ class FramedDriver(ShoeDriver):
 
     protocol = "framed"
     encoder = FramedEncoder
+    resends = True
+    flags_multiple_draws = True
 
     def _make_decoder(self) -> FramedDecoder:
         self._session: int | None = None

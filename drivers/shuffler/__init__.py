@@ -1,21 +1,42 @@
-"""Automatic shuffler: the framed protocol (protocol.py) and its driver (driver.py).
+"""Automatic shufflers, chosen by name in config ([shuffler] protocol); tablectl's own `framed`
+protocol (protocol.py) and its driver (driver.py):
 
     open_shuffler("usb://7a5c:5348")                 a USB shuffler (bulk endpoints, pyusb)
     open_shuffler("usb://7a5c:5348?sim=shuffler")    the simulated one registered as "shuffler"
     open_shuffler("/dev/ttyUSB1"), ("socket://host:port"), …   the same framing over serial
+
+Shufflers are plugins (drivers.registry): each name in the entry-point group
+`tablectl.shufflers` is a function `open(url, **options)` returning a driver with
+ShufflerDriver's methods; the built-in `framed` registers there too.
 """
 from __future__ import annotations
 
+from drivers.registry import SHUFFLERS, DriverRegistry
 from drivers.shuffler.driver import (SerialLink, ShuffleCountError, ShufflerDriver, ShufflerFault,
                                      ShufflerRefused)
 
 __all__ = ["open_shuffler", "ShufflerDriver", "ShufflerRefused", "ShufflerFault",
-           "ShuffleCountError"]
+           "ShuffleCountError", "SHUFFLER_PROTOCOLS"]
+
+#: name → open(url, **options) of every installed shuffler driver
+SHUFFLER_PROTOCOLS = DriverRegistry(SHUFFLERS, "shuffler protocol")
 
 
-def open_shuffler(url: str, *, response_timeout_s: float = 1.0, poll_interval_s: float = 0.1,
-                  retries: int = 2, baudrate: int = 115200) -> ShufflerDriver:
-    """Open the shuffler named by `url` (usb:// through pyusb, anything else as serial)."""
+def open_shuffler(url: str, *, protocol: str = "framed", response_timeout_s: float = 1.0,
+                  poll_interval_s: float = 0.1, retries: int = 2,
+                  baudrate: int = 115200) -> ShufflerDriver:
+    """Open the shuffler named by `url`, speaking `protocol` (ValueError when none is)."""
+    if protocol not in SHUFFLER_PROTOCOLS:
+        raise ValueError(SHUFFLER_PROTOCOLS.unknown(protocol))
+    opener = SHUFFLER_PROTOCOLS[protocol]
+    return opener(url, response_timeout_s=response_timeout_s, poll_interval_s=poll_interval_s,
+                  retries=retries, baudrate=baudrate)
+
+
+def open_framed_shuffler(url: str, *, response_timeout_s: float = 1.0,
+                         poll_interval_s: float = 0.1, retries: int = 2,
+                         baudrate: int = 115200) -> ShufflerDriver:
+    """tablectl's own shuffler protocol: usb:// through pyusb, anything else as serial."""
     if url.startswith("usb:"):
         from drivers.usb_transport import open_usb
         link = open_usb(url, write_timeout_s=response_timeout_s)
