@@ -114,6 +114,9 @@ def test_every_public_event_goes_out_in_journal_order_with_state_and_status(tmp_
         everything = [(r.seq, r.utc, r.mono, r.kind, r.data, r.hash) for r in j.records()]
     assert [(p["seq"], p["utc"], p["mono"], p["kind"], p["data"], p["hash"]) for t, p, _ in msgs
             if t == "tables/T1/records"] == everything
+    for t, payload, _ in msgs:
+        if t == "tables/T1/records":
+            check_payload(payload, "feed.record")
     status = [p for t, p, _ in msgs if t == "tables/T1/status"]
     assert [s["status"] for s in status] == ["online", "offline"] and status[-1]["clean"]
     from controller.software import identity

@@ -127,7 +127,7 @@ def test_what_is_not_a_known_record_is_kept_aside_with_why(pg_url, journal):
     forged = dict(journal[10].data, code="AS") if journal[10].kind == "card" else \
         dict(journal[10].data, forged=True)
     bad = [ingest.Message("tables/T1/records", b"{not json"),
-           message(journal[10], v=7),
+           message(journal[10], schema_version=7),
            message(journal[10], kind="teleport"),
            message(journal[10], data=forged),                       # does not follow seq 10
            message(journal[3], data=dict(journal[3].data, x=1), hash="b" * 64),   # another 4

@@ -98,7 +98,8 @@ def render() -> str:
             "Besides the events topic, each table keeps two retained topics on the broker "
             "(docs/floor-feed.md).", ""]
     for name, title in (("feed.status", "`{prefix}/{table}/status`"),
-                        ("feed.state", "`{prefix}/{table}/state`")):
+                        ("feed.state", "`{prefix}/{table}/state`"),
+                        ("feed.record", "`{prefix}/{table}/records`")):
         d = defs[name]
         out += [f"### {title}", "", d["description"], ""] + _table(d) + [""]
     out += ["## Web display", "",
