@@ -65,6 +65,9 @@ class StorageCfg:
     journal: str = "var/journal.db"
     snapshot_every: int = 1000        # inputs between snapshots
     anchor_key_file: str = ""         # key that signs the journal's head (mode 0600); "": none
+    # records of the chain checked before the table starts (beyond what a restart builds on);
+    # a longer journal's older records are checked while the table waits for its first card
+    verify_before_start: int = 100_000
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,7 @@ _RANGES: Mapping[str, tuple[float, bool, float]] = {
     "shuffler.poll_interval_s": (0, True, 60), "shuffler.retries": (0, True, 100),
     "shuffler.shuffle_timeout_s": (0, False, 86400),
     "storage.snapshot_every": (1, True, 10 ** 7),
+    "storage.verify_before_start": (0, True, 10 ** 12),
     "console.reply_timeout_s": (0, False, 3600),
     "simulator.seed": (-1, True, 2 ** 63 - 1), "simulator.pace_s": (0, True, 60),
 }

@@ -80,6 +80,7 @@ def format_table(entries: list[dict]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
+    from controller.commands._unproven import warn
     from controller.journal import JournalError
     from controller.journal.archive import open_with_archives
     from controller.recall import overrides
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file (give --journal PATH)")
     try:
+        status = warn(args.journal, "audit")
         with open_with_archives(args.journal) as journal:      # archived days included
             entries = overrides(journal, user=args.user, last=args.last)
     except JournalError as err:
@@ -97,12 +99,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         for entry in entries:
             print(json.dumps(entry, ensure_ascii=False))
-        return 0
+        return status
     who = f" by {args.user}" if args.user else ""
     if not entries:
         print(f"No overrides{who} in {args.journal}.")
-        return 0
+        return status
     count = len(entries)
     print(f"OVERRIDES{who} in {args.journal}: {count} shown, oldest first, newest last")
     print(format_table(entries))
-    return 0
+    return status

@@ -66,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     from controller.report.render import write_html, write_pdf
     start = parse_time(args.start, "--from") if args.start else None
     end = parse_time(args.end, "--to") if args.end else None
+    from controller.commands._unproven import warn
+    status = warn(args.journal, "report")
     with Journal.open_readonly(args.journal) as journal:
         report = collect(journal, shoe=args.shoe, start=start, end=end)
     try:
@@ -78,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:          # a full disk, a file that cannot be replaced…
         raise InputError(f"--output {args.output}: cannot be written: "
                          f"{err.strerror or err}") from None
-    return 0
+    return status
 
 
 def _language(args: argparse.Namespace) -> str:

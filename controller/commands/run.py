@@ -81,9 +81,20 @@ def is_sim_url(url: str) -> bool:
 def run_table(cfg, profile, publishers: list, *, control: bool = True,
               anchor_key=None) -> int:
     """The live table: devices by URL, the one service loop, until the shoes are dealt."""
+    from controller.journal.lock import release
+    from controller.journal.store import claim
+    # one writer: the journal is locked before any device, port or file is touched, so a
+    # second table on it stops here, in one line naming the first one's pid
+    lock = claim(cfg.storage.journal)
+    try:
+        return _run_claimed(cfg, profile, publishers, control=control, anchor_key=anchor_key)
+    finally:
+        release(lock)
+
+
+def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key) -> int:
     import signal
     import sys
-    from pathlib import Path
 
     from controller import procedures
     from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
@@ -144,7 +155,6 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
         # a bad feed setting is one line, before anything is journaled
         from controller.feed.broker import broker_from
         broker = broker_from(cfg.feed)
-    Path(cfg.storage.journal).parent.mkdir(parents=True, exist_ok=True)
     try:
         asm = TableAssembly(profile, journal_path=cfg.storage.journal, devices=devices,
                             publishers=publishers, plan=lambda number: plan,
@@ -155,7 +165,8 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
                             # a shoe resumed on real devices is one of --shoes; the embedded
                             # simulator's cannot be resumed (its devices died with the process)
                             count_resumed=not sim, anchor_key=anchor_key,
-                            snapshot_every=cfg.storage.snapshot_every)
+                            snapshot_every=cfg.storage.snapshot_every,
+                            check_budget=cfg.storage.verify_before_start)
     except BaseException:
         if rig is not None:
             rig.close()         # a journal refused at start: nothing was dealt
@@ -175,8 +186,10 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
             # before resume: the events a restart republishes reach the display too
             asm.start_display(listener, language=normalise(cfg.table.language))
             print(f"tablectl run: web display at {asm.display.url}", file=sys.stderr)
+        checking = asm.check_rest_meanwhile()
         line = asm.resume(devices_lost=sim)
         if line:
+            line += f"; {checking}" if checking else ""
             print(f"tablectl run: {line}", file=sys.stderr)
             get_logger("controller.run").info("resumed", detail=line)
         asm.start_sources()
