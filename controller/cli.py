@@ -14,7 +14,7 @@ import sys
 
 from controller import __version__
 from controller.errors import TableStopped
-from controller.logsetup import configure
+from controller.logsetup import configure, prefix, scrub
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,16 +48,27 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except bad_input_types() as err:
-        print(f"tablectl {args.command}: {err}", file=sys.stderr)
+        # the journal files it as an error; no secret in it (a PIN read is registered)
+        print(f"{prefix('error')}tablectl {args.command}: {scrub(str(err))}", file=sys.stderr)
         return 2
     except TableStopped as err:
-        print(f"tablectl {args.command}: {err}", file=sys.stderr)
+        print(f"{prefix('critical')}tablectl {args.command}: {scrub(str(err))}",
+              file=sys.stderr)
         return 3
     except KeyboardInterrupt:
         print(f"tablectl {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as err:
+        # a fault of the program itself: its traceback goes to the log, where no frame's local
+        # variables and no secret are shown, and one line says what happened
+        from controller.logsetup import get_logger
+        get_logger("controller.cli").critical("command failed", command=args.command,
+                                              exc_info=err)
+        print(f"{prefix('critical')}tablectl {args.command}: internal error: "
+              f"{type(err).__name__}: {scrub(str(err))}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

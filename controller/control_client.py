@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from controller.errors import InputError
+from controller.logsetup import secret
 
 DEFAULT_CONFIG = "config/table.toml"
 #: [console] key → (environment variable, default)
@@ -61,6 +62,8 @@ def request(socket_path: str | os.PathLike[str], payload: Mapping[str, Any],
     """Send one request and return the controller's response object."""
     path = str(socket_path)
     message = dict(payload)
+    for key in ("pin", "token"):
+        secret(message.get(key))                # never in a log line of this process
     message.setdefault("id", uuid.uuid4().hex[:12])
     line = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -312,7 +312,7 @@ class TableAssembly:
             return None
         total = check.pending
         svc.shut_gate(Gate(JOURNAL_CHECK, _checking_line(0, total), None,
-                           Words("prompt.journal_check", {"n": 0, "total": total})))
+                           Words("prompt.journal_check", {"done": 0, "total": total})))
         import threading
         import time
         said = [time.monotonic()]
@@ -323,7 +323,7 @@ class TableAssembly:
                 said[0] = now
                 svc.submit(lambda: svc.set_condition(
                     JOURNAL_CHECK, _checking_line(done, total),
-                    Words("prompt.journal_check", {"n": done, "total": total})))
+                    Words("prompt.journal_check", {"done": done, "total": total})))
 
         def work() -> None:
             path = self.journal_path or ""
