@@ -122,6 +122,7 @@ class ConsoleApp(App[int]):
     def ask_sign_in(self, message: str = "") -> None:
         self.query_one(Banner).say(word("console.not_signed_in", self.language)
                                    + (f" {message}" if message else ""))
+        # the name typed before stays (self.user): after a refusal the PIN has the cursor
         self.push_screen(SignInScreen(self.client.socket_path, self.user, message,
                                       language=self.language),
                          self._signed_in)
