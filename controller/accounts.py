@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterator, Mapping
 from controller.errors import InputError
 from controller.logsetup import get_logger
 from controller.logsetup import secret as keep_out_of_logs
+from controller.paths import NotAFile, refuse_special, tighten
 from controller.roles import ROLES
 from controller.signin import Turns
 
@@ -236,16 +237,21 @@ class AccountStore:
 
     def _create(self) -> None:
         try:
+            # a directory, a device or a FIFO given as the store is refused before anything
+            # is created or chmodded (controller/paths.py)
+            for side in ("", "-journal", "-wal", "-shm"):
+                refuse_special(f"{self.path}{side}", "user store")
+        except NotAFile as err:
+            raise AccountError(str(err)) from None
+        try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if not self.path.exists():
                 # owner-only from the first byte: the file holds the secret hashes
-                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, STORE_MODE))
-            elif self.path.stat().st_mode & 0o777 & ~STORE_MODE:
-                try:
-                    os.chmod(self.path, STORE_MODE)     # a copy made with a looser umask
-                except PermissionError:
-                    log.warning("user store readable by others; chmod 600 it",
-                                path=str(self.path))
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW,
+                                 STORE_MODE))
+            elif not tighten(self.path, STORE_MODE):     # a copy made with a looser umask
+                log.warning("user store readable by others; chmod 600 it",
+                            path=str(self.path))
         except OSError as err:
             raise AccountError(f"{self.path}: cannot create the user store ({err.strerror}); "
                                "check the directory and its permissions") from err

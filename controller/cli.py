@@ -8,6 +8,7 @@ Bad input anywhere (profile, shoe file, card code, URL, config) exits 2 with one
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import pkgutil
 import sys
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     configure(args.log_level)
+    sys.excepthook = functools.partial(_uncaught, args.command)
     try:
         return int(args.func(args) or 0)
     except bad_input_types() as err:
@@ -60,15 +62,20 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as err:
-        # a fault of the program itself: its traceback goes to the log, where no frame's local
-        # variables and no secret are shown, and one line says what happened
-        from controller.logsetup import get_logger
-        get_logger("controller.cli").critical("command failed", command=args.command,
-                                              exc_info=err)
-        print(f"{prefix('critical')}tablectl {args.command}: internal error: "
-              f"{type(err).__name__}: {scrub(str(err))}", file=sys.stderr)
-        return 1
+
+
+def _uncaught(command: str, kind: type[BaseException], err: BaseException,
+              tb: object) -> None:
+    """A fault of the program itself, not caught by the command: its traceback goes to the log
+    (no frame's local variables, no secret: controller/logsetup.py) instead of Python's own
+    print, and one line says what happened. The exit status stays Python's (1)."""
+    if isinstance(err, KeyboardInterrupt):
+        sys.__excepthook__(kind, err, tb)       # type: ignore[arg-type]
+        return
+    from controller.logsetup import get_logger
+    get_logger("controller.cli").critical("command failed", command=command, exc_info=err)
+    print(f"{prefix('critical')}tablectl {command}: internal error: {kind.__name__}: "
+          f"{scrub(str(err))}", file=sys.stderr)
 
 
 if __name__ == "__main__":

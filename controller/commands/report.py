@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in (".pdf", ".html", ".htm"):
         raise InputError(f"--output {args.output}: name a .pdf or .html file")
+    from controller.paths import refuse_special
+    refuse_special(out, "--output")
     if args.end is not None and args.shoe is not None:
         raise InputError("--to goes with --from, not with --shoe")
     folder = out.parent if str(out.parent) else Path(".")

@@ -87,9 +87,26 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
     # second table on it stops here, in one line naming the first one's pid
     lock = claim(cfg.storage.journal)
     try:
+        if control:
+            _socket_path_free(cfg.console.socket)
         return _run_claimed(cfg, profile, publishers, control=control, anchor_key=anchor_key)
     finally:
         release(lock)
+
+
+def _socket_path_free(path: str) -> None:
+    """The control socket's path is nothing yet or a socket (a stale one is cleared when the
+    socket opens): anything else is refused before anything is opened."""
+    import os
+    import stat
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        from controller.paths import kind_of
+        raise InputError(f"control socket {path}: is {kind_of(st.st_mode)}, not a socket; "
+                         "give another --socket ([console] socket), or remove it")
 
 
 def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key) -> int:

@@ -77,6 +77,11 @@ def run(args: argparse.Namespace) -> int:
         if fault.kind in SHOE_FAULTS and fault.at >= profile.cards:
             raise InputError(f"--fault {fault}: the shoe holds {profile.cards} cards; give a "
                              f"card index from 0 to {profile.cards - 1}")
+    if args.journal:
+        # never a directory, a device or a FIFO (the lock comes with the journal itself)
+        from controller.paths import refuse_special
+        for side in ("", "-wal", "-shm", ".devices.json"):
+            refuse_special(args.journal + side, "--journal")
     feed = JsonFeed() if args.json else TextFeed()
     if args.betting_seconds < 0:
         raise InputError(f"--betting-seconds {args.betting_seconds}: give 0 or more")
