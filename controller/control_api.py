@@ -66,6 +66,7 @@ ERROR_CODES = ("malformed", "unknown_action", "auth_failed", "locked", "disabled
 REQUEST_KEYS = frozenset({"id", "user", "pin", "token", "action", "args", "reason"})
 VIEW_TTL_S = 8 * 3600.0     # a console's read-only view session: one shift
 MAX_LINE = 64 * 1024
+MAX_DEPTH = 8               # a request's args nest two or three levels; deeper is not a request
 SOCKET_MODE = 0o660
 MAX_CONNECTIONS = 32        # a console and a few scripts need a handful
 IDLE_TIMEOUT_S = 60.0       # a client sends its line at once; one that stays silent is gone
@@ -128,6 +129,20 @@ def encode(message: Mapping[str, Any]) -> bytes:
             + "\n").encode("utf-8")
 
 
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in a decoded request (without recursion)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            if level > MAX_DEPTH:
+                return level
+            todo.extend((v, level + 1) for v in (item.values() if isinstance(item, dict)
+                                                  else item))
+    return deepest
+
+
 def parse_request(line: bytes) -> dict[str, Any]:
     """Decode and shape-check one request line; raises _Refusal("malformed", …)."""
     try:
@@ -136,6 +151,10 @@ def parse_request(line: bytes) -> dict[str, Any]:
         raise _Refusal("malformed", f"request is not UTF-8 (byte {err.start})") from None
     except ValueError as err:
         raise _Refusal("malformed", f"request is not JSON: {err}") from None
+    except RecursionError:
+        raise _Refusal("malformed", f"request nests deeper than {MAX_DEPTH} levels") from None
+    if _depth(req) > MAX_DEPTH:
+        raise _Refusal("malformed", f"request nests deeper than {MAX_DEPTH} levels")
     if not isinstance(req, dict):
         raise _Refusal("malformed", "request must be a JSON object with user, pin, action")
     for key in ("pin", "token"):

@@ -13,13 +13,11 @@ import os
 import socket
 import tomllib
 import uuid
-from pathlib import Path
 from typing import Any, Mapping
 
 from controller.errors import InputError
 from controller.logsetup import secret
 
-DEFAULT_CONFIG = "config/table.toml"
 #: [console] key → (environment variable, default)
 CONSOLE_DEFAULTS: Mapping[str, tuple[str, str]] = {
     "socket": ("TABLECTL_CONSOLE_SOCKET", "var/tablectl.sock"),
@@ -36,15 +34,16 @@ class ControllerUnavailable(InputError):
 def console_setting(key: str, given: str | None = None,
                     config_path: str | os.PathLike[str] | None = None) -> str:
     """The value of [console] `key`: `given`, else the environment, else the file, else default."""
+    from controller.config import check_environment, config_path as named_config
+    check_environment()             # a mistyped TABLECTL_ variable is refused, as by run
     env, default = CONSOLE_DEFAULTS[key]
     if given:
         return given
     if os.environ.get(env):
         return os.environ[env]
-    path = Path(config_path or os.environ.get("TABLECTL_CONFIG") or DEFAULT_CONFIG)
+    # a file named by --config or TABLECTL_CONFIG must exist; the default may be missing
+    path, _ = named_config(config_path)
     if not path.exists():
-        if config_path:
-            raise InputError(f"{path}: no such config file; give an existing --config")
         return default
     try:
         with open(path, encoding="utf-8-sig") as fh:       # a BOM is harmless

@@ -47,16 +47,18 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     cfg = override(cfg, "table", profile=args.profile, betting_seconds=args.betting_seconds,
                    shoes=args.shoes, demo_rounds=args.demo_rounds)
-    cfg = override(cfg, "shoe", url=args.shoe_url, protocol=args.shoe_protocol)
-    cfg = override(cfg, "shuffler", url=args.shuffler_url)
-    cfg = override(cfg, "storage", journal=args.journal, anchor_key_file=args.anchor_key)
+    cfg = override(cfg, "shoe", {"url": "--shoe-url", "protocol": "--shoe-protocol"},
+                   url=args.shoe_url, protocol=args.shoe_protocol)
+    cfg = override(cfg, "shuffler", {"url": "--shuffler-url"}, url=args.shuffler_url)
+    cfg = override(cfg, "storage", {"anchor_key_file": "--anchor-key"}, journal=args.journal,
+                   anchor_key_file=args.anchor_key)
     cfg = override(cfg, "console", socket=args.socket)
-    cfg = override(cfg, "simulator", pace_s=args.pace, seed=args.seed)
-    cfg = override(cfg, "feed", url=args.feed)
-    cfg = override(cfg, "display", listen=args.http)
+    cfg = override(cfg, "simulator", {"pace_s": "--pace"}, pace_s=args.pace, seed=args.seed)
+    cfg = override(cfg, "feed", {"url": "--feed"}, url=args.feed)
+    cfg = override(cfg, "display", {"listen": "--http"}, listen=args.http)
     if args.shoe_url and not args.shuffler_url and is_sim_url(cfg.shuffler.url):
         # a real shoe with the embedded simulated shuffler makes no sense: assume a manual shoe
-        cfg = override(cfg, "shuffler", url="none")
+        cfg = override(cfg, "shuffler", {"url": "--shoe-url"}, url="none")
     profile = load_profile_for_use(cfg.table.profile)
     if not 0 <= cfg.table.demo_rounds <= profile.demo_rounds_max:
         raise InputError(f"demo rounds {cfg.table.demo_rounds}: the profile {profile.name} "
@@ -125,6 +127,10 @@ def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key) -
                         baudrate=c.baudrate, reconnect_initial_s=c.reconnect_initial_s,
                         reconnect_max_s=c.reconnect_max_s)
     shoe_waiting = None
+    if s.url != "none" and not is_sim_url(s.url):
+        # a shuffler URL that cannot name a device is one line now, not a hold later
+        from drivers.transport import check_url
+        check_url(s.url)
     if not sim:
         # a wrong URL is one line, before anything is journaled; a shoe not plugged in yet (or
         # held by another program) is waited for: the table starts in no_devices
