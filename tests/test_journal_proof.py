@@ -248,3 +248,12 @@ def test_recall_audit_report_and_roads_say_when_the_journal_does_not_verify(jour
 
 if sys.platform != "linux":         # flock and the process checks are Linux's
     pytestmark = pytest.mark.skip("Linux only")
+
+
+def test_the_simulated_devices_state_is_its_owners_alone(journals):
+    """Beside a simulated table's journal its devices keep their state, the whole shoe's order
+    among it: nobody else may read it."""
+    import stat as st_
+    _, _, made = journals
+    state = Path(f"{made['plain']}.devices.json")
+    assert state.exists() and st_.S_IMODE(os.stat(state).st_mode) == 0o600

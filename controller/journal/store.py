@@ -122,6 +122,16 @@ def claim(path: str) -> writer_lock.WriterLock:
         raise JournalError(f"journal {path}: cannot be opened: {err.strerror or err}") from None
 
 
+@contextmanager
+def claimed(path: str) -> Iterator[writer_lock.WriterLock]:
+    """The journal's writer lock for the length of a `with` (see claim)."""
+    lock = claim(path)
+    try:
+        yield lock
+    finally:
+        writer_lock.release(lock)
+
+
 def utc_now() -> str:
     """UTC time as ISO 8601 with microseconds and a Z: 2024-05-01T12:00:00.123456Z."""
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")[:-6] + "Z"
