@@ -159,15 +159,15 @@ def test_thirty_wrong_pins_at_once_through_tablectl_run(short_dir):
 
 
 def test_a_flood_from_one_client_never_holds_up_the_owner_from_another(short_dir):
-    """One process floods wrong PINs for sam's account for seconds; sam signs in again and
+    """One process floods wrong PINs for sam's account for 2 s; sam signs in again and
     again from another process of the same user id meanwhile: every one is served, the flood
     is refused unchecked after its first few, and the account is never locked."""
     store = accounts(short_dir / "users.db")
     srv = ControlServer(short_dir / "c.sock", store, lambda cmd: cmd.reply.set_result({}))
     with srv:
-        flood = client(srv.path, "sam", "guess-#", 3.0)
+        flood = client(srv.path, "sam", "guess-#", 2.0)
         time.sleep(0.3)                                 # the flood is under way
-        owner = client(srv.path, "sam", PIN, 2.0, pause=0.1)
+        owner = client(srv.path, "sam", PIN, 1.2, pause=0.1)
         served = json.loads(owner.communicate(timeout=60)[0])
         flooded = json.loads(flood.communicate(timeout=60)[0])
     assert set(served) == {"ok"} and served["ok"] >= 5, served
