@@ -21,8 +21,8 @@ The service anchors every N records, after every snapshot (at every shoe's end a
 others) and at a clean stop (controller/service/loop.py decides when), so the latest snapshot
 a restart builds on is signed. At start `tablectl run` checks the last anchor and the whole
 chain (controller/journal/proof.py) and refuses a journal that does not verify;
-`verify-journal --key` checks every anchor. The key file: 32 random bytes as 64 hex digits (`tablectl anchor-key FILE`),
-readable by its owner only (mode 0600), or it is refused.
+`verify-journal --key` checks every anchor. The key file: 32 random bytes as 64 hex digits
+(`tablectl anchor-key FILE`), readable by its owner only (mode 0600), or it is refused.
 """
 from __future__ import annotations
 

@@ -48,9 +48,10 @@ from datetime import datetime, timezone
 from typing import Callable, Iterable, Iterator, Mapping
 
 from controller.journal import lock as writer_lock
-from controller.journal.chain import (GENESIS, VerifyResult, canonical, check_chain, check_record,
+from controller.journal.chain import (GENESIS, VerifyResult, check_chain,
                                       json_object, record_hash, snapshot_hash,
                                       stored_and_canonical)
+from controller.journal.snapshots import SNAPSHOT_KIND, binding_problem, snapshot_problem
 from controller.paths import NotAFile, refuse_special, tighten
 
 #: The journal schema this code writes and reads; a newer one is refused, older ones upgraded.
@@ -72,7 +73,6 @@ _INSERT = "INSERT INTO records (seq, utc, mono, kind, data, hash) VALUES (?, ?, 
 _COLUMNS = "seq, utc, mono, kind, data, hash"
 _SNAP_COLUMNS = "id, upto_seq, utc, state, hash"
 #: the chain's records of the journal's own bookkeeping: a snapshot taken, publishers' positions
-SNAPSHOT_KIND = "snapshot"
 CURSORS_KIND = "cursors"
 
 Clock = Callable[[], tuple[str, float]]
@@ -648,7 +648,7 @@ class Journal:
         row = self._row(sql + " ORDER BY id DESC LIMIT 1", params)
         if row is None:
             return None
-        why = self._snapshot_problem(*row[:5]) or self._binding_problem(*row)
+        why = snapshot_problem(self, *row[:5]) or binding_problem(self, *row)
         if why is not None:
             raise JournalError(f"journal {self.path}: snapshot {row[0]} (up to seq {row[1]}) "
                                f"rejected: {why}")
@@ -658,55 +658,6 @@ class Journal:
         """(upto_seq, state) of the newest trusted snapshot (see trusted_snapshot), or None."""
         snap = self.trusted_snapshot()
         return None if snap is None else (snap.upto_seq, snap.state)
-
-    def _binding_problem(self, sid: int, upto: object, utc: object, state_text: object,
-                         stored: object, record_seq: object) -> str | None:
-        """Why a snapshot does not match the record that binds it into the chain, or None."""
-        if not isinstance(record_seq, int) or isinstance(record_seq, bool):
-            return "bad snapshot row (its record's seq is not a number)"
-        rows = self._rows(f"SELECT {_COLUMNS} FROM records WHERE seq = ?", (record_seq,))
-        if not rows:
-            return f"its record (seq {record_seq}) is not in the journal"
-        kind, data_text = rows[0][3], rows[0][4]
-        if kind != SNAPSHOT_KIND:
-            return f"seq {record_seq}, named as its record, is a {kind!r} record"
-        data, problem = json_object(data_text, "data")
-        if problem or data is None:
-            return f"its record (seq {record_seq}) is unreadable: {problem}"
-        if [data.get(k) for k in ("id", "upto_seq", "utc", "hash")] != [sid, upto, utc, stored]:
-            return (f"it is not the snapshot its record in the chain (seq {record_seq}) "
-                    "describes: it was changed after it was taken")
-        return None
-
-    def _snapshot_problem(self, sid: int, upto: object, utc: object, state_text: object,
-                          stored: object) -> str | None:
-        if not isinstance(upto, int) or upto < 0 or not isinstance(utc, str) \
-                or not isinstance(state_text, str):
-            return "bad snapshot row"
-        state, problem = json_object(state_text, "state")
-        if problem:
-            return problem
-        if upto == 0:
-            head = GENESIS
-        else:
-            rows = self._rows(f"SELECT {_COLUMNS} FROM records WHERE seq BETWEEN ? AND ? "
-                              "ORDER BY seq", (upto - 1, upto))
-            if not rows or rows[-1][0] != upto:
-                return f"it covers seq {upto}, which is not in the journal"
-            prev = GENESIS if upto == 1 else rows[0][5] if len(rows) == 2 else None
-            if prev is None:
-                return f"record seq {upto - 1} before its anchor is missing"
-            broken = check_record(prev, *rows[-1])
-            if broken is not None:
-                return f"its anchor record seq {upto} is broken: {broken}"
-            head = rows[-1][5]
-        try:
-            state_json = canonical(state)
-        except ValueError as err:
-            return f"bad JSON: {err}"
-        if snapshot_hash(head, upto, utc, state_json) != stored:
-            return "hash mismatch (state or anchor changed since it was taken)"
-        return None
 
     def verify(self, after_seq: int = 0, *, upto_seq: int | None = None, snapshots: bool = True,
                progress: Callable[[int], None] | None = None) -> VerifyResult:
@@ -745,9 +696,9 @@ class Journal:
         snaps = self._rows(f"SELECT {_SNAP_COLUMNS}{bound_col} FROM snapshots ORDER BY id")
         unbound = 0
         for row in snaps:
-            why = self._snapshot_problem(*row[:5])
+            why = snapshot_problem(self, *row[:5])
             if why is None and row[5] is not None:
-                why = self._binding_problem(*row)
+                why = binding_problem(self, *row)
             if why is not None:
                 return VerifyResult(0, 0, snapshots_checked=len(snaps), bad_snapshot_id=row[0],
                                     snapshot_reason=why)
