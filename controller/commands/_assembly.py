@@ -311,6 +311,7 @@ class TableAssembly:
         if not check.pending or not self.journal_path:
             return None
         total = check.pending
+        svc.unproven = True
         svc.shut_gate(Gate(JOURNAL_CHECK, _checking_line(0, total), None,
                            Words("prompt.journal_check", {"done": 0, "total": total})))
         import threading
@@ -343,6 +344,7 @@ class TableAssembly:
 
     def _checked(self) -> None:
         log.info("journal verified", records=self.start_check.pending)
+        self.service.unproven = False
         self.service.anchor("start")       # the whole chain is proven now: sign it
         self.service.open_gate(JOURNAL_CHECK)
 

@@ -102,6 +102,9 @@ class TableService:
         # every `anchor_every` records, at every shoe's end and at a clean stop
         self.anchoring: Any = None
         self.anchor_every = ANCHOR_EVERY
+        # while the older part of the journal is still being checked nothing signs it, and a
+        # stop leaves it as it is (controller/commands/_assembly.py check_rest_meanwhile)
+        self.unproven = False
         self.last_prompt = ""
         # what the table cannot see but the people at it must: a shoe the table waits for at
         # start ("no_devices"), software not accepted ("software"); name → one line. While any
@@ -419,7 +422,7 @@ class TableService:
 
     def anchor(self, reason: str) -> dict | None:
         """Sign the journal's head now (with an anchor key); the anchor event, or None."""
-        if self.anchoring is None:
+        if self.anchoring is None or self.unproven:
             return None
         try:
             return self.anchoring.sign(reason)
@@ -448,7 +451,7 @@ class TableService:
         """A clean stop's last records, once: a snapshot of where everything stands (so a
         restart replays nothing) and the anchor that signs it, while the publishers are still
         open (the floor feed closes after it, so the last signed head leaves the table PC)."""
-        if self._finished or not self.writable:
+        if self._finished or not self.writable or self.unproven:
             return
         self._finished = True
         try:
