@@ -23,7 +23,6 @@ from __future__ import annotations
 import collections
 import logging
 import os
-import re
 import sys
 import threading
 from typing import Any
@@ -42,7 +41,7 @@ MIN_SECRET = 4
 _KEEP = 256                 # secrets remembered at once (the newest)
 _secrets: collections.OrderedDict[str, None] = collections.OrderedDict()
 _secrets_lock = threading.Lock()
-_pattern: re.Pattern[str] | None = None
+_longest_first: tuple[str, ...] = ()       # what scrub looks for (replaced, never mutated)
 
 #: syslog priorities of the log levels (sd-daemon(3): <N> at the start of a line)
 PRIORITY = {"debug": 7, "info": 6, "warning": 4, "warn": 4, "error": 3, "exception": 3,
@@ -51,15 +50,17 @@ PRIORITY = {"debug": 7, "info": 6, "warning": 4, "warn": 4, "error": 3, "excepti
 
 def secret(value: Any) -> Any:
     """Register `value` (a PIN, a token) as a secret: no log line will show it. Returns it."""
-    global _pattern
+    global _longest_first
     if isinstance(value, str) and len(value) >= MIN_SECRET:
         with _secrets_lock:
+            known = value in _secrets
             _secrets[value] = None
             _secrets.move_to_end(value)
             while len(_secrets) > _KEEP:
                 _secrets.popitem(last=False)
-            _pattern = re.compile("|".join(re.escape(s) for s in
-                                           sorted(_secrets, key=len, reverse=True)))
+                known = False
+            if not known:
+                _longest_first = tuple(sorted(_secrets, key=len, reverse=True))
     return value
 
 
@@ -75,8 +76,10 @@ def scrub(value: Any, depth: int = 0) -> Any:
     if depth > 20:
         return REDACTED
     if isinstance(value, str):
-        pattern = _pattern
-        return pattern.sub(REDACTED, value) if pattern is not None else value
+        for known in _longest_first:
+            if known in value:
+                value = value.replace(known, REDACTED)
+        return value
     if isinstance(value, dict):
         return {k: REDACTED if _is_secret_field(k) and v not in (None, "") else
                 scrub(v, depth + 1) for k, v in value.items()}
