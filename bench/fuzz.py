@@ -13,8 +13,12 @@ single-bit flips read as another card: what a protocol without a checksum lets t
 `buffer_over` (a decoder holding more than its protocol's longest frame after draining: must be
 0) and the most it held.
 
-Inputs: bad configs, profiles and flags made at random, each run through `tablectl` in this
-process (the table never starts: reaching it counts as `accepted`). Counted: cases, cases/s,
+Inputs: bad configs, profiles, flags, environment variables (the same settings and ranges as
+the file's, unknown TABLECTL_ names, a TABLECTL_CONFIG that names nothing), table names that
+are not an MQTT topic level, device and feed URLs that cannot name anything, and paths that are
+not files (a directory, a FIFO) where a journal or a user store belongs, made at random, each
+run through `tablectl` in this process (the table never starts: reaching it counts as
+`accepted`). Counted: cases, cases/s,
 exit codes, `accepted`, `multi_line` (more than one line on stderr), `tracebacks` (an exception
 out of the command), `hangs` (no answer within 10 s). All but the exit-2 count must be 0.
 
@@ -245,22 +249,86 @@ def _bad_profile(rng: random.Random) -> str:
     return MACAU.replace('rule = "first_card"', 'rule = "all"')
 
 
-def _one_input(rng: random.Random, where: str) -> tuple[str, list[str]]:
-    """(what, argv) of one bad input."""
-    pick = rng.randrange(3)
+BAD_NAMES = ["T1/#", "T+1", "T1\nx", "T9/evil", "../../x", "", "a" * 33, "T 1", "tables/+",
+             "Ｔ１", "T1\t"]
+BAD_URLS = [("--shuffler-url", "usb://zzzz:1"), ("--shuffler-url", "usb://7a5c"),
+            ("--shuffler-url", "usb://12345:1"), ("--shuffler-url", "usb://7a5c:5348?x=1"),
+            ("--feed", "mqtt://127.0.0.1:0"), ("--feed", "mqtt://127.0.0.1:99999"),
+            ("--feed", "http://h:1883"), ("--shoe-url", "socket://h:0"),
+            ("--shoe-url", "rfc2217://h:70000")]
+#: flags held to the config's ranges: (flag, a value beyond it)
+BAD_CAPS = [("--betting-seconds", "1e308"), ("--betting-seconds", "3601"), ("--pace", "61"),
+            ("--seed", "-2"), ("--shoes", "1000001")]
+
+
+def _more_input(rng: random.Random, where: str) -> tuple[str, list[str], dict[str, str]]:
+    """(what, argv, environment) of one bad input of the third sweep's kinds."""
+    journal = ["--journal", os.path.join(where, "j.db"), "--no-control"]
+    pick = rng.randrange(6)
+    if pick == 0:           # a setting of the file, given in the environment, out of range
+        section, key, values = rng.choice(BAD_CONFIG)
+        value = rng.choice(values).strip('"')
+        if not value or value.startswith("["):
+            value = "nan"
+        env = f"TABLECTL_{section.upper()}_{key.upper()}"
+        return f"env {env}={value}", ["run", *journal], {env: value}
+    if pick == 1:           # a name that is no TABLECTL_ variable
+        from controller.config import known_variables
+        base = rng.choice(sorted(known_variables()))
+        typo = rng.choice([base + "S", base[:-1] + "X", base + "_X"])
+        return f"env {typo}", ["run", *journal], {typo: "1"}
+    if pick == 2:
+        name = rng.choice([n for n in BAD_NAMES if n])
+        if rng.random() < 0.5:
+            return f"env table name {name!r}", ["run", *journal], {"TABLECTL_TABLE_NAME": name}
+        path = os.path.join(where, "named.toml")
+        Path(path).write_text(f"[table]\nname = {json.dumps(name)}\n")
+        return f"table name {name!r}", ["run", "--config", path, *journal], {}
+    if pick == 3:
+        flag, url = rng.choice(BAD_URLS)
+        return f"{flag} {url}", ["run", f"{flag}={url}", *journal], {}
+    if pick == 4:
+        flag, value = rng.choice(BAD_CAPS)
+        return f"{flag} {value}", ["run", f"{flag}={value}", *journal], {}
+    kind = rng.choice(["dir", "fifo", "missing config"])
+    if kind == "missing config":
+        return "TABLECTL_CONFIG names nothing", ["run", *journal], {
+            "TABLECTL_CONFIG": os.path.join(where, "none.toml")}
+    path = os.path.join(where, f"not-a-file-{kind}")
+    if not os.path.lexists(path):
+        os.mkdir(path) if kind == "dir" else os.mkfifo(path)
+    flag = rng.choice(["--journal", "--db"])
+    if flag == "--db":
+        return f"--db a {kind}", ["users", "list", "--as", "x", "--db", path], {}
+    return f"--journal a {kind}", ["run", "--journal", path, "--no-control"], {}
+
+
+def _one_input(rng: random.Random, where: str) -> tuple[str, list[str], dict[str, str]]:
+    """(what, argv, environment) of one bad input."""
+    pick = rng.randrange(5)
+    if pick >= 3:
+        return _more_input(rng, where)
+    if pick == 1 and rng.random() < 0.3:        # a payout typed as text, a name left empty
+        text = MACAU.replace("tie = 8", 'tie = "8"') if rng.random() < 0.5 else \
+            MACAU.replace('name = "macau"', 'name = ""')
+        path = os.path.join(where, "profile.toml")
+        Path(path).write_text(text)
+        return "profile (text payout or empty name)", ["simulate", "--profile", path,
+                                                       "--seed", "1"], {}
     if pick == 0:
         section, key, values = rng.choice(BAD_CONFIG)
         value = rng.choice(values)
         path = os.path.join(where, "table.toml")
         Path(path).write_text(f"[{section}]\n{key} = {value}\n")
         return f"config {section}.{key} = {value}", [
-            "run", "--config", path, "--journal", os.path.join(where, "j.db"), "--no-control"]
+            "run", "--config", path, "--journal", os.path.join(where, "j.db"), "--no-control"], {}
     if pick == 1:
         path = os.path.join(where, "profile.toml")
         Path(path).write_text(_bad_profile(rng))
-        return "profile", ["simulate", "--profile", path, "--seed", "1"]
+        return "profile", ["simulate", "--profile", path, "--seed", "1"], {}
     flag = rng.choice(BAD_FLAGS)
-    return f"flag {' '.join(flag)}", ["simulate", "--profile", "macau", "--seed", "1", *flag]
+    return f"flag {' '.join(flag)}", ["simulate", "--profile", "macau", "--seed", "1",
+                                      *flag], {}
 
 
 class _Started(Exception):
@@ -287,14 +355,16 @@ def fuzz_inputs(seconds: float, seed: int) -> dict[str, Any]:
     _simulation.run_simulation = started                    # type: ignore[assignment]
     rng = random.Random(seed)
     out: dict[str, Any] = {"cases": 0, "exit_codes": {}, "accepted": 0, "multi_line": 0,
-                           "tracebacks": 0, "hangs": 0, "examples": []}
+                           "tracebacks": 0, "hangs": 0, "examples": [], "kinds": {}}
     start = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(prefix="fuzz-") as where:
             while time.perf_counter() - start < seconds:
-                what, argv = _one_input(rng, where)
+                what, argv, env = _one_input(rng, where)
                 err = io.StringIO()
                 signal.alarm(10)
+                saved_env = {k: os.environ.get(k) for k in env}
+                os.environ.update(env)
                 try:
                     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
                         try:
@@ -312,7 +382,14 @@ def fuzz_inputs(seconds: float, seed: int) -> dict[str, Any]:
                     bad = "" if err.getvalue().count("\n") == 1 else "multi_line"
                 finally:
                     signal.alarm(0)
+                    for k, v in saved_env.items():
+                        if v is None:
+                            os.environ.pop(k, None)
+                        else:
+                            os.environ[k] = v
                 out["cases"] += 1
+                kind = what.split(" ")[0]
+                out["kinds"][kind] = out["kinds"].get(kind, 0) + 1
                 key = str(rc)
                 out["exit_codes"][key] = out["exit_codes"].get(key, 0) + 1
                 if rc != 2 and not bad:
@@ -368,6 +445,7 @@ def report(result: dict[str, Any]) -> str:
         lines.append(f"bad inputs: {i['cases']} ({i['cases_per_s']}/s), exit codes "
                      f"{i['exit_codes']}, accepted {i['accepted']}, multi-line "
                      f"{i['multi_line']}, tracebacks {i['tracebacks']}, hangs {i['hangs']}")
+        lines.append("  by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(i["kinds"].items())))
         lines += [f"  {e}" for e in i["examples"]]
     bad = failures(result)
     lines.append("ok" if not bad else "FAILED: " + "; ".join(bad))

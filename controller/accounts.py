@@ -10,13 +10,13 @@ Rules (see docs/security.md):
 - Every attempt, success or failure, is logged (structlog) and returned as an AuthResult with a
   JSON-ready `record()` so the application journals it.
 
-Refusals are specific (unknown user, wrong PIN, disabled, locked with the minutes left), both in
-the log and to the client. Hiding whether a name exists would not protect much here: the
-control socket is reachable only by the configured group on the table PC, the names are those
-of the staff on the rota, and lockout bounds guessing; while a vague refusal costs a supervisor
-time at a held table and hides a disabled or locked account from the person who must get it
-fixed. No message, log line or record ever carries a secret; a name that is not a valid user
-name (a PIN typed into the wrong field, say) is neither echoed nor logged, only shown as "?".
+Refusals say what to do (wrong PIN with the attempts left, disabled, locked with the minutes
+left), but a name without an account is answered exactly as a wrong PIN is: the same words,
+after as long a check (a decoy scrypt), and locked after as many failures (a count kept in
+memory), so no answer tells which names have accounts. The log and the journal keep the
+difference (`unknown_user`) for those who investigate. No message, log line or record ever
+carries a secret; a name that is not a valid user name (a PIN typed into the wrong field, say)
+is neither echoed nor logged, only shown as "?".
 """
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 from controller.errors import InputError
 from controller.logsetup import get_logger
+from controller.logsetup import secret as keep_out_of_logs
+from controller.paths import NotAFile, refuse_special, tighten
 from controller.roles import ROLES
 from controller.signin import Turns
 
@@ -54,6 +56,8 @@ MAX_HASHING = 2
 HASH_WAIT_S = 2.0
 #: how long an attempt waits for the account's earlier attempts to be decided
 TURN_WAIT_S = 10.0
+#: names without an account whose failures are counted (in memory, the newest kept)
+GHOSTS = 4096
 STORE_MODE = 0o600
 NAME_RE = re.compile(r"[a-z][a-z0-9._-]{0,31}\Z")
 NAME_HELP = "1–32 characters: a lowercase letter, then lowercase letters, digits, '.', '_' or '-'"
@@ -133,6 +137,7 @@ class AuthResult:
     locked_minutes: int | None = None
     locked_now: bool = False            # this attempt locked the account
     unlocked_at: float | None = None    # a lock that had run out, noticed by this attempt
+    peer: str = ""                      # who asked on the control socket (uid and pid)
 
     def record(self) -> dict[str, Any]:
         """JSON-ready journal record (never holds the secret)."""
@@ -175,7 +180,7 @@ def check_role(role: str) -> str:
 
 def check_secret(secret: str, name: str) -> str:
     """Policy: 6–128 characters, not the user name. Returns the normalized secret."""
-    secret = unicodedata.normalize("NFC", secret)
+    secret = keep_out_of_logs(unicodedata.normalize("NFC", secret))
     if len(secret) < MIN_SECRET_CHARS:
         raise AccountError(f"PIN for {name!r} is too short; use at least {MIN_SECRET_CHARS} "
                            "characters")
@@ -222,22 +227,31 @@ class AccountStore:
         self.hash_wait_s, self.turn_wait_s = hash_wait_s, turn_wait_s
         self.turns = Turns()
         self._hashing = threading.BoundedSemaphore(max_hashing)
+        # names without an account: failures and lock, as an account would keep them
+        self._ghosts: dict[str, tuple[int, float | None]] = {}
+        self._ghosts_lock = threading.Lock()
+        self._decoy_salt = secrets.token_bytes(16)
         self._create()
 
     # -- storage -------------------------------------------------------------------------------
 
     def _create(self) -> None:
         try:
+            # a directory, a device or a FIFO given as the store is refused before anything
+            # is created or chmodded (controller/paths.py)
+            for side in ("", "-journal", "-wal", "-shm"):
+                refuse_special(f"{self.path}{side}", "user store")
+        except NotAFile as err:
+            raise AccountError(str(err)) from None
+        try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if not self.path.exists():
                 # owner-only from the first byte: the file holds the secret hashes
-                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, STORE_MODE))
-            elif self.path.stat().st_mode & 0o777 & ~STORE_MODE:
-                try:
-                    os.chmod(self.path, STORE_MODE)     # a copy made with a looser umask
-                except PermissionError:
-                    log.warning("user store readable by others; chmod 600 it",
-                                path=str(self.path))
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW,
+                                 STORE_MODE))
+            elif not tighten(self.path, STORE_MODE):     # a copy made with a looser umask
+                log.warning("user store readable by others; chmod 600 it",
+                            path=str(self.path))
         except OSError as err:
             raise AccountError(f"{self.path}: cannot create the user store ({err.strerror}); "
                                "check the directory and its permissions") from err
@@ -396,6 +410,7 @@ class AccountStore:
 
     def authenticate(self, name: str, secret: str, *, context: str = "") -> AuthResult:
         """Check one sign-in attempt; count failures, lock, log, and return the outcome."""
+        keep_out_of_logs(secret)
         now = self.clock()
         if not isinstance(name, str) or not NAME_RE.match(name):
             # never echo or journal it: a PIN typed into the name field would end up in the log
@@ -439,19 +454,59 @@ class AccountStore:
     def _refused_row(self, name: str, row: sqlite3.Row | None, now: float,
                      result: Callable[..., AuthResult]) -> AuthResult | None:
         if row is None:
-            return result(False, "unknown_user", f"unknown user {name!r}")
+            failures, locked_until = self._ghost(name, now)
+            if locked_until is not None:
+                return self._locked(name, locked_until, now, failures, result)
+            return None                 # checked like a PIN (a decoy hash) in _check
         role = row["role"]
         if row["disabled"]:
             return result(False, "disabled", f"account {name!r} is disabled; a manager can "
                           "enable it", role=role)
         locked_until = row["locked_until"]
         if locked_until is not None and now < locked_until:
-            minutes = max(1, math.ceil((locked_until - now) / 60))
-            return result(False, "locked", f"account {name!r} is locked after "
-                          f"{self.max_failures} failed attempts; try again in {minutes} "
-                          "minute(s) or ask a manager to enable it", role=role,
-                          failures=row["failures"], locked_minutes=minutes)
+            return self._locked(name, locked_until, now, row["failures"], result, role=role)
         return None
+
+    def _locked(self, name: str, locked_until: float, now: float, failures: int,
+                result: Callable[..., AuthResult], role: str | None = None) -> AuthResult:
+        minutes = max(1, math.ceil((locked_until - now) / 60))
+        return result(False, "locked", f"account {name!r} is locked after {self.max_failures} "
+                      f"failed attempts; try again in {minutes} minute(s) or ask a manager to "
+                      "enable it", role=role, failures=failures, locked_minutes=minutes)
+
+    def _wrong(self, name: str, failures: int, locks: bool, result: Callable[..., AuthResult],
+               code: str = "wrong_pin", **more: Any) -> AuthResult:
+        """The answer to a PIN that does not match the name, an account's or not."""
+        if locks:
+            minutes = math.ceil(self.lockout_s / 60)
+            return result(False, code, f"wrong PIN for {name!r}; account locked for {minutes} "
+                          f"minute(s) after {failures} failed attempts", failures=failures,
+                          locked_minutes=minutes, **more)
+        left = self.max_failures - failures
+        return result(False, code, f"wrong PIN for {name!r} ({left} attempt(s) left before "
+                      "lockout)", failures=failures, **more)
+
+    def _ghost(self, name: str, now: float) -> tuple[int, float | None]:
+        """(failures, locked until) of a name without an account; a lock run out is gone."""
+        with self._ghosts_lock:
+            failures, until = self._ghosts.get(name, (0, None))
+        if until is not None and now >= until:
+            return 0, None
+        return failures, until
+
+    def _unknown(self, name: str, secret: str, now: float,
+                 result: Callable[..., AuthResult]) -> AuthResult:
+        """No account has this name: a decoy hash as long as a real check, then the answer a
+        wrong PIN gets, and a lock after as many failures."""
+        derive(secret if isinstance(secret, str) else "", self._decoy_salt, self.kdf)
+        failures = self._ghost(name, now)[0] + 1
+        locks = failures >= self.max_failures
+        with self._ghosts_lock:
+            self._ghosts.pop(name, None)
+            self._ghosts[name] = (failures, now + self.lockout_s if locks else None)
+            while len(self._ghosts) > GHOSTS:
+                del self._ghosts[next(iter(self._ghosts))]
+        return self._wrong(name, failures, locks, result, code="unknown_user")
 
     def _check(self, name: str, secret: str, now: float,
                result: Callable[..., AuthResult]) -> AuthResult:
@@ -462,12 +517,14 @@ class AccountStore:
             refusal = self._refused_row(name, row, now, result)
             if refusal is not None:
                 return refusal
-            assert row is not None
-            unlocked_at = row["locked_until"]       # a lock that has run out: count from 0
-            failures = (0 if unlocked_at is not None else row["failures"]) + 1
-            locks = failures >= self.max_failures
-            db.execute("UPDATE users SET failures = ?, locked_until = ? WHERE name = ?",
-                       (failures, now + self.lockout_s if locks else None, name))
+            if row is not None:
+                unlocked_at = row["locked_until"]       # a lock that has run out: count from 0
+                failures = (0 if unlocked_at is not None else row["failures"]) + 1
+                locks = failures >= self.max_failures
+                db.execute("UPDATE users SET failures = ?, locked_until = ? WHERE name = ?",
+                           (failures, now + self.lockout_s if locks else None, name))
+        if row is None:
+            return self._unknown(name, secret, now, result)
         role = row["role"]
         params = ScryptParams(row["kdf_n"], row["kdf_r"], row["kdf_p"], row["kdf_dklen"])
         good = isinstance(secret, str) and hmac.compare_digest(
@@ -485,15 +542,8 @@ class AccountStore:
                                      f"scrypt n={self.kdf.n} r={self.kdf.r} p={self.kdf.p}")
             return result(True, "ok", f"signed in as {name!r} ({role})", role=role,
                           unlocked_at=unlocked_at)
-        if locks:
-            minutes = math.ceil(self.lockout_s / 60)
-            return result(False, "wrong_pin", f"wrong PIN for {name!r}; account locked for "
-                          f"{minutes} minute(s) after {failures} failed attempts",
-                          role=role, failures=failures, locked_minutes=minutes,
-                          locked_now=True, unlocked_at=unlocked_at)
-        left = self.max_failures - failures
-        return result(False, "wrong_pin", f"wrong PIN for {name!r} ({left} attempt(s) left "
-                      "before lockout)", role=role, failures=failures, unlocked_at=unlocked_at)
+        return self._wrong(name, failures, locks, result, role=role, locked_now=locks,
+                           unlocked_at=unlocked_at)
 
 
 def users_action(store: AccountStore, args: Mapping[str, Any], *, by: str) -> Any:

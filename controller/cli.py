@@ -8,13 +8,14 @@ Bad input anywhere (profile, shoe file, card code, URL, config) exits 2 with one
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import pkgutil
 import sys
 
 from controller import __version__
 from controller.errors import TableStopped
-from controller.logsetup import configure
+from controller.logsetup import configure, prefix, scrub
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,19 +50,36 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = parser.parse_args(argv)
     configure(args.log_level)
+    sys.excepthook = functools.partial(_uncaught, args.command)
     try:
         return int(args.func(args) or 0)
     except bad_input_types() as err:
-        print(f"tablectl {args.command}: {err}", file=sys.stderr)
+        # the journal files it as an error; no secret in it (a PIN read is registered)
+        print(f"{prefix('error')}tablectl {args.command}: {scrub(str(err))}", file=sys.stderr)
         return 2
     except TableStopped as err:
-        print(f"tablectl {args.command}: {err}", file=sys.stderr)
+        print(f"{prefix('critical')}tablectl {args.command}: {scrub(str(err))}",
+              file=sys.stderr)
         return 3
     except KeyboardInterrupt:
         print(f"tablectl {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+
+
+def _uncaught(command: str, kind: type[BaseException], err: BaseException,
+              tb: object) -> None:
+    """A fault of the program itself, not caught by the command: its traceback goes to the log
+    (no frame's local variables, no secret: controller/logsetup.py) instead of Python's own
+    print, and one line says what happened. The exit status stays Python's (1)."""
+    if isinstance(err, KeyboardInterrupt):
+        sys.__excepthook__(kind, err, tb)       # type: ignore[arg-type]
+        return
+    from controller.logsetup import get_logger
+    get_logger("controller.cli").critical("command failed", command=command, exc_info=err)
+    print(f"{prefix('critical')}tablectl {command}: internal error: {kind.__name__}: "
+          f"{scrub(str(err))}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,21 +1,31 @@
 """The table's configuration: config/table.toml → typed, frozen settings.
 
 Precedence: command line > environment (`TABLECTL_<SECTION>_<KEY>`, e.g. TABLECTL_SHOE_URL) >
-file > defaults. Unknown sections or keys are errors; every error is one line naming the file,
-the key and the fix. Timeouts carry their unit in the key name.
+file > defaults. The three are held to the same rules: an unknown section, key or `TABLECTL_`
+variable is an error, every number to its range (a flag's too), a config file named by
+--config or TABLECTL_CONFIG must exist; every error is one line naming the file and key, the
+variable or the flag, and the fix. Timeouts carry their unit in the key name.
 """
 from __future__ import annotations
 
 import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any, Mapping
 
 from controller.errors import InputError
 from controller.tomlcheck import Section
 from drivers.shoe import PROTOCOLS
 
+#: a table's name is a level of the floor feed's MQTT topics ({prefix}/{name}/events)
+TABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
+#: TABLECTL_ variables that are not settings of the file: who acts, their PINs, where things are
+OTHER_VARIABLES = frozenset({"TABLECTL_CONFIG", "TABLECTL_PIN", "TABLECTL_NEW_PIN",
+                             "TABLECTL_USER", "TABLECTL_PROFILES", "TABLECTL_CONSOLE_PREFS",
+                             "TABLECTL_TEST_NO_FSYNC", "TABLECTL_FLOOR_DB"})
 SIM_SHOE_URL = "shoesim://table?protocol=beetek"
 SIM_SHUFFLER_URL = "usb://7a5c:5348?sim=table-shuffler"
 
@@ -65,6 +75,9 @@ class StorageCfg:
     journal: str = "var/journal.db"
     snapshot_every: int = 1000        # inputs between snapshots
     anchor_key_file: str = ""         # key that signs the journal's head (mode 0600); "": none
+    # records of the chain checked before the table starts (beyond what a restart builds on);
+    # a longer journal's older records are checked while the table waits for its first card
+    verify_before_start: int = 100_000
 
 
 @dataclass(frozen=True)
@@ -129,6 +142,12 @@ class Config:
     metrics: MetricsCfg = field(default_factory=MetricsCfg)
     software: SoftwareCfg = field(default_factory=SoftwareCfg)
     path: str = "(defaults)"
+    #: where a value came from when not the file: "section.key" → the variable or the flag
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def where(self, key: str) -> str:
+        """What an error about `key` names: the flag, the environment variable, or the file."""
+        return self.sources.get(key, self.path)
 
 
 def _env_value(raw: str, typ: type, name: str) -> Any:
@@ -143,7 +162,7 @@ def _env_value(raw: str, typ: type, name: str) -> Any:
 _TYPES = {"str": str, "int": int, "float": float, "bool": bool}
 
 
-def _section(sec: Section, cls: type) -> Any:
+def _section(sec: Section, cls: type, sources: dict[str, str]) -> Any:
     values = {}
     for f in fields(cls):
         base = _TYPES.get(str(f.type), tuple)
@@ -155,19 +174,61 @@ def _section(sec: Section, cls: type) -> Any:
             v = tuple(v)
         else:
             v = sec.get(f.name, base, default)
-        env = f"TABLECTL_{sec.prefix.rstrip('.').upper()}_{f.name.upper()}"
+        env = env_name(sec.prefix.rstrip("."), f.name)
         if os.environ.get(env):
             v = _env_value(os.environ[env], base, env)
+            sources[f"{sec.prefix.rstrip('.')}.{f.name}"] = f"environment {env}"
         values[f.name] = v
     sec.done()
     return cls(**values)
 
 
+def env_name(section: str, key: str) -> str:
+    return f"TABLECTL_{section.upper()}_{key.upper()}"
+
+
+_SECTIONS = (("table", TableCfg), ("shoe", ShoeCfg), ("shuffler", ShufflerCfg),
+             ("storage", StorageCfg), ("console", ConsoleCfg), ("simulator", SimulatorCfg),
+             ("feed", FeedCfg), ("display", DisplayCfg), ("metrics", MetricsCfg),
+             ("software", SoftwareCfg))
+
+
+def known_variables() -> frozenset[str]:
+    """Every TABLECTL_ variable the controller reads."""
+    return OTHER_VARIABLES | {env_name(name, f.name) for name, cls in _SECTIONS
+                              for f in fields(cls)}
+
+
+def check_environment() -> None:
+    """An unknown TABLECTL_ variable (a typo of a setting's) is an error, as an unknown key in
+    the file is: one line naming it and the nearest known one."""
+    known = known_variables()
+    for name in sorted(os.environ):
+        if name.startswith("TABLECTL_") and name not in known:
+            import difflib
+            near = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"did you mean {near[0]}?" if near else ("settings are TABLECTL_<SECTION>_"
+                                                             "<KEY> for the config's keys")
+            raise InputError(f"environment {name}: not a tablectl variable; {hint} (unset it)")
+
+
+def config_path(path: str | os.PathLike | None = None) -> tuple[Path, str | None]:
+    """(the config file, who named it: "--config", "TABLECTL_CONFIG" or None for the default).
+    One named that does not exist, or that is not a file, is an error."""
+    from controller.locations import config_file
+    env = os.environ.get("TABLECTL_CONFIG")
+    named = "--config" if path else "environment TABLECTL_CONFIG" if env else None
+    p = config_file(path)           # --config, TABLECTL_CONFIG, /etc/tablectl, the shipped one
+    if p.exists() and not p.is_file():
+        raise InputError(f"{p}: not a file; give a config file ({named or 'the default'})")
+    return p, named
+
+
 def load_config(path: str | os.PathLike | None = None) -> Config:
     """Read the configuration: --config, $TABLECTL_CONFIG, /etc/tablectl/table.toml, else the
     shipped one (controller.locations); a shipped file that is missing means the defaults."""
-    from controller.locations import config_file
-    p = config_file(path)
+    check_environment()
+    p, _ = config_path(path)
     if not p.exists():
         data: dict = {}
     else:
@@ -176,13 +237,10 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
             raise InputError(f"{p}: not a readable TOML file ({err}); fix the syntax") from err
     root = Section(data, str(p), ConfigError)
-    parts = {name: _section(root.table(name), cls) for name, cls in
-             (("table", TableCfg), ("shoe", ShoeCfg), ("shuffler", ShufflerCfg),
-              ("storage", StorageCfg), ("console", ConsoleCfg), ("simulator", SimulatorCfg),
-              ("feed", FeedCfg), ("display", DisplayCfg), ("metrics", MetricsCfg),
-              ("software", SoftwareCfg))}
+    sources: dict[str, str] = {}
+    parts = {name: _section(root.table(name), cls, sources) for name, cls in _SECTIONS}
     root.done()
-    cfg = Config(**parts, path=str(p))
+    cfg = Config(**parts, path=str(p), sources=sources)
     _check(cfg)
     return cfg
 
@@ -200,61 +258,76 @@ _RANGES: Mapping[str, tuple[float, bool, float]] = {
     "shuffler.poll_interval_s": (0, True, 60), "shuffler.retries": (0, True, 100),
     "shuffler.shuffle_timeout_s": (0, False, 86400),
     "storage.snapshot_every": (1, True, 10 ** 7),
+    "storage.verify_before_start": (0, True, 10 ** 12),
     "console.reply_timeout_s": (0, False, 3600),
     "simulator.seed": (-1, True, 2 ** 63 - 1), "simulator.pace_s": (0, True, 60),
 }
 
 
 def check_number(where: str, key: str, value: float) -> None:
-    """ConfigError unless `value` lies in `key`'s range (finite)."""
+    """ConfigError (InputError for a flag) unless `value` lies in `key`'s range, finite.
+    `where` is the file, the environment variable or the flag the value came from."""
     lo, lo_ok, hi = _RANGES[key]
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(where, key, f"{value} is not a number", f"give a number from {lo} "
-                          f"to {hi}")
-    if value < lo or (value == lo and not lo_ok) or value > hi:
-        low = f"from {lo}" if lo_ok else f"above {lo}"
-        raise ConfigError(where, key, f"{value} is out of range", f"give a value {low} up to "
-                          f"{hi}")
+    finite = not (isinstance(value, float) and not math.isfinite(value))
+    if finite and (lo < value <= hi or (lo_ok and value == lo)):
+        return
+    problem = f"{value} is out of range" if finite else f"{value} is not a number"
+    fix = f"give a value {'from' if lo_ok else 'above'} {lo} up to {hi}"
+    if where.startswith("--"):
+        raise InputError(f"{where}: {problem}; {fix}")
+    raise ConfigError(where, key, problem, fix)
 
 
 def _check(cfg: Config) -> None:
-    where = cfg.path
+    where = cfg.where
     from controller.words import LANGUAGES, normalise
     try:
         normalise(cfg.table.language)
     except ValueError:
-        raise ConfigError(where, "table.language", f"{cfg.table.language!r} has no catalogue",
+        raise ConfigError(where("table.language"), "table.language",
+                          f"{cfg.table.language!r} has no catalogue",
                           f"use one of {', '.join(LANGUAGES)}") from None
-    if len(cfg.table.pit) > 32 or any(c in cfg.table.pit for c in "/+#\0\n"):
-        raise ConfigError(where, "table.pit", f"{cfg.table.pit!r} is not a pit name",
-                          "give a short name such as 3 or east (no / + # or line breaks)")
+    if not TABLE_NAME.fullmatch(cfg.table.name):
+        raise ConfigError(where("table.name"), "table.name", f"{cfg.table.name!r} cannot name a "
+                          "table on the floor feed (its name is a level of the MQTT topics)",
+                          "use 1 to 32 letters, digits, '_' or '-', e.g. T1 or baccarat-07")
     if cfg.shoe.protocol not in PROTOCOLS:
-        raise ConfigError(where, "shoe.protocol", f"{cfg.shoe.protocol!r} is not a shoe protocol",
+        raise ConfigError(where("shoe.protocol"), "shoe.protocol",
+                          f"{cfg.shoe.protocol!r} is not a shoe protocol",
                           f"use one of {', '.join(PROTOCOLS)}")
     from drivers.shuffler import SHUFFLER_PROTOCOLS
     if cfg.shuffler.protocol not in SHUFFLER_PROTOCOLS:
-        raise ConfigError(where, "shuffler.protocol", f"{cfg.shuffler.protocol!r} is not a "
+        raise ConfigError(where("shuffler.protocol"), "shuffler.protocol", f"{cfg.shuffler.protocol!r} is not a "
                           f"shuffler protocol", f"use one of {', '.join(SHUFFLER_PROTOCOLS)}")
     for key in _RANGES:
         section, name = key.split(".")
-        check_number(where, key, getattr(getattr(cfg, section), name))
+        check_number(where(key), key, getattr(getattr(cfg, section), name))
     if cfg.shoe.reconnect_max_s < cfg.shoe.reconnect_initial_s:
-        raise ConfigError(where, "shoe.reconnect_max_s", "is below reconnect_initial_s",
+        raise ConfigError(where("shoe.reconnect_max_s"), "shoe.reconnect_max_s",
+                          "is below reconnect_initial_s",
                           "make reconnect_max_s at least reconnect_initial_s")
     if cfg.display.listen:
         from controller.display.server import parse_listen
-        parse_listen(cfg.display.listen, f"{where}: [display] listen")
+        parse_listen(cfg.display.listen, f"{where('display.listen')}: [display] listen")
     if cfg.metrics.listen:
         from controller.display.server import parse_listen
-        parse_listen(cfg.metrics.listen, f"{where}: [metrics] listen")
+        parse_listen(cfg.metrics.listen, f"{where('metrics.listen')}: [metrics] listen")
 
 
-def override(cfg: Config, section: str, **values: Any) -> Config:
-    """The command line's word over the file's: only the values actually given."""
+def override(cfg: Config, section: str, flags: Mapping[str, str] | None = None,
+             **values: Any) -> Config:
+    """The command line's word over the file's: only the values actually given, held to the
+    same rules as the file's (a number to its range). `flags` names the flag of a key when it
+    is not --key-with-dashes (e.g. pace_s: --pace)."""
     given = {k: v for k, v in values.items() if v is not None}
     if not given:
         return cfg
-    return replace(cfg, **{section: replace(getattr(cfg, section), **given)})
+    sources = dict(cfg.sources)
+    for key in given:
+        sources[f"{section}.{key}"] = (flags or {}).get(key, "--" + key.replace("_", "-"))
+    out = replace(cfg, **{section: replace(getattr(cfg, section), **given)}, sources=sources)
+    _check(out)
+    return out
 
 
 def as_dict(cfg: Config) -> Mapping[str, Any]:

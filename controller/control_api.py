@@ -21,10 +21,13 @@ before it listens, so nobody outside the group can ever connect.
 Under a flood (docs/security.md): at most `max_connections` connections are served at once
 (one more is answered `busy` and closed), a connection silent for `idle_timeout_s` is closed,
 and the listen backlog holds BACKLOG connections. A sign-in with a PIN first takes a token from
-its peer's bucket (the peer's uid) and from its account's; a failure keeps them, a success
-gives them back, and an empty bucket answers `rate_limited` before any check. The account store
-then checks attempts on one account in turn and runs at most a few scrypt computations at once
-(`busy` beyond them).
+its peer's bucket (the peer: the client process, uid and pid) and from the bucket of its account
+*for that peer*; a failure keeps them, a success gives them back, and an empty bucket answers
+`rate_limited` before any check. So a peer flooding wrong PINs spends only its own budgets: the
+account's owner signing in from another process is never held up by them, and one peer alone
+cannot spend the five failures that lock an account (ACCOUNT_LIMIT is below them). The account
+store then checks attempts on one account in turn and runs at most a few scrypt computations at
+once (`busy` beyond them).
 """
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ from controller import roles
 from controller.accounts import NAME_RE, AccountStore, AuthResult
 from controller.errors import CommandRefused, InputError
 from controller.logsetup import get_logger
+from controller.logsetup import secret as keep_out_of_logs
 from controller.signin import RateLimit
 from controller.words import Words, words_of
 
@@ -62,13 +66,15 @@ ERROR_CODES = ("malformed", "unknown_action", "auth_failed", "locked", "disabled
 REQUEST_KEYS = frozenset({"id", "user", "pin", "token", "action", "args", "reason"})
 VIEW_TTL_S = 8 * 3600.0     # a console's read-only view session: one shift
 MAX_LINE = 64 * 1024
+MAX_DEPTH = 8               # a request's args nest two or three levels; deeper is not a request
 SOCKET_MODE = 0o660
 MAX_CONNECTIONS = 32        # a console and a few scripts need a handful
 IDLE_TIMEOUT_S = 60.0       # a client sends its line at once; one that stays silent is gone
 BACKLOG = 128               # connections the kernel holds until they are accepted
-#: failed PIN sign-ins allowed at once, per peer (uid) and per account, and their refill a minute
+#: failed PIN sign-ins allowed at once, and their refill a minute: per peer (a client process),
+#: and per account and peer (fewer than the failures that lock an account, accounts.MAX_FAILURES)
 PEER_LIMIT = (10, 10.0)
-ACCOUNT_LIMIT = (10, 10.0)
+ACCOUNT_LIMIT = (3, 1.0)
 _AUTH_ERRORS = {"unknown_user": "auth_failed", "wrong_pin": "auth_failed",
                 "disabled": "disabled", "locked": "locked", "busy": "busy"}
 
@@ -123,6 +129,20 @@ def encode(message: Mapping[str, Any]) -> bytes:
             + "\n").encode("utf-8")
 
 
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in a decoded request (without recursion)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, level = todo.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            if level > MAX_DEPTH:
+                return level
+            todo.extend((v, level + 1) for v in (item.values() if isinstance(item, dict)
+                                                  else item))
+    return deepest
+
+
 def parse_request(line: bytes) -> dict[str, Any]:
     """Decode and shape-check one request line; raises _Refusal("malformed", …)."""
     try:
@@ -131,8 +151,14 @@ def parse_request(line: bytes) -> dict[str, Any]:
         raise _Refusal("malformed", f"request is not UTF-8 (byte {err.start})") from None
     except ValueError as err:
         raise _Refusal("malformed", f"request is not JSON: {err}") from None
+    except RecursionError:
+        raise _Refusal("malformed", f"request nests deeper than {MAX_DEPTH} levels") from None
+    if _depth(req) > MAX_DEPTH:
+        raise _Refusal("malformed", f"request nests deeper than {MAX_DEPTH} levels")
     if not isinstance(req, dict):
         raise _Refusal("malformed", "request must be a JSON object with user, pin, action")
+    for key in ("pin", "token"):
+        keep_out_of_logs(req.get(key))  # never in a log line from here on
     rid = req.get("id")
     extra = sorted(set(req) - REQUEST_KEYS)
     if extra:
@@ -342,10 +368,12 @@ class ControlServer:
 
     @staticmethod
     def _peer(conn: socket.socket) -> str:
-        """Who is at the other end of a Unix socket: their uid (pid and gid vary per call)."""
+        """Who is at the other end of a Unix socket: the client process (its uid and pid, as
+        the kernel tells them), so that two consoles of one user id are two peers."""
         try:
             raw = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-            return f"uid:{struct.unpack('3i', raw)[1]}"
+            pid, uid, _ = struct.unpack("3i", raw)
+            return f"uid:{uid} pid:{pid}"
         except (OSError, AttributeError, struct.error):
             return "uid:?"
 
@@ -379,7 +407,7 @@ class ControlServer:
 
     def _open_view(self, user: str, role: str) -> str:
         """A read-only session after a PIN sign-in, so a console need not keep the PIN."""
-        token = secrets.token_urlsafe(24)
+        token = keep_out_of_logs(secrets.token_urlsafe(24))
         now = time.monotonic()
         with self._views_lock:
             self._views = {t: v for t, v in self._views.items() if v[2] > now}
@@ -428,23 +456,24 @@ class ControlServer:
     def _sign_in(self, user: str, pin: str, action: str, peer: str) -> AuthResult:
         """A PIN sign-in within the peer's and the account's budgets of failures."""
         account = user if isinstance(user, str) and NAME_RE.match(user) else "?"
+        mine = f"{account}\0{peer}"             # this account's budget for this peer alone
         wait = self.peer_limit.take(peer)
         if wait == 0.0:
-            wait = self.account_limit.take(account)
+            wait = self.account_limit.take(mine)
             if wait:
                 self.peer_limit.give_back(peer)
-                who = f"for {account!r}" if account != "?" else "for invalid names"
+                who = f"for {account!r} " if account != "?" else "for invalid names "
         else:
-            who = "from this user id"
+            who = ""
         if wait:
-            return AuthResult(False, account, "rate_limited", f"too many failed sign-ins {who}; "
-                              f"try again in {math.ceil(wait)} s", context=action,
-                              at=self.store.clock())
+            return AuthResult(False, account, "rate_limited", f"too many failed sign-ins {who}"
+                              f"from this console or program; try again in {math.ceil(wait)} s",
+                              context=action, at=self.store.clock(), peer=peer)
         auth = self.store.authenticate(user, pin, context=action)
         if auth.ok or auth.code == "busy":      # only failures spend the budgets
             self.peer_limit.give_back(peer)
-            self.account_limit.give_back(account)
-        return auth
+            self.account_limit.give_back(mine)
+        return dataclasses.replace(auth, peer=peer)
 
     def _handle(self, req: dict[str, Any], peer: str = "uid:?") -> Any:
         user, action, args = req["user"], req["action"], req["args"]

@@ -14,10 +14,10 @@ import os
 import socket
 import tomllib
 import uuid
-from pathlib import Path
 from typing import Any, Mapping
 
 from controller.errors import InputError
+from controller.logsetup import secret
 
 #: [console] key → (environment variable, default)
 CONSOLE_DEFAULTS: Mapping[str, tuple[str, str]] = {
@@ -35,13 +35,15 @@ class ControllerUnavailable(InputError):
 def console_setting(key: str, given: str | None = None,
                     config_path: str | os.PathLike[str] | None = None) -> str:
     """The value of [console] `key`: `given`, else the environment, else the file, else default."""
+    from controller.config import check_environment, config_path as named_config
+    check_environment()             # a mistyped TABLECTL_ variable is refused, as by run
     env, default = CONSOLE_DEFAULTS[key]
     if given:
         return given
     if os.environ.get(env):
         return os.environ[env]
-    from controller.locations import config_file
-    path = config_file(config_path)
+    # a file named by --config or TABLECTL_CONFIG must exist; the default may be missing
+    path, _ = named_config(config_path)
     if not path.exists():
         return default
     try:
@@ -60,6 +62,8 @@ def request(socket_path: str | os.PathLike[str], payload: Mapping[str, Any],
     """Send one request and return the controller's response object."""
     path = str(socket_path)
     message = dict(payload)
+    for key in ("pin", "token"):
+        secret(message.get(key))                # never in a log line of this process
     message.setdefault("id", uuid.uuid4().hex[:12])
     line = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -5,15 +5,131 @@ library loggers (transitions, pyserial) are routed through the same processors. 
 carries the table, shoe and round the service loop has bound (contextvars), and an exception's
 traceback (structured in JSON, as text on a terminal). Events are named in plain lowercase
 words ("shoe link lost"), with their details as fields.
+
+No secret leaves the process in a log line:
+- tracebacks never carry local variables (a frame's locals may hold a PIN);
+- one processor, `redact`, runs last before rendering, over every field (nested ones and the
+  rendered traceback included): the value of a field named for a secret (pin, token, password,
+  key, …) is replaced, and so is every occurrence of a secret the process was handed (each PIN
+  or token read is registered with `secret()` where it enters: the control socket, a prompt,
+  the environment), wherever it appears, an exception's message included.
+
+When stderr is the journal (systemd sets JOURNAL_STREAM to its device and inode), each line
+starts with its syslog priority, `<3>` for an error, `<4>` a warning, `<6>` information, so
+journald files it at its level (the unit sets SyslogLevelPrefix=yes).
 """
 from __future__ import annotations
 
+import collections
 import logging
+import os
 import sys
+import threading
+from typing import Any
 
 import structlog
 
 _configured = False
+
+REDACTED = "[redacted]"
+#: fields whose value is a secret, whatever it is
+SECRET_FIELDS = frozenset({"pin", "new_pin", "pins", "secret", "secrets", "password", "passwd",
+                           "token", "view_token", "key", "secret_hash", "salt", "authorization"})
+_SECRET_SUFFIXES = ("_pin", "_token", "_secret", "_password", "_passwd")
+#: the shortest text registered as a secret (shorter strings would blank ordinary words)
+MIN_SECRET = 4
+_KEEP = 256                 # secrets remembered at once (the newest)
+_secrets: collections.OrderedDict[str, None] = collections.OrderedDict()
+_secrets_lock = threading.Lock()
+_longest_first: tuple[str, ...] = ()       # what scrub looks for (replaced, never mutated)
+
+#: syslog priorities of the log levels (sd-daemon(3): <N> at the start of a line)
+PRIORITY = {"debug": 7, "info": 6, "warning": 4, "warn": 4, "error": 3, "exception": 3,
+            "critical": 2}
+
+
+def secret(value: Any) -> Any:
+    """Register `value` (a PIN, a token) as a secret: no log line will show it. Returns it."""
+    global _longest_first
+    if isinstance(value, str) and len(value) >= MIN_SECRET:
+        with _secrets_lock:
+            known = value in _secrets
+            _secrets[value] = None
+            _secrets.move_to_end(value)
+            while len(_secrets) > _KEEP:
+                _secrets.popitem(last=False)
+                known = False
+            if not known:
+                _longest_first = tuple(sorted(_secrets, key=len, reverse=True))
+    return value
+
+
+def _is_secret_field(name: object) -> bool:
+    if not isinstance(name, str):
+        return False
+    low = name.lower()
+    return low in SECRET_FIELDS or low.endswith(_SECRET_SUFFIXES)
+
+
+def scrub(value: Any, depth: int = 0) -> Any:
+    """`value` with every secret field's value and every registered secret replaced."""
+    if depth > 20:
+        return REDACTED
+    if isinstance(value, str):
+        for known in _longest_first:
+            if known in value:
+                value = value.replace(known, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {k: REDACTED if _is_secret_field(k) and v not in (None, "") else
+                scrub(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrub(v, depth + 1) for v in value)
+    if isinstance(value, (int, float, bool)) or value is None:
+        return value
+    return scrub(repr(value), depth + 1)      # an object's repr could hold a secret too
+
+
+def redact(logger: Any, method: str, event: dict) -> dict:
+    """The one processor that keeps secrets out of every log line (see the module's note)."""
+    return scrub(event)
+
+
+def journal_stream() -> bool:
+    """Whether stderr is systemd's journal stream (JOURNAL_STREAM=device:inode of it)."""
+    spec = os.environ.get("JOURNAL_STREAM", "")
+    dev, _, ino = spec.partition(":")
+    if not (dev.isdigit() and ino.isdigit()):
+        return False
+    try:
+        st = os.fstat(sys.stderr.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (st.st_dev, st.st_ino) == (int(dev), int(ino))
+
+
+def prefix(level: str | int) -> str:
+    """The `<N>` a line for the journal starts with ("" when stderr is not the journal)."""
+    if not journal_stream():
+        return ""
+    if isinstance(level, int):
+        level = logging.getLevelName(level).lower()
+    return f"<{PRIORITY.get(str(level).lower(), 6)}>"
+
+
+class _Formatter(structlog.stdlib.ProcessorFormatter):
+    """Each line with its syslog priority first when stderr is the journal."""
+
+    def __init__(self, *args: Any, journald: bool = False, **kw: Any):
+        super().__init__(*args, **kw)
+        self.journald = journald
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        if not self.journald:
+            return line
+        mark = f"<{PRIORITY.get(record.levelname.lower(), 6)}>"
+        return mark + line.replace("\n", "\n" + mark)
 
 
 def configure(level: str = "WARNING", json_logs: bool | None = None) -> None:
@@ -26,10 +142,14 @@ def configure(level: str = "WARNING", json_logs: bool | None = None) -> None:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
     ]
-    # tracebacks: a structured list in JSON lines; the console renderer prints them itself
-    tracebacks = [structlog.processors.dict_tracebacks] if json_logs else []
+    # tracebacks without any frame's local variables: structured in JSON lines, as plain text
+    # on a terminal; then the secrets are taken out of everything, the traceback included
+    from structlog.tracebacks import ExceptionDictTransformer
+    tracebacks = (structlog.processors.ExceptionRenderer(ExceptionDictTransformer(
+        show_locals=False)) if json_logs else structlog.processors.format_exc_info)
     renderer = (structlog.processors.JSONRenderer() if json_logs
-                else structlog.dev.ConsoleRenderer(colors=False))
+                else structlog.dev.ConsoleRenderer(colors=False,
+                                                   exception_formatter=structlog.dev.plain_traceback))
     structlog.configure(
         processors=shared + [structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
@@ -37,9 +157,10 @@ def configure(level: str = "WARNING", json_logs: bool | None = None) -> None:
         cache_logger_on_first_use=True,
     )
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=shared, processors=[
-            structlog.stdlib.ProcessorFormatter.remove_processors_meta, *tracebacks, renderer]))
+    handler.setFormatter(_Formatter(
+        foreign_pre_chain=shared, journald=journal_stream(), processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta, tracebacks, redact,
+            renderer]))
     root = logging.getLogger()
     if not _configured:
         root.addHandler(handler)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
@@ -155,9 +156,17 @@ PAYOUT_OPTIONS: Mapping[tuple[str, str], tuple[str, ...]] = {
 NO_PAYS = frozenset({("andar_bahar", "first_three")})
 
 
+_QUOTED_FRACTION = re.compile(r"\s*\d+\s*/\s*[1-9]\d*\s*")
+
+
 def _fraction(v: Any, r: Section, k: str) -> Fraction:
     if isinstance(v, bool) or not isinstance(v, (int, float, str)):
         raise r.fail(k, f"payout {v!r} is not a number", "write a payout to 1, e.g. 0.95 or \"19/20\"")
+    if isinstance(v, str) and not _QUOTED_FRACTION.fullmatch(v):
+        # quotes are for an exact fraction, which TOML cannot write as a number; "8" is a
+        # number typed as text (a slip a number field would not have let through)
+        raise r.fail(k, f"payout {v!r} is text, not a number", "write it without quotes "
+                     f"({k.split('.')[-1]} = 8), or an exact fraction in quotes (\"19/20\")")
     try:
         f = Fraction(str(v))
     except (ValueError, ZeroDivisionError) as err:
@@ -199,6 +208,9 @@ def _paytable(r: Section, game: str) -> dict[str, BetRule]:
 def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
     r = Section(data, where, ProfileError)
     name = r.get("name", str, default=Path(where).stem)
+    if not name.strip() or len(name) > 64 or not name.isprintable():
+        raise r.fail("name", f"{name!r} cannot name a profile", "give 1 to 64 printable "
+                     "characters (the name the journal and the reports show)")
     description = r.get("description", str, default="")
     game = r.get("game", str, choices=GAMES)
     lo, hi = DECK_RANGE[game]

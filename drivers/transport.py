@@ -125,6 +125,23 @@ def open_serial(url: str, *, baudrate: int = 9600,
         raise _map_error(url, err) from err
 
 
+def check_url(url: str) -> None:
+    """BadURL, naming what is wrong, for a device URL that cannot name a device (a bad scheme,
+    host, port, or usb:// ids); nothing is opened. Whether the device is there is another
+    matter, found when it is opened."""
+    if not isinstance(url, str) or not url.strip():
+        raise BadURL(f"{url!r}: empty device URL")
+    if url.lower().startswith("usb://"):
+        from drivers.usb_transport import parse_usb_url
+        parse_usb_url(url)
+        return
+    if "://" in url:
+        scheme = url.split("://", 1)[0].lower()
+        _check_scheme(url, scheme)
+        if scheme in ("socket", "rfc2217"):
+            _check_host_port(url)
+
+
 def open_transport(url: str) -> object:
     """Any device URL: usb://… through drivers.usb_transport, everything else open_serial."""
     if isinstance(url, str) and url.lower().startswith("usb://"):

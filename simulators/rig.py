@@ -124,7 +124,10 @@ class SimRig:
                  "hand": _rng_state(self._hand),
                  "machine": _rng_state(self.shoe._rng) if self.continuous else None}
         tmp = f"{path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
+        # owner-only: it holds the whole shoe's order, which nobody at the table may learn
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(state, f)
         os.replace(tmp, path)
 

@@ -413,3 +413,23 @@ def test_cli_getpass_pins_must_match(tmp_path, monkeypatch, capsys):
 def test_cli_list_on_an_empty_store(tmp_path, capsys):
     assert cli("users", "list", "--as", "x", "--db", str(tmp_path / "u.db")) == 0
     assert "no accounts yet" in capsys.readouterr().out
+
+
+def test_a_name_without_an_account_is_answered_as_a_wrong_pin_is(store, clock, monkeypatch):
+    """The same words, after a check as long (a decoy scrypt of the PIN given), and a lock
+    after as many failures: no answer tells which names have accounts. The log and the
+    journal's code keep the difference for whoever investigates."""
+    store.add("sam", "supervisor", "sam-pin-123", by="mia")
+    hashed: list[str] = []
+    real = accounts.derive
+    monkeypatch.setattr(accounts, "derive", lambda s, salt, p: hashed.append(s) or real(s, salt, p))
+    said = {}
+    for name in ("sam", "nobody"):
+        answers = [store.authenticate(name, f"guess-{i}") for i in range(6)]
+        said[name] = [(a.ok, a.message.replace(f"'{name}'", "'X'")) for a in answers]
+        assert [a.code for a in answers][-1] == "locked"
+    assert said["sam"] == said["nobody"]
+    assert hashed.count("guess-0") == 2 and len(hashed) == 10     # five checks each
+    assert [a.code for a in [store.authenticate("nobody", "x" * 6)]] == ["locked"]
+    clock.advance(accounts.LOCKOUT_S + 1)                # the decoy lock runs out as a real one
+    assert store.authenticate("nobody", "guess-9").code == "unknown_user"

@@ -20,7 +20,8 @@ import pytest
 from controller.accounts import AccountStore, ScryptParams
 from controller.cli import main
 from controller.journal import Journal
-from controller.journal.anchor import EVERY, Anchoring, check_at_start, load_key, make_key
+from controller.journal.anchor import EVERY, Anchoring, load_key, make_key
+from controller.journal.proof import check_at_start
 from controller.journal.chain import GENESIS, canonical, record_hash
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -202,13 +202,22 @@ def _toml(value) -> str:
     return str(value)
 
 
+def _type_of(key: str) -> str:
+    """The declared type of a config key ("int", "float", …), from the config itself."""
+    from dataclasses import fields
+    from controller import config
+    section, name = key.split(".")
+    cls = {f.name: f.default_factory for f in fields(config.Config)
+           if f.name == section}[section]
+    return next(str(f.type) for f in fields(cls) if f.name == name)
+
+
 @st.composite
 def bad_numbers(draw):
     """A config key with a number it must refuse: not finite, out of its range, wrong type."""
     key = draw(st.sampled_from(sorted(_RANGES)))
     lo, lo_ok, hi = _RANGES[key]
-    whole = key.split(".")[1] in ("demo_rounds", "shoes", "dead_after_timeouts", "baudrate",
-                                  "retries", "snapshot_every", "seed")
+    whole = _type_of(key) == "int"
     choices = [st.sampled_from(["x", True, [1]])]
     if whole:
         choices += [st.integers(max_value=int(lo) - (0 if not lo_ok else 1)),
@@ -313,3 +322,155 @@ def test_generated_bad_flags(flag, data, tmp_path_factory, capsys, monkeypatch):
         argv = ["run", "--no-control", f"--shoe-url={value}"]
     err = refused(capsys, argv, re.sub(r"^--", "", names) if flag == "--fault" else names)
     assert "Traceback" not in err
+
+
+# ---------------------------------------------------------------- the third sweep
+
+THIRD = {
+    "TABLECTL_CONFIG names no file": ({"TABLECTL_CONFIG": "/nonexistent.toml"},
+                                      ["run", "--no-control"], "TABLECTL_CONFIG"),
+    "an unknown TABLECTL_ variable": ({"TABLECTL_SHOE_URLL": "x"}, ["run", "--no-control"],
+                                      "TABLECTL_SHOE_URL"),
+    "--betting-seconds 1e308 (run)": ({}, ["run", "--betting-seconds", "1e308",
+                                           "--no-control"], "--betting-seconds"),
+    "--betting-seconds 1e308 (simulate)": ({}, ["simulate", "--profile", "macau", "--seed",
+                                                "1", "--betting-seconds", "1e308"],
+                                           "--betting-seconds"),
+    "--pace 61": ({}, ["run", "--pace", "61", "--no-control"], "--pace"),
+    "--seed -2": ({}, ["run", "--seed", "-2", "--no-control"], "--seed"),
+    "--feed port 0 (run)": ({}, ["run", "--feed", "mqtt://127.0.0.1:0", "--no-control"],
+                            "the port is not a number"),
+    "--feed port 0 (simulate)": ({}, ["simulate", "--profile", "macau", "--seed", "1",
+                                      "--journal", "j.db", "--feed", "mqtt://127.0.0.1:0"],
+                                 "the port is not a number"),
+    "--feed port 99999": ({}, ["run", "--feed", "mqtt://127.0.0.1:99999", "--no-control"],
+                          "the port is not a number"),
+    "--shuffler-url usb://zzzz:1": ({}, ["run", "--shuffler-url", "usb://zzzz:1",
+                                         "--no-control"], "usb://zzzz:1"),
+    "env table name T1/#": ({"TABLECTL_TABLE_NAME": "T1/#"}, ["run", "--no-control"],
+                            "TABLECTL_TABLE_NAME"),
+    "env betting seconds 1e308": ({"TABLECTL_TABLE_BETTING_SECONDS": "1e308"},
+                                  ["run", "--no-control"], "TABLECTL_TABLE_BETTING_SECONDS"),
+}
+
+
+@pytest.mark.parametrize("case", THIRD)
+def test_third_sweep_listed(case, tmp_path, capsys, monkeypatch):
+    env, argv, names = THIRD[case]
+    monkeypatch.chdir(tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    refused(capsys, argv, names)
+    assert not list(tmp_path.rglob("*.db"))
+
+
+BAD_NAMES = st.one_of(
+    st.sampled_from(["T1/#", "T+1", "T1\nx", "T9/evil", "../../x", "", "a" * 33, "T 1",
+                     "tables/+", "T1\x00", "Ｔ１"]),
+    st.text(min_size=1, max_size=40).filter(lambda t: not re.fullmatch(r"[A-Za-z0-9_-]{1,32}",
+                                                                       t)))
+
+
+@CASES
+@given(name=BAD_NAMES, via=st.sampled_from(["file", "env"]))
+def test_generated_table_names_that_are_not_a_topic_level(name, via, tmp_path_factory, capsys,
+                                                          monkeypatch):
+    where = tmp_path_factory.mktemp("name")
+    argv = ["run", "--no-control", "--journal", str(where / "j.db")]
+    if via == "env":
+        if "\x00" in name:
+            name = name.replace("\x00", "/")         # no NUL in an environment variable
+        if not name:
+            return                  # an empty variable is an unset one (the file's name holds)
+        monkeypatch.setenv("TABLECTL_TABLE_NAME", name)
+        names = "TABLECTL_TABLE_NAME"
+    else:
+        argv += ["--config", write(where / "t.toml", f"[table]\nname = {_toml(name)}\n")]
+        names = "t.toml"
+    try:
+        refused(capsys, argv, names)
+    finally:
+        monkeypatch.delenv("TABLECTL_TABLE_NAME", raising=False)
+
+
+@CASES
+@given(bad=bad_numbers())
+def test_generated_bad_values_in_the_environment_are_refused_as_in_the_file(
+        bad, tmp_path_factory, capsys, monkeypatch):
+    key, value = bad
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return                       # the environment holds text: a number or not, not a type
+    section, name = key.split(".")
+    variable = f"TABLECTL_{section.upper()}_{name.upper()}"
+    monkeypatch.setenv(variable, repr(value) if isinstance(value, float) else str(value))
+    where = tmp_path_factory.mktemp("env")
+    try:
+        refused(capsys, ["run", "--no-control", "--journal", str(where / "j.db")], variable)
+    finally:
+        monkeypatch.delenv(variable)
+
+
+@CASES
+@given(data=st.data())
+def test_generated_unknown_variables_are_refused(data, capsys, monkeypatch, tmp_path_factory):
+    from controller.config import known_variables
+    known = sorted(known_variables())
+    base = data.draw(st.sampled_from(known))
+    typo = data.draw(st.sampled_from([base + "S", base[:-1], base.replace("_", "", 1) + "_X",
+                                      "TABLECTL_" + data.draw(IDENT).upper()]))
+    if typo in known or typo == "TABLECTL_" or not typo.startswith("TABLECTL_"):
+        return
+    monkeypatch.setenv(typo, "1")
+    where = tmp_path_factory.mktemp("var")
+    try:
+        refused(capsys, ["run", "--no-control", "--journal", str(where / "j.db")], typo)
+    finally:
+        monkeypatch.delenv(typo)
+
+
+#: a flag held to the range the config holds its setting to: (command, flag, config key)
+CAPPED = [("run", "--betting-seconds", "table.betting_seconds"),
+          ("simulate", "--betting-seconds", "table.betting_seconds"),
+          ("run", "--pace", "simulator.pace_s"), ("run", "--seed", "simulator.seed"),
+          ("run", "--shoes", "table.shoes"), ("simulate", "--shoes", "table.shoes")]
+
+
+@CASES
+@given(which=st.sampled_from(CAPPED), data=st.data())
+def test_generated_flags_beyond_the_configs_caps(which, data, tmp_path_factory, capsys,
+                                                 monkeypatch):
+    command, flag, key = which
+    lo, lo_ok, hi = _RANGES[key]
+    value = data.draw(st.one_of(st.integers(int(hi) + 1, int(hi) * 10 + 10 ** 6),
+                                st.sampled_from([hi * 2, 1e308]))
+                      if _type_of(key) == "int" else
+                      st.floats(min_value=hi, exclude_min=True, max_value=1e308))
+    if _type_of(key) == "int":
+        value = int(value)
+    monkeypatch.chdir(tmp_path_factory.mktemp("cap"))
+    argv = (["run", "--no-control"] if command == "run"
+            else ["simulate", "--profile", "macau", "--seed", "1"]) + [f"{flag}={value}"]
+    refused(capsys, argv, flag)
+
+
+@CASES
+@given(url=st.one_of(
+    st.from_regex(r"usb://[0-9a-f]{1,4}:", fullmatch=True),
+    st.from_regex(r"usb://[g-z]{1,4}:[0-9]{1,4}", fullmatch=True),
+    st.from_regex(r"usb://[1-9a-f][0-9a-f]{4,5}:[0-9a-f]{4}", fullmatch=True),
+    st.sampled_from(["usb://7a5c:5348?bogus=1", "usb://7a5c:5348/x", "usb://", "usb://:",
+                     "socket://h:0", "bogus://x"])))
+def test_generated_shuffler_urls_that_cannot_name_a_device(url, tmp_path_factory, capsys,
+                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path_factory.mktemp("url"))
+    refused(capsys, ["run", "--no-control", f"--shuffler-url={url}"], url.split("?")[0][:12])
+
+
+@pytest.mark.parametrize("edit, names", [
+    (lambda t: sub(t, "tie = 8", 'tie = "8"'), "tie"),
+    (lambda t: sub(t, 'name = "macau"', 'name = ""'), "name"),
+])
+def test_a_payout_typed_as_text_and_an_empty_name_are_refused(edit, names, tmp_path, capsys):
+    path = write(tmp_path / "bad.toml", edit(MACAU))
+    err = refused(capsys, ["simulate", "--profile", path, "--seed", "1"], names)
+    assert "bad.toml" in err

@@ -485,3 +485,53 @@ async def test_polls_go_on_while_a_form_is_open(server, table):
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ActionScreen))
         await until(pilot, lambda: "TABLE ON HOLD" in screen_text(app))
+
+
+@run_async
+async def test_a_pin_typed_blind_always_lands_in_the_pin_field(server, table):
+    """Every dialog opens on its first empty field, never on the name already filled in (so a
+    dialog that asks nothing else opens on the PIN), and after any refusal the cursor is in the
+    PIN field: keys typed without looking go there, hidden, whatever the refusal was."""
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.refresh_state()
+        # a form of name and PIN only, and one with an argument and a reason before them
+        for action in ("reveal", "enter_card"):
+            screen = ActionScreen(action, app.client, user="sam")
+            await app.push_screen(screen)
+            await pilot.pause()
+            fields = [f.id for f in screen.query("Input")]
+            expected = next(f for f in fields if f != "user")
+            assert screen.focused.id == expected, (action, fields, screen.focused.id)
+            if fields == ["user", "pin"]:
+                assert screen.focused.id == "pin" and screen.query_one("#pin").password
+            screen.dismiss(None)
+            await pilot.pause()
+        said = set()
+        # (a wrong PIN: test_wrong_pin_is_refused_and_nothing_reaches_the_table)
+        for user, pin in (("sam", PINS["sam"]),          # the table refuses (no round to void)
+                          ("aud", PINS["aud"])):         # the role may not
+            screen = ActionScreen("void_round", app.client, user=user)
+            await app.push_screen(screen)
+            await pilot.pause()
+            await fill(pilot, app, "reason", "dealer exposed a card")
+            await fill(pilot, app, "pin", pin)
+            screen.query_one("#user").focus()          # wherever the cursor was
+            await pilot.click("#send")
+            await settle(app, pilot)
+            assert form_error(app).startswith("Refused"), form_error(app)
+            said.add(form_error(app))
+            assert screen.focused.id == "pin" and screen.query_one("#pin").value == ""
+            await pilot.press(*"123456")
+            assert screen.query_one("#pin").value == "123456"
+            assert screen.query_one("#user").value == user
+            screen.dismiss(None)
+            await pilot.pause()
+        assert len(said) == 2
+        for user, focused in (("sam", "pin"), ("", "user")):    # the sign-in, asked again
+            screen = SignInScreen(server.path, user, "Refused.")
+            await app.push_screen(screen)
+            await pilot.pause()
+            assert screen.focused.id == focused
+            screen.dismiss(None)
+            await pilot.pause()

@@ -13,6 +13,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller import control_api
 from controller.accounts import AccountStore, ScryptParams
@@ -103,8 +105,10 @@ def auths():
 
 @pytest.fixture
 def server(short_dir, store, table, auths):
+    # budgets wide enough for one client to lock an account: these tests are about the
+    # answers (test_signin.py is about the budgets)
     srv = ControlServer(short_dir / "ctl.sock", store, table.submit, reply_timeout_s=5,
-                        on_auth=auths.append)
+                        on_auth=auths.append, peer_limit=(100, 10.0), account_limit=(100, 10.0))
     with srv:
         yield srv
 
@@ -206,8 +210,12 @@ def test_manager_override_needs_a_reason(server):
 
 def test_auth_refusals(server, store, table, auths):
     assert ask(server, user="sam", pin="wrong-pin")["error"] == "auth_failed"
+    # a name without an account is answered as a wrong PIN is: nothing tells it has none
+    wrong = ask(server, user="sam", pin="whatever")
     unknown = ask(server, user="ghost", pin="whatever")
-    assert unknown["error"] == "auth_failed" and "unknown user" in unknown["message"]
+    assert unknown["error"] == "auth_failed"
+    assert unknown["message"] == wrong["message"].replace("'sam'", "'ghost'").replace(
+        "3 attempt", "4 attempt")
     assert ask(server, user="dan")["error"] == "disabled"
     for _ in range(5):
         ask(server, user="ann", pin="guess-guess")
@@ -299,6 +307,9 @@ def test_failing_submit_answers_internal_and_server_keeps_serving(short_dir, sto
     (b'{"id": {"a": 1}, "user": "sam", "pin": "p", "action": "state"}\n', "id must"),
     (b'{"id": 3, "user": "sam", "pin": "p", "action": "decide", "reason": "r", '
      b'"args": {"name": "x", "value": NaN}}\n', "NaN is not allowed"),
+    (b"[" * 30000 + b"\n", "nests deeper"),
+    (b'{"id": 3, "user": "sam", "pin": "p", "action": "state", "args": {"a": '
+     + b"[" * 20 + b"]" * 20 + b"}}\n", "nests deeper"),
 ])
 def test_malformed_requests_get_a_refusal_and_the_connection_keeps_serving(server, table,
                                                                            line, match):
@@ -521,3 +532,18 @@ def test_a_view_token_reads_without_the_pin_and_never_acts(server, table, store)
     store.disable("aud", by="mia")
     gone = request(server.path, {"user": "aud", "token": token, "action": "state"})
     assert gone["error"] == "disabled"
+
+
+@settings(max_examples=40, deadline=None)
+@given(depth=st.integers(9, 40000), kind=st.sampled_from(["[", '{"a":']),
+       closed=st.booleans())
+def test_generated_deep_nesting_is_malformed_never_internal(depth, kind, closed):
+    """However deep a line nests (within the line limit), the answer is `malformed`."""
+    close = ("]" if kind == "[" else "}") * depth if closed else ""
+    inner = "1" if closed else ""
+    line = (kind * depth + inner + close).encode()
+    if len(line) > control_api.MAX_LINE:
+        line = line[:control_api.MAX_LINE]
+    srv = ControlServer("/nonexistent/c.sock", None, lambda cmd: None)     # never started
+    answer = srv.handle_line(line)
+    assert answer["error"] == "malformed", answer

@@ -71,6 +71,8 @@ def test_the_unit_is_a_hardened_notify_service_of_its_own_user():
     assert svc["ExecStart"] == [f"{install.SHIPPED_EXEC} run --config /etc/tablectl/table.toml"]
     assert svc["User"] == ["tablectl"] and svc["SupplementaryGroups"] == ["dialout"]
     assert svc["Restart"] == ["on-failure"] and svc["StateDirectory"] == ["tablectl"]
+    # bad input (exit 2) is not restarted every 5 s: a restart cannot mend it
+    assert svc["RestartPreventExitStatus"] == ["2"] and svc["SyslogLevelPrefix"] == ["yes"]
     assert svc["RuntimeDirectory"] == ["tablectl"]
     for key, value in (("ProtectSystem", "strict"), ("NoNewPrivileges", "yes"),
                        ("ProtectHome", "yes"), ("PrivateTmp", "yes"),

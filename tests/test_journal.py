@@ -269,7 +269,8 @@ def test_wal_and_synchronous_levels_are_applied(tmp_path, durable):
         j.append_many([("input", {"type": "warning"}), ("alarm", {"n": 6})])
         # 2 = FULL: a durable append's commit fsyncs the WAL before append() returns.
         assert spy.inserts == [("records", 1), ("records", 2), ("records", 2), ("records", 1),
-                               ("snapshots", 2), ("records*", 2), ("records*", 1)]
+                               ("snapshots", 2), ("records", 2), ("records*", 2),
+                               ("records*", 1)]
         j._conn = spy.conn
         assert j.pragmas()["synchronous"] == 1           # NORMAL again for the last one
     # WAL mode is a property of the file, seen by any later connection.
@@ -354,20 +355,63 @@ def test_snapshots_round_trip_and_the_newest_wins(tmp_path):
     with Journal(path) as j:
         assert j.latest_snapshot() is None
         assert j.snapshot({"empty": True}, 0) == 1
-        assert j.latest_snapshot() == (0, {"empty": True})
+        assert j.latest_snapshot() == (0, {"empty": True}) and j.last_seq == 1
         for i in range(10):
-            j.append("card", {"i": i})
+            j.append("card", {"i": i})                  # seqs 2 to 11
         j.snapshot({"shoe": 1, "round": 4, "seen": ["AS", "KD"]}, 6)
-        j.snapshot({"shoe": 1, "round": 7, "seen": ["AS", "KD", "9C"]}, 10)
-        for bad in (11, -1, True, "3"):
+        j.snapshot({"shoe": 1, "round": 7, "seen": ["AS", "KD", "9C"]}, 11,
+                   cursors={"feed": 9})
+        for bad in (14, -1, True, "3"):
             with pytest.raises(ValueError, match="upto_seq"):
                 j.snapshot({}, bad)
         with pytest.raises(ValueError, match="JSON"):
             j.snapshot({"x": object()}, 1)
+        assert j.last_seq == 13 and j.cursor("feed") == 9
     with Journal.open_readonly(path) as r:
-        assert r.latest_snapshot() == (10, {"shoe": 1, "round": 7, "seen": ["AS", "KD", "9C"]})
-        assert [x.seq for x in r.records(after_seq=10)] == []
-        assert r.verify().snapshots_checked == 3
+        assert r.latest_snapshot() == (11, {"shoe": 1, "round": 7, "seen": ["AS", "KD", "9C"]})
+        # each snapshot has its record in the chain: what it is, and the publishers' positions
+        bound = [x.data for x in r.records(kinds=["snapshot"])]
+        assert [(d["id"], d["upto_seq"]) for d in bound] == [(1, 0), (2, 6), (3, 11)]
+        assert bound[-1]["cursors"] == {"feed": 9} and r.chained_cursors() == {"feed": 9}
+        assert sql(path, "SELECT hash FROM snapshots WHERE id = 3") == [(bound[-1]["hash"],)]
+        assert r.verify().snapshots_checked == 3 and r.verify().ok
+
+
+def test_a_snapshot_rewritten_and_rehashed_no_longer_matches_its_record(tmp_path):
+    """Anyone can recompute a snapshot's hash; nobody can change its record in the chain
+    without breaking the chain (and, with the anchor key, the anchors after it)."""
+    from controller.journal.chain import canonical, snapshot_hash
+    path = tmp_path / "j.db"
+    with Journal(path) as j:
+        for i in range(5):
+            j.append("card", {"i": i})
+        j.snapshot({"shoe_no": 1}, 5)
+        head = j.record_hash(5)
+    (utc,), = sql(path, "SELECT utc FROM snapshots")
+    forged = {"shoe_no": 7}
+    sql(path, "UPDATE snapshots SET state = ?, hash = ?",
+        (json.dumps(forged), snapshot_hash(head, 5, utc, canonical(forged))))
+    with Journal.open_readonly(path) as r:
+        with pytest.raises(JournalError, match="changed after it was taken"):
+            r.latest_snapshot()
+        result = r.verify()
+        assert not result.ok and result.bad_snapshot_id == 1 and "record in the chain" in str(
+            result)
+
+
+def test_a_snapshot_without_its_record_is_never_used(tmp_path):
+    """A snapshot row slipped in (or one from before schema 3) is not trusted at a restart."""
+    path = tmp_path / "j.db"
+    with Journal(path) as j:
+        for i in range(5):
+            j.append("card", {"i": i})
+        j.snapshot({"shoe_no": 1}, 5)
+    sql(path, "UPDATE snapshots SET record_seq = NULL")
+    with Journal.open_readonly(path) as r:
+        assert r.latest_snapshot() is None
+        result = r.verify()
+        assert result.ok and result.snapshots_unbound == 1 and "not used at a restart" in str(
+            result)
 
 
 def test_tampered_snapshot_is_rejected(tmp_path):
@@ -508,7 +552,7 @@ def test_kill_9_mid_stream_keeps_every_returned_append(tmp_path, kill_after, dur
         proc.stdout.close()
         assert proc.returncode == -signal.SIGKILL
     with Journal(path) as j:
-        stored = {r.seq: r.data["i"] for r in j.records()}
+        stored = {r.seq: r.data["i"] for r in j.records() if r.kind != "snapshot"}
         assert all(stored.get(seq) == i for seq, i in acked.items())
         assert j.last_seq >= max(acked)
         result = j.verify()

@@ -12,20 +12,25 @@ from pathlib import Path
 from typing import Any, Callable
 
 from controller.errors import InputError
-from controller.journal import Journal
-from controller.journal.anchor import Anchoring, check_at_start
+from controller.journal import Journal, JournalError
+from controller.journal.anchor import Anchoring
+from controller.journal.proof import BUDGET, StartCheck, check_at_start, check_rest
 from controller.logsetup import get_logger
 from controller.profile import Profile
 from controller.service.clock import RealClock, VirtualClock
 from controller.service.control import ControlAdapter, Memory
 from controller.service.cycle import BettingTimer, ShoeCycle, ShoePlan
 from controller.service.devices import ShoeSource, ShufflerSource
-from controller.service.loop import TableService
+from controller.service.loop import Gate, TableService
 from controller.service.recovery import NOTE_KINDS, Recovery, open_table
 from controller.table.inputs import Restarted, command, parse_input
 from controller.table.states import CLOSED, SHOE_ENDED, SHUFFLING
+from controller.words import Words
 
 log = get_logger("controller.assembly")
+
+#: the service condition while the older part of the journal is checked
+JOURNAL_CHECK = "journal_check"
 
 
 @dataclass
@@ -60,28 +65,35 @@ class TableAssembly:
                  betting_seconds: float = 0.0, rig: Any = None, actors: Actors | None = None,
                  rig_state: str | None = None, clock: Any = None,
                  count_resumed: bool = True, anchor_key: Any = None,
-                 snapshot_every: int | None = None):
+                 snapshot_every: int | None = None, check_budget: int | None = BUDGET):
         self.profile, self.devices, self.rig = profile, devices, rig
         self.actors = actors or Actors()
         self.rig_state = rig_state
         self.clock = clock or (VirtualClock() if virtual else RealClock())
+        # a writer takes the journal's lock before anything is read (a second one: exit 2)
         self.journal = Journal(journal_path or ":memory:")
         self.journal_path = journal_path
+        self.anchor_key = anchor_key
         try:
-            # a journal that does not verify since its last anchor is never dealt on
-            check_at_start(self.journal, anchor_key)
-            table, self.recovery = open_table(profile, self.journal, auto_open=True,
-                                              betting_seconds=betting_seconds)
+            # a journal that does not verify is never dealt on: what the restart builds on is
+            # checked now, the rest now too, or (a long journal, live) before the first card
+            self.start_check: StartCheck = check_at_start(
+                self.journal, anchor_key, budget=None if self.clock.virtual else check_budget)
+            table, self.recovery = open_table(profile, self.journal,
+                                              snapshot=self.start_check.snapshot,
+                                              auto_open=True, betting_seconds=betting_seconds)
         except BaseException:
             self.journal.close()
             raise
         self.service = TableService(table, self.journal, self.clock, name=name)
+        self.service.inputs_since_snapshot = self.recovery.inputs_replayed
         if snapshot_every is not None:
             self.service.snapshot_every = snapshot_every
         if anchor_key is not None:
             self.service.anchoring = Anchoring(self.journal, anchor_key)
-            # what was just verified is signed; the floor feed reads it from the journal
-            self.service.anchor("start")
+            if not self.start_check.pending:
+                # what was just verified is signed; the floor feed reads it from the journal
+                self.service.anchor("start")
         self.service.publishers.extend(publishers)
         self.memory = Memory()
         if self.journal.last_seq:
@@ -201,7 +213,7 @@ class TableAssembly:
         self._closers.append(self.control.close)
 
     def _write_notes(self, kind: str, notes: list[dict]) -> None:
-        if notes and not self.service.journal_failed:
+        if notes and self.service.writable:
             self.journal.append_many([(kind, n) for n in notes])
 
     def start_display(self, sock: Any, language: str = "en",
@@ -246,7 +258,8 @@ class TableAssembly:
         svc.publishers.extend((feed, view))
         svc.subscribers.append(view.on_event)
         def close_feed() -> None:
-            svc.anchor_stop()                   # the stop's anchor goes out with the rest
+            svc.finish()                        # the stop's anchor goes out with the rest
+            feed.read_upto(self.journal.last_seq)   # past the stop's own records too
             feed.close()
         self._closers.insert(0, close_feed)     # closed last: after the devices, it drains
         feed.start()
@@ -291,13 +304,69 @@ class TableAssembly:
         for sub in self.service.subscribers:
             sub(ev)
 
+    # ------------------------------------------------------------------ the rest of the check
+    def check_rest_meanwhile(self) -> str | None:
+        """The older part of the journal left by the start check, on a reader of its own while
+        the table waits: cards and commands wait behind a gate, the prompt says how far it has
+        got, and a journal that does not verify stops the table (the command exits 2). One
+        line saying so, or None when nothing is left to check."""
+        check, svc = self.start_check, self.service
+        if not check.pending or not self.journal_path:
+            return None
+        total = check.pending
+        svc.unproven = True
+        svc.shut_gate(Gate(JOURNAL_CHECK, _checking_line(0, total), None,
+                           Words("prompt.journal_check", {"done": 0, "total": total})))
+        import threading
+        import time
+        said = [time.monotonic()]
+
+        def progress(done: int) -> None:
+            now = time.monotonic()
+            if now - said[0] >= 1.0:
+                said[0] = now
+                svc.submit(lambda: svc.set_condition(
+                    JOURNAL_CHECK, _checking_line(done, total),
+                    Words("prompt.journal_check", {"done": done, "total": total})))
+
+        def work() -> None:
+            path = self.journal_path or ""
+            try:
+                with Journal.open_readonly(path) as reader:
+                    check_rest(reader, check, self.anchor_key, progress)
+            except JournalError as err:
+                svc.submit(lambda e=err: self._refuse(e))
+            except Exception as err:       # the check itself failed: never deal unchecked
+                svc.submit(lambda e=JournalError(f"journal {path} could not be checked: "
+                                                 f"{err!r}"): self._refuse(e))
+            else:
+                svc.submit(self._checked)
+
+        threading.Thread(target=work, name="journal-check", daemon=True).start()
+        return f"the {total} older records are checked before the first card"
+
+    def _checked(self) -> None:
+        log.info("journal verified", records=self.start_check.pending)
+        self.service.unproven = False
+        self.service.anchor("start")       # the whole chain is proven now: sign it
+        self.service.open_gate(JOURNAL_CHECK)
+
+    def _refuse(self, err: JournalError) -> None:
+        """The journal does not verify: nothing more is written to it, the table stops."""
+        log.info("journal does not verify: the table stops", error=str(err))   # the command says it
+        self.service.refusal = err
+        self.service.stop("the journal does not verify")
+
     # ------------------------------------------------------------------ running
     def run(self) -> None:
-        """Serve until the shoes are dealt (or stopped). TableStopped: the journal failed."""
+        """Serve until the shoes are dealt (or stopped). TableStopped: the journal failed;
+        JournalError: it turned out not to verify while the table waited for its first card."""
         try:
             self.service.run()
         finally:
             self.close()
+        if self.service.refusal is not None:
+            raise self.service.refusal
 
     def close(self) -> None:
         for close in reversed(self._closers):
@@ -310,6 +379,11 @@ class TableAssembly:
         self.journal.close()
         if self.rig is not None:
             self.rig.close()
+
+
+def _checking_line(done: int, total: int) -> str:
+    return (f"CHECKING THE JOURNAL ({JOURNAL_CHECK}): {done} of {total} older records checked; "
+            "dealing starts when every one is")
 
 
 class IdleWatch:

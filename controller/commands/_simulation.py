@@ -132,10 +132,25 @@ class Collect:
 
 def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
     """Deal the simulated shoes; every published event (prompts aside), in order."""
+    opts = SimOptions(**kw)
+    if not opts.journal_path:
+        return _simulate(profile, opts)
+    # one writer: locked before anything of the journal's is read or printed
+    from controller.journal.lock import release
+    from controller.journal.store import claim
+    from controller.paths import refuse_special
+    lock = claim(opts.journal_path)
+    try:
+        refuse_special(f"{opts.journal_path}.devices.json", "the simulated devices' state")
+        return _simulate(profile, opts)
+    finally:
+        release(lock)
+
+
+def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
     from simulators.dealer import DecisionsFileError, VirtualPlayers, read_decisions
     from simulators.install import install
     from simulators.rig import SimRig
-    opts = SimOptions(**kw)
     plan = Plan(profile, opts)
     players = None
     rules_decisions = tuple(getattr(profile_rules(profile), "decisions", ()))

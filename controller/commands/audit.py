@@ -87,6 +87,7 @@ def format_table(entries: list[dict]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
+    from controller.commands._unproven import warn
     from controller.journal import JournalError
     from controller.journal.archive import open_with_archives
     from controller.recall import overrides
@@ -104,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file (give --journal PATH)")
     try:
+        status = warn(args.journal, "audit")
         with open_with_archives(args.journal) as journal:      # archived days included
             entries = overrides(journal, user=args.user)
     except JournalError as err:
@@ -124,12 +126,12 @@ def _print(args: argparse.Namespace, entries: list[dict], source: str) -> int:
     if args.json:
         for entry in entries:
             print(json.dumps(entry, ensure_ascii=False))
-        return 0
+        return status
     who = f" by {args.user}" if args.user else ""
     if not entries:
         print(f"No overrides{who} in {source}.")
-        return 0
+        return status
     count = len(entries)
     print(f"OVERRIDES{who} in {source}: {count} shown, oldest first, newest last")
     print(format_table(entries))
-    return 0
+    return status

@@ -42,14 +42,10 @@ def _answers(path: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.accounts import AccountStore
-    from controller.commands.users import _sign_in
     from controller.config import load_config
-    from controller.control_client import console_setting
     from controller.errors import InputError
-    from controller.journal import Journal, JournalError
-    from controller.journal.anchor import Anchoring, load_key, verify_anchors
-    from controller.logsetup import get_logger
+    from controller.journal.anchor import load_key
+    from controller.journal.store import claimed
 
     if not args.reason.strip():
         raise InputError("--reason: say why the journal is retired")
@@ -58,6 +54,19 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"journal {path}: no such file (tablectl run starts a new journal "
                          "by itself)")
     key = load_key(args.anchor_key) if args.anchor_key else None
+    # a writer: no table may be writing it meanwhile (held until this command ends)
+    with claimed(path):
+        return _retire(args, path, key)
+
+
+def _retire(args: argparse.Namespace, path: str, key) -> int:
+    from controller.accounts import AccountStore
+    from controller.commands.users import _sign_in
+    from controller.control_client import console_setting
+    from controller.errors import InputError
+    from controller.journal import Journal, JournalError
+    from controller.journal.anchor import Anchoring, verify_anchors
+    from controller.logsetup import get_logger
     sock = console_setting("socket", None, args.config)
     if _answers(sock):
         raise InputError(f"a controller is running (it answers on {sock}); stop the table "

@@ -31,6 +31,7 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
+    from controller.commands._unproven import warn
     from controller.journal import JournalError
     from controller.journal.archive import open_with_archives
     from controller.recall import format_json_lines, format_text, select_rounds
@@ -44,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file (give --journal PATH)")
     try:
+        status = warn(args.journal, "recall")
         # rounds of archived gaming days are read from the archives beside the journal
         with open_with_archives(args.journal) as journal:
             stories = select_rounds(journal, last=args.last, start=start, end=end,
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             print(format_json_lines(stories))
     else:
         print(format_text(stories, source=args.journal, asked=_asked(args)))
-    return 0
+    return status
 
 
 def _asked(args: argparse.Namespace) -> int | None:

@@ -54,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in (".pdf", ".html", ".htm"):
         raise InputError(f"--output {args.output}: name a .pdf or .html file")
+    from controller.paths import refuse_special
+    refuse_special(out, "--output")
     if args.end is not None and args.shoe is not None:
         raise InputError("--to goes with --from, not with --shoe")
     folder = out.parent if str(out.parent) else Path(".")
@@ -70,9 +72,12 @@ def run(args: argparse.Namespace) -> int:
     from controller.report.render import write_html, write_pdf
     start = parse_time(args.start, "--from") if args.start else None
     end = parse_time(args.end, "--to") if args.end else None
+    from controller.commands._unproven import warn
     if url is not None:
+        status = 0
         report: Any = _from_store(args, url, start, end)
     else:
+        status = warn(args.journal, "report")
         with Journal.open_readonly(args.journal) as journal:
             report = collect(journal, shoe=args.shoe, start=start, end=end)
     first = report[0] if isinstance(report, list) else report
@@ -88,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as err:          # a full disk, a file that cannot be replaced…
         raise InputError(f"--output {args.output}: cannot be written: "
                          f"{err.strerror or err}") from None
-    return 0
+    return status
 
 
 def _tables(report: Any) -> str:

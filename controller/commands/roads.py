@@ -34,6 +34,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file (give --journal J)")
+    from controller.commands._unproven import warn
+    status = warn(args.journal, "roads")
     view = PublicView()
     with Journal.open_readonly(args.journal) as journal:
         shoe, events = shoe_events(journal, args.shoe)
@@ -43,14 +45,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         from controller.schema import stamped
         print(json.dumps(stamped(roads), separators=(",", ":")))
-        return 0
+        return status
     from rich.console import Console
     console = Console(highlight=False)
     if shoe is None:
         console.print(f"journal {args.journal}: no shoe has started yet")
-        return 0
+        return status
     width = max(10, (shutil.get_terminal_size().columns - 2) // 2)
     from controller.display.terminal import roads_text
     console.print(f"Shoe {shoe} ({roads.get('game')}), journal {args.journal}", style="bold")
     console.print(roads_text(roads, width))
-    return 0
+    return status

@@ -48,16 +48,18 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
     cfg = override(cfg, "table", profile=args.profile, betting_seconds=args.betting_seconds,
                    shoes=args.shoes, demo_rounds=args.demo_rounds)
-    cfg = override(cfg, "shoe", url=args.shoe_url, protocol=args.shoe_protocol)
-    cfg = override(cfg, "shuffler", url=args.shuffler_url)
-    cfg = override(cfg, "storage", journal=args.journal, anchor_key_file=args.anchor_key)
+    cfg = override(cfg, "shoe", {"url": "--shoe-url", "protocol": "--shoe-protocol"},
+                   url=args.shoe_url, protocol=args.shoe_protocol)
+    cfg = override(cfg, "shuffler", {"url": "--shuffler-url"}, url=args.shuffler_url)
+    cfg = override(cfg, "storage", {"anchor_key_file": "--anchor-key"}, journal=args.journal,
+                   anchor_key_file=args.anchor_key)
     cfg = override(cfg, "console", socket=args.socket)
-    cfg = override(cfg, "simulator", pace_s=args.pace, seed=args.seed)
-    cfg = override(cfg, "feed", url=args.feed)
-    cfg = override(cfg, "display", listen=args.http)
+    cfg = override(cfg, "simulator", {"pace_s": "--pace"}, pace_s=args.pace, seed=args.seed)
+    cfg = override(cfg, "feed", {"url": "--feed"}, url=args.feed)
+    cfg = override(cfg, "display", {"listen": "--http"}, listen=args.http)
     if args.shoe_url and not args.shuffler_url and is_sim_url(cfg.shuffler.url):
         # a real shoe with the embedded simulated shuffler makes no sense: assume a manual shoe
-        cfg = override(cfg, "shuffler", url="none")
+        cfg = override(cfg, "shuffler", {"url": "--shoe-url"}, url="none")
     profile = load_profile_for_use(cfg.table.profile, config=args.config)
     if not 0 <= cfg.table.demo_rounds <= profile.demo_rounds_max:
         raise InputError(f"demo rounds {cfg.table.demo_rounds}: the profile {profile.name} "
@@ -82,9 +84,37 @@ def is_sim_url(url: str) -> bool:
 def run_table(cfg, profile, publishers: list, *, control: bool = True,
               anchor_key=None) -> int:
     """The live table: devices by URL, the one service loop, until the shoes are dealt."""
+    from controller.journal.lock import release
+    from controller.journal.store import claim
+    # one writer: the journal is locked before any device, port or file is touched, so a
+    # second table on it stops here, in one line naming the first one's pid
+    lock = claim(cfg.storage.journal)
+    try:
+        if control:
+            _socket_path_free(cfg.console.socket)
+        return _run_claimed(cfg, profile, publishers, control=control, anchor_key=anchor_key)
+    finally:
+        release(lock)
+
+
+def _socket_path_free(path: str) -> None:
+    """The control socket's path is nothing yet or a socket (a stale one is cleared when the
+    socket opens): anything else is refused before anything is opened."""
+    import os
+    import stat
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        from controller.paths import kind_of
+        raise InputError(f"control socket {path}: is {kind_of(st.st_mode)}, not a socket; "
+                         "give another --socket ([console] socket), or remove it")
+
+
+def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key) -> int:
     import signal
     import sys
-    from pathlib import Path
 
     from controller import procedures
     from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
@@ -98,6 +128,10 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
                         baudrate=c.baudrate, reconnect_initial_s=c.reconnect_initial_s,
                         reconnect_max_s=c.reconnect_max_s)
     shoe_waiting = None
+    if s.url != "none" and not is_sim_url(s.url):
+        # a shuffler URL that cannot name a device is one line now, not a hold later
+        from drivers.transport import check_url
+        check_url(s.url)
     if not sim:
         # a wrong URL is one line, before anything is journaled; a shoe not plugged in yet (or
         # held by another program) is waited for: the table starts in no_devices
@@ -148,7 +182,6 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
         # a bad feed setting is one line, before anything is journaled
         from controller.feed.broker import broker_from
         broker = broker_from(cfg.feed)
-    Path(cfg.storage.journal).parent.mkdir(parents=True, exist_ok=True)
     try:
         asm = TableAssembly(profile, journal_path=cfg.storage.journal, devices=devices,
                             publishers=publishers, plan=lambda number: plan,
@@ -159,7 +192,8 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
                             # a shoe resumed on real devices is one of --shoes; the embedded
                             # simulator's cannot be resumed (its devices died with the process)
                             count_resumed=not sim, anchor_key=anchor_key,
-                            snapshot_every=cfg.storage.snapshot_every)
+                            snapshot_every=cfg.storage.snapshot_every,
+                            check_budget=cfg.storage.verify_before_start)
     except BaseException:
         if rig is not None:
             rig.close()         # a journal refused at start: nothing was dealt
@@ -189,8 +223,10 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
             asm.start_display(listener, language=normalise(cfg.table.language),
                               extra_routes=monitoring.routes() if monitoring else None)
             print(f"tablectl run: web display at {asm.display.url}", file=sys.stderr)
+        checking = asm.check_rest_meanwhile()
         line = asm.resume(devices_lost=sim)
         if line:
+            line += f"; {checking}" if checking else ""
             print(f"tablectl run: {line}", file=sys.stderr)
             get_logger("controller.run").info("resumed", detail=line)
         asm.start_sources()

@@ -85,9 +85,16 @@ def run(args: argparse.Namespace) -> int:
         if fault.kind in SHOE_FAULTS and fault.at >= profile.cards:
             raise InputError(f"--fault {fault}: the shoe holds {profile.cards} cards; give a "
                              f"card index from 0 to {profile.cards - 1}")
+    if args.journal:
+        # never a directory, a device or a FIFO (the lock comes with the journal itself)
+        from controller.paths import refuse_special
+        for side in ("", "-wal", "-shm", ".devices.json"):
+            refuse_special(args.journal + side, "--journal")
     feed = JsonFeed() if args.json else TextFeed()
-    if args.betting_seconds < 0:
-        raise InputError(f"--betting-seconds {args.betting_seconds}: give 0 or more")
+    # held to the ranges the config holds the same settings to
+    from controller.config import check_number
+    check_number("--betting-seconds", "table.betting_seconds", args.betting_seconds)
+    check_number("--shoes", "table.shoes", args.shoes)
     more = {"betting_seconds": args.betting_seconds}
     if args.anchor_key:
         from controller.journal.anchor import load_key

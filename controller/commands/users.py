@@ -17,6 +17,7 @@ from typing import Any
 from controller.accounts import AccountStore, AuthResult, check_name
 from controller.control_client import console_setting
 from controller.errors import InputError
+from controller.logsetup import secret
 from controller.roles import ROLES
 
 PIN_ENV = "TABLECTL_PIN"
@@ -68,21 +69,22 @@ def terminal_available() -> bool:
 
 
 def read_pin(prompt: str, env: str = PIN_ENV) -> str:
-    """A PIN from the environment (scripts) or typed at the terminal without echo."""
+    """A PIN from the environment (scripts) or typed at the terminal without echo (and kept
+    out of every log line from now on)."""
     if os.environ.get(env):
-        return os.environ[env]
+        return secret(os.environ[env])
     # without a terminal getpass would read stdin and might echo the PIN: refuse instead
     if not terminal_available():
         raise InputError(f"no PIN given; type it at a terminal or set {env}")
     try:
-        return getpass.getpass(prompt)
+        return secret(getpass.getpass(prompt))
     except EOFError:
         raise InputError(f"no PIN given; type it at a terminal or set {env}") from None
 
 
 def read_new_pin(name: str) -> str:
     if os.environ.get(NEW_PIN_ENV):
-        return os.environ[NEW_PIN_ENV]
+        return secret(os.environ[NEW_PIN_ENV])
     first = read_pin(f"New PIN for {name}: ", NEW_PIN_ENV)
     if read_pin(f"Repeat the new PIN for {name}: ", NEW_PIN_ENV) != first:
         raise InputError(f"the two PINs for {name!r} differ; try again")

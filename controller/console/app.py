@@ -75,6 +75,24 @@ class ConsoleApp(App[int]):
 
     # -- layout --------------------------------------------------------------------------------
 
+    def _fatal_error(self) -> None:
+        """A fault of the console itself ends it as Textual would, but its traceback shows no
+        frame's local variables (a PIN typed into a dialog may be one) and no secret."""
+        import traceback
+        from rich.text import Text
+
+        from controller.logsetup import get_logger, scrub
+        error = self._exception
+        from textual.worker import WorkerFailed
+        if isinstance(error, WorkerFailed) and isinstance(error.error, BaseException):
+            error = error.error             # what went wrong, with its own frames
+        self.bell()
+        if error is not None:
+            get_logger("controller.console").critical("console failed", exc_info=error)
+            shown = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+            self._exit_renderables.append(Text(scrub(shown)))
+        self._close_messages_no_wait()
+
     def compose(self) -> ComposeResult:
         yield Banner(id="banner")
         yield HeaderBar("Waiting for the controller…", id="header")
@@ -104,6 +122,7 @@ class ConsoleApp(App[int]):
     def ask_sign_in(self, message: str = "") -> None:
         self.query_one(Banner).say(word("console.not_signed_in", self.language)
                                    + (f" {message}" if message else ""))
+        # the name typed before stays (self.user): after a refusal the PIN has the cursor
         self.push_screen(SignInScreen(self.client.socket_path, self.user, message,
                                       language=self.language),
                          self._signed_in)

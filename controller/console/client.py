@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from controller.control_client import ControllerUnavailable, request
+from controller.logsetup import secret
 
 #: the Outcome.error of a controller that does not answer (not a control API code)
 UNAVAILABLE = "unavailable"
@@ -47,6 +48,10 @@ class Credentials:
     user: str
     pin: str = field(repr=False)
     token: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        for value in (self.pin, self.token):
+            secret(value)               # typed into a dialog: never in a log line
 
     def viewing(self, token: str) -> "Credentials":
         """The same viewer, signed in by a view token instead of the PIN."""

@@ -48,11 +48,14 @@ def remember(user: str, language: str) -> bool:
     data[user] = language
     target = path()
     try:
+        from controller.paths import refuse_special
+        refuse_special(target, "console preferences")      # never replace a device or a folder
+        refuse_special(target.with_suffix(".tmp"), "console preferences")
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
         tmp.replace(target)
-    except OSError as err:
+    except (OSError, ValueError) as err:        # ValueError: NotAFile, an InputError
         get_logger("console").warning("console language not kept for next time",
                                       file=str(target), error=str(err))
         return False

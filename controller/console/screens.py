@@ -4,6 +4,11 @@ The override form asks for the action's arguments, the reason (required), the us
 the PIN, sends the request in a worker thread, and either closes with the controller's answer
 or shows the refusal in plain words and stays open so the supervisor can fix what it names.
 The PIN field is emptied the moment it is read; the PIN goes into that one request only.
+
+Where the cursor is decides where a PIN typed blind lands, so: a dialog opens on its first
+empty field (never the name already filled in: with nothing else to fill, that is the PIN), and
+after any refusal the cursor is in the PIN field, which is empty again and is what must be
+typed anew. A typed name is kept when the sign-in is asked again.
 """
 from __future__ import annotations
 
@@ -69,7 +74,7 @@ class SignInScreen(ModalScreen[Credentials | None]):
                 yield Button(word("console.quit", lang), id="quit")
 
     def on_mount(self) -> None:
-        self.query_one("#pin" if self.user else "#user", Input).focus()
+        first_empty(self).focus()
 
     def action_quit_console(self) -> None:
         self.app.exit()
@@ -149,7 +154,7 @@ class ActionScreen(ModalScreen[Outcome | None]):
                 yield Button(word("console.cancel", lang), id="cancel")
 
     def on_mount(self) -> None:
-        self.query(Input).first().focus()
+        first_empty(self).focus()
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
@@ -234,15 +239,18 @@ class ActionScreen(ModalScreen[Outcome | None]):
         if outcome.ok:
             self.dismiss(outcome)
             return
-        # stay open: the supervisor fixes what the refusal names and sends again
-        field = {"auth_failed": "pin", "locked": "user", "disabled": "user", "forbidden": "user",
-                 "reason_required": "reason"}.get(outcome.error or "")
-        if outcome.error == "invalid_args" and self.spec:
-            field = f"arg-{self.spec[0].name}"
-        if field == "reason" and not self.asks_reason:
-            field = None
+        # stay open: the supervisor fixes what the refusal names and sends again, with the PIN
+        # typed anew: the cursor waits there, whatever the refusal was (a name field with the
+        # cursor in it would show a PIN typed blind in clear)
         self._fail(word("console.refused", self.language, why=outcome.plain(self.language)),
-                   field)
+                   "pin")
+
+
+def first_empty(screen: Any) -> Input:
+    """The field a dialog opens on: the first one still empty (the PIN, when the name is
+    filled in and nothing else is asked)."""
+    fields = list(screen.query(Input))
+    return next((f for f in fields if not f.value), fields[-1])
 
 
 #: each language by its own name, as the picker lists it

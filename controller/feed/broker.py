@@ -50,9 +50,12 @@ def broker_from(cfg: Any, *, url: str | None = None) -> Broker:
                          f"give the user name and password file in [feed]")
     default_port, tls = SCHEMES[parts.scheme]
     try:
-        port = parts.port or default_port
+        port = parts.port
     except ValueError:
-        raise InputError(f"{where} url {url!r}: the port is not a number from 1 to 65535") from None
+        port = 0
+    if port == 0:       # 0 (or out of range) is no port, not the default one
+        raise InputError(f"{where} url {url!r}: the port is not a number from 1 to 65535")
+    port = port or default_port
     prefix = cfg.topic_prefix.strip("/")
     if not prefix or any(c in prefix for c in "+#\0"):
         raise InputError(f"feed topic_prefix {cfg.topic_prefix!r}: give a topic level such as "

@@ -6,9 +6,10 @@ topic, and every record as journaled (kind, data, times and hash: the inputs, si
 notes too, cards of a round not yet revealed included) on the `records` topic, which the floor
 store keeps and nobody else should be let read; and hands each new
 "acknowledged up to" to the table's loop, which writes it (cursor "feed") in the transaction of
-its next input; a clean stop writes it too. After a broker outage, a network cut or a restart
-of the controller the feed starts again from that cursor: nothing is lost, and what was in
-flight may arrive twice (consumers keep the last `seq` per table). Each connection is a fresh
+its next input (the working copy) and into the chain with every snapshot, a clean stop's
+included. After a broker outage, a network cut or a restart of the controller the feed starts
+again from the chain's position: nothing is lost, and what was in flight, or acknowledged
+since the last snapshot, may arrive twice (consumers keep the last `seq` per table). Each connection is a fresh
 MQTT session: what it had in flight is simply read from the journal again.
 
 The table never waits for the broker: on the loop's thread the feed only notes the newest seq
@@ -63,12 +64,16 @@ class FloorFeed:
         self.journal_path = journal.path
         self.cursors, self.outlets = cursors, outlets
         self.drain_timeout_s, self.retry_max_s = drain_timeout_s, retry_max_s
-        start = journal.cursor(CURSOR)
+        # where it stands is what the chain says (the latest snapshot's record): the working
+        # copy in the cursors table may be ahead of it, or edited; resending is harmless
+        start = journal.chained_cursors().get(CURSOR)
         if start is None:
-            # the feed's first start on this journal: what came before it is not owed, and the
-            # position is on disk before anything after it is dealt (a crash then owes all)
-            start = journal.last_seq
-            journal.set_cursors({CURSOR: start}, durable=True)
+            # the feed's first start on this journal (or one written before positions were
+            # chained): what came before is not owed, and the position is in the chain before
+            # anything after it is dealt (a crash then owes all)
+            legacy = journal.cursor(CURSOR)
+            start = journal.last_seq if legacy is None else min(legacy, journal.last_seq)
+            journal.record_cursors({CURSOR: start})
         self.acked = start
         self.newest = journal.last_seq           # the newest seq journaled (set by the loop)
         self.cursors[CURSOR] = start
@@ -103,6 +108,11 @@ class FloorFeed:
         if seq:
             self.newest = max(self.newest, seq)
             self._wake.set()
+
+    def read_upto(self, seq: int) -> None:
+        """Records up to `seq` were journaled, published or not (the journal's own records at
+        a stop): the feed reads past them, so its position says all is delivered."""
+        self.publish({"seq": seq})
 
     def on_state(self, view: dict) -> None:
         """The table's view changed (loop's thread): the feed sends the newest."""

@@ -17,11 +17,12 @@ one before it, so none can be removed from the middle. Without the key nobody ca
   but the anchor events are published (the floor feed carries them off the table PC), and
   `verify-journal --last-anchor FILE` holds the journal to the last one kept there.
 
-The service anchors every N records, at every shoe's end and at a clean stop (controller/
-service/loop.py decides when). At start `tablectl run` checks the chain from its last anchor
-(`check_at_start`) and refuses a journal that does not verify; `verify-journal --key` checks
-every anchor. The key file: 32 random bytes as 64 hex digits (`tablectl anchor-key FILE`),
-readable by its owner only (mode 0600), or it is refused.
+The service anchors every N records, after every snapshot (at every shoe's end among
+others) and at a clean stop (controller/service/loop.py decides when), so the latest snapshot
+a restart builds on is signed. At start `tablectl run` checks the last anchor and the whole
+chain (controller/journal/proof.py) and refuses a journal that does not verify;
+`verify-journal --key` checks every anchor. The key file: 32 random bytes as 64 hex digits
+(`tablectl anchor-key FILE`), readable by its owner only (mode 0600), or it is refused.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from typing import Any
 
 from controller.errors import InputError
 from controller.journal.chain import GENESIS, canonical
-from controller.journal.store import Journal, JournalError
+from controller.journal.store import Journal
 
 KIND = "anchor"
 KEY_MODE = 0o600
@@ -256,33 +257,3 @@ def read_kept(path: str) -> dict:
         raise InputError(f"--last-anchor {path}: holds no anchor event; give the floor feed's "
                          "record (JSON lines with \"event\": \"anchor\")")
     return last
-
-
-def check_at_start(journal: Journal, key: AnchorKey | None) -> None:
-    """Before a table deals on a journal: its chain since the last anchor (with the key), or
-    since its latest snapshot (no key, no anchors). JournalError, one line, when it fails."""
-    if journal.last_seq == 0:
-        return
-    last = journal.last_record(KIND)
-    fix = NEW_JOURNAL_HELP.format(path=journal.path)
-    if key is None:
-        if last is not None:
-            raise JournalError(f"journal {journal.path} is anchored (key id "
-                               f"{last.data.get('key_id')}); give its key (--anchor-key FILE "
-                               "or [storage] anchor_key_file)")
-        snap = journal.latest_snapshot()
-        after = snap[0] if snap is not None else 0
-    elif last is None:
-        after = 0               # never anchored: the whole chain, once
-    else:
-        why = _problem(key, last.seq, last.data, int(last.data.get("n", 1)) - 1,
-                       str(last.data.get("prev", "")), journal, _first_seq(journal))
-        if why is not None:
-            raise JournalError(f"journal {journal.path} does not verify: {why}; {fix}")
-        after = int(last.data["upto_seq"])
-    first = _first_seq(journal)
-    if first > 1:
-        after = max(after, first)       # what lies before it is the archives' to vouch for
-    result = journal.verify(after_seq=after, snapshots=False)
-    if not result.ok:
-        raise JournalError(f"journal {journal.path} does not verify: {result}; {fix}")

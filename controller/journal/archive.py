@@ -197,7 +197,10 @@ def archive(journal_path: str, before: date, *, day_start: dtime = dtime(6, 0),
         first, = src.execute("SELECT min(seq) FROM records").fetchone()
         x, = src.execute("SELECT min(seq) FROM records WHERE kind = 'input' AND utc >= ?",
                          (boundary,)).fetchone()
-        snap, = src.execute("SELECT max(upto_seq) FROM snapshots").fetchone()
+        # a snapshot a restart can use (bound into the chain), and the publishers' positions
+        # as the chain has them (the working copy may be ahead)
+        snap, = src.execute("SELECT max(upto_seq) FROM snapshots "
+                            "WHERE record_seq IS NOT NULL").fetchone()
         cursor, = src.execute("SELECT min(seq) FROM cursors").fetchone()
         # the first record of its own: the one before it, if any, is the previous archive's
         first_utc = src.execute("SELECT utc FROM records WHERE seq = ?",
@@ -206,6 +209,10 @@ def archive(journal_path: str, before: date, *, day_start: dtime = dtime(6, 0),
         raise ArchiveError(f"journal {journal_path}: cannot be read: {err}") from err
     finally:
         src.close()
+    with Journal.open_readonly(journal_path) as j:
+        chained = list(j.chained_cursors().values())
+    if chained:
+        cursor = min([cursor, *chained] if cursor is not None else chained)
     if first is None:
         raise ArchiveError(f"journal {journal_path}: empty, nothing to archive")
     if x is None:
@@ -232,7 +239,9 @@ def archive(journal_path: str, before: date, *, day_start: dtime = dtime(6, 0),
         conn = sqlite3.connect(tmp)
         try:
             conn.execute("DELETE FROM records WHERE seq > ?", (cut,))
-            conn.execute("DELETE FROM snapshots WHERE upto_seq > ?", (cut,))
+            # a snapshot stays with its record (the one after the records it covers)
+            conn.execute("DELETE FROM snapshots WHERE upto_seq > ? OR record_seq > ?",
+                         (cut, cut))
             conn.execute("DELETE FROM cursors")
             conn.commit()
             last_utc_row = conn.execute("SELECT utc FROM records WHERE seq = ?",

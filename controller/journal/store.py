@@ -15,13 +15,21 @@ call returns. Closing the journal checkpoints, which syncs everything.
 append_many() writes several records (an input and the events it caused) in one transaction:
 all or none, one commit, one fsync when durable.
 
-Cursors (schema 2): a named publisher's "delivered up to seq", outside the hash chain (they are
-bookkeeping, not evidence), written in the same transaction as the records they go with, so a
-restart republishes exactly what a crash left undelivered (at least once).
+Snapshots (schema 3) are bound into the chain: each is stored with a record of kind "snapshot"
+(its id, the seq it covers up to, its time, its hash and the publishers' positions), appended in
+the same transaction, so a snapshot rewritten and rehashed no longer matches the chain, and an
+anchor after it signs it. A snapshot without such a record (written before schema 3, or slipped
+in since) is never trusted at a restart.
 
-Appends come from one thread (the table's); readers (recall, console) open their own read-only
-connection with Journal.open_readonly(path). A journal that cannot be read back (not SQLite,
-corrupted, wrong schema) raises JournalError with one line: a hard stop.
+Cursors: a named publisher's "delivered up to seq". The cursors table is the working copy,
+written with the records they go with; what a restart trusts is the copy in the chain: the
+positions the latest snapshot record holds, or a "cursors" record (`record_cursors`).
+
+One writer: a writer holds the journal's lock (controller/journal/lock.py) from before it opens
+the file until it closes it. Appends come from one thread (the table's); readers (recall,
+console) open their own read-only connection with Journal.open_readonly(path). A journal that
+cannot be read back (not SQLite, corrupted, wrong schema) raises JournalError with one line: a
+hard stop.
 """
 from __future__ import annotations
 
@@ -39,12 +47,15 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable, Iterable, Iterator, Mapping
 
-from controller.journal.chain import (GENESIS, VerifyResult, canonical, check_chain, check_record,
+from controller.journal import lock as writer_lock
+from controller.journal.chain import (GENESIS, VerifyResult, check_chain,
                                       json_object, record_hash, snapshot_hash,
                                       stored_and_canonical)
+from controller.journal.snapshots import SNAPSHOT_KIND, binding_problem, snapshot_problem
+from controller.paths import NotAFile, refuse_special, tighten
 
-#: The journal schema this code writes and reads; a newer one is refused, version 1 is upgraded.
-SCHEMA_VERSION = 2
+#: The journal schema this code writes and reads; a newer one is refused, older ones upgraded.
+SCHEMA_VERSION = 3
 #: Rows fetched per query when reading records (keyset pages: no long-lived cursor).
 PAGE = 2000
 
@@ -53,13 +64,16 @@ _SCHEMA = (
     "CREATE TABLE records (seq INTEGER PRIMARY KEY, utc TEXT NOT NULL, mono REAL NOT NULL,"
     " kind TEXT NOT NULL, data TEXT NOT NULL, hash TEXT NOT NULL)",
     "CREATE TABLE snapshots (id INTEGER PRIMARY KEY, upto_seq INTEGER NOT NULL,"
-    " utc TEXT NOT NULL, state TEXT NOT NULL, hash TEXT NOT NULL)",
+    " utc TEXT NOT NULL, state TEXT NOT NULL, hash TEXT NOT NULL, record_seq INTEGER)",
     _CURSORS := "CREATE TABLE cursors (name TEXT PRIMARY KEY, seq INTEGER NOT NULL)",
 )
 _SET_CURSOR = ("INSERT INTO cursors (name, seq) VALUES (?, ?) "
                "ON CONFLICT(name) DO UPDATE SET seq = excluded.seq")
 _INSERT = "INSERT INTO records (seq, utc, mono, kind, data, hash) VALUES (?, ?, ?, ?, ?, ?)"
 _COLUMNS = "seq, utc, mono, kind, data, hash"
+_SNAP_COLUMNS = "id, upto_seq, utc, state, hash"
+#: the chain's records of the journal's own bookkeeping: a snapshot taken, publishers' positions
+CURSORS_KIND = "cursors"
 
 Clock = Callable[[], tuple[str, float]]
 #: the journal and its WAL and shared-memory files: the service writes, its group may read
@@ -69,6 +83,16 @@ _SIDE_FILES = ("", "-wal", "-shm")
 
 class JournalError(Exception):
     """The journal cannot be opened, read back or written: one line, a hard stop for the table."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A snapshot as a restart uses it: checked against its hash and its record in the chain."""
+
+    id: int
+    upto_seq: int
+    record_seq: int
+    state: dict
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +105,31 @@ class Record:
     kind: str
     data: dict
     hash: str
+
+
+def claim(path: str) -> writer_lock.WriterLock:
+    """What a writer does before anything is opened or created: the journal's path (and its
+    WAL and shared-memory files) must be files or nothing yet, and no other process may be
+    writing it. JournalError in one line otherwise; release the lock it returns."""
+    try:
+        for side in _SIDE_FILES:
+            refuse_special(path + side, "journal")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        return writer_lock.hold(path)
+    except (NotAFile, writer_lock.JournalBusy) as err:
+        raise JournalError(str(err)) from None
+    except OSError as err:
+        raise JournalError(f"journal {path}: cannot be opened: {err.strerror or err}") from None
+
+
+@contextmanager
+def claimed(path: str) -> Iterator[writer_lock.WriterLock]:
+    """The journal's writer lock for the length of a `with` (see claim)."""
+    lock = claim(path)
+    try:
+        yield lock
+    finally:
+        writer_lock.release(lock)
 
 
 def utc_now() -> str:
@@ -117,7 +166,15 @@ class Journal:
         self._scratch: str | None = None        # a private copy's folder (open_readonly)
         self._last_seq = 0
         self._head = GENESIS
-        conn = self._connect()
+        self._version = SCHEMA_VERSION
+        self._writer: writer_lock.WriterLock | None = None
+        if not readonly and self.path != ":memory:":
+            self._take_lock()
+        try:
+            conn = self._connect()
+        except BaseException:
+            self._let_go()
+            raise
         self._conn = conn
         try:
             self._open_schema(conn)
@@ -125,13 +182,23 @@ class Journal:
         except sqlite3.DatabaseError as err:
             conn.close()
             self._conn = None
+            self._let_go()
             raise self._error("cannot be read", err) from err
-        except JournalError:
+        except BaseException:
             conn.close()
             self._conn = None
+            self._let_go()
             raise
         if row is not None:
             self._last_seq, self._head = int(row[0]), str(row[1])
+
+    def _take_lock(self) -> None:
+        self._writer = claim(self.path)
+
+    def _let_go(self) -> None:
+        if self._writer is not None:
+            writer_lock.release(self._writer)
+            self._writer = None
 
     @classmethod
     def open_readonly(cls, path: str | os.PathLike) -> "Journal":
@@ -169,17 +236,20 @@ class Journal:
         path = self.path
         try:
             if self.readonly:
-                if path == ":memory:" or not os.path.isfile(path):
+                if path == ":memory:" or not os.path.exists(path):
                     raise JournalError(f"journal {path}: no such file")
+                try:
+                    refuse_special(path, "journal")
+                except NotAFile as err:
+                    raise JournalError(str(err)) from None
                 uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
                 return sqlite3.connect(uri, uri=True, isolation_level=None,
                                        check_same_thread=False, timeout=5.0)
             if path != ":memory:":
-                parent = os.path.dirname(os.path.abspath(path))
-                os.makedirs(parent, exist_ok=True)
                 if not os.path.exists(path):
                     # 0640 from the first byte; SQLite gives the WAL and SHM files the same
-                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, FILE_MODE))
+                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL | os.O_NOFOLLOW,
+                                     FILE_MODE))
                 self._tighten()
             # check_same_thread=False: the journal may be built on one thread and used by the
             # table thread; the lock serialises the rare accidental second caller.
@@ -189,14 +259,10 @@ class Journal:
             raise self._error("cannot be opened", err) from err
 
     def _tighten(self) -> None:
-        """A journal made before (or copied with a looser umask) is brought to FILE_MODE."""
+        """A journal made before (or copied with a looser umask) is brought to FILE_MODE: only
+        our own regular files (controller/paths.py), never a file someone else owns."""
         for side in _SIDE_FILES:
-            try:
-                mode = os.stat(self.path + side).st_mode & 0o777
-                if mode & ~FILE_MODE:
-                    os.chmod(self.path + side, mode & FILE_MODE)
-            except (FileNotFoundError, PermissionError):    # not ours to change
-                continue
+            tighten(self.path + side, FILE_MODE)
 
     def _open_schema(self, conn: sqlite3.Connection) -> None:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -220,9 +286,12 @@ class Journal:
                                f"(this tablectl reads versions 1 to {SCHEMA_VERSION})")
         if version < SCHEMA_VERSION and not self.readonly:
             self._upgrade(conn, version)
+            version = SCHEMA_VERSION
+        self._version = version
         try:
             conn.execute(f"SELECT {_COLUMNS} FROM records LIMIT 0")
-            conn.execute("SELECT id, upto_seq, utc, state, hash FROM snapshots LIMIT 0")
+            conn.execute(f"SELECT {_SNAP_COLUMNS}{', record_seq' if version >= 3 else ''} "
+                         "FROM snapshots LIMIT 0")
         except sqlite3.OperationalError as err:
             raise self._error(f"wrong schema for version {version}", err) from err
         if not self.readonly:
@@ -233,11 +302,16 @@ class Journal:
             conn.execute("PRAGMA synchronous=NORMAL")
 
     def _upgrade(self, conn: sqlite3.Connection, version: int) -> None:
-        """Version 1 → 2: add the cursors table (records and chain are unchanged)."""
+        """Version 1 → 2: add the cursors table; 2 → 3: snapshots name their record in the
+        chain (those taken before have none, and a restart no longer trusts them). Records and
+        chain are unchanged."""
         conn.execute("BEGIN IMMEDIATE")
         try:
             if version < 2:
                 conn.execute(_CURSORS)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(snapshots)")}
+            if "record_seq" not in columns:
+                conn.execute("ALTER TABLE snapshots ADD COLUMN record_seq INTEGER")
             conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
             conn.execute("COMMIT")
         except BaseException:
@@ -419,8 +493,13 @@ class Journal:
             except sqlite3.Error as err:
                 raise self._error("cannot record a publisher's position", err) from err
 
-    def snapshot(self, state: dict, upto_seq: int) -> int:
-        """Store `state` as the table state after record `upto_seq` (durably); returns its id."""
+    def snapshot(self, state: dict, upto_seq: int,
+                 cursors: Mapping[str, int] | None = None) -> int:
+        """Store `state` as the table state after record `upto_seq` (durably); returns its id.
+
+        In the same transaction a record of kind "snapshot" binds it into the chain (id, upto
+        seq, time, hash, and the publishers' positions `cursors`, also set in the cursors
+        table)."""
         if self.readonly:
             raise JournalError(f"journal {self.path}: opened read-only, cannot snapshot")
         if not isinstance(state, dict):
@@ -433,18 +512,61 @@ class Journal:
             state_text, state_json = stored_and_canonical(state)
         except (TypeError, ValueError) as err:
             raise ValueError(f"journal: snapshot state is not JSON-ready: {err}") from err
+        given = dict(cursors or {})
         with self._lock:
+            conn = self._live()
             head = self._hash_at(upto_seq)
-            utc = self._clock()[0]
+            utc, mono = self._clock()
             digest = snapshot_hash(head, upto_seq, utc, state_json)
+            seq = self._last_seq + 1
             try:
                 with self._full_sync():
-                    cur = self._live().execute(
-                        "INSERT INTO snapshots (upto_seq, utc, state, hash) VALUES (?, ?, ?, ?)",
-                        (upto_seq, utc, state_text, digest))
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        sid = int(conn.execute(
+                            "INSERT INTO snapshots (upto_seq, utc, state, hash, record_seq) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            (upto_seq, utc, state_text, digest, seq)).lastrowid)
+                        data = {"event": SNAPSHOT_KIND, "id": sid, "upto_seq": upto_seq,
+                                "utc": utc, "hash": digest, "cursors": given}
+                        text, data_json = stored_and_canonical(data)
+                        record_head = record_hash(self._head, seq, utc, float(mono),
+                                                  SNAPSHOT_KIND, data_json)
+                        conn.execute(_INSERT, (seq, utc, float(mono), SNAPSHOT_KIND, text,
+                                               record_head))
+                        if given:
+                            conn.executemany(_SET_CURSOR, list(given.items()))
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        if conn.in_transaction:
+                            conn.execute("ROLLBACK")
+                        raise
             except sqlite3.Error as err:
                 raise self._error("cannot store snapshot", err) from err
-            return int(cur.lastrowid)
+            self._last_seq, self._head = seq, record_head
+            return sid
+
+    def record_cursors(self, cursors: Mapping[str, int]) -> int:
+        """Publishers' positions into the chain (a "cursors" record, durably) and the cursors
+        table: a position a restart must be able to trust (a feed's first start, say)."""
+        seq = self.append_many([(CURSORS_KIND, {"event": CURSORS_KIND,
+                                                "cursors": dict(cursors)})],
+                               durable=True, cursors=cursors)
+        return seq[0]
+
+    def chained_cursors(self) -> dict[str, int]:
+        """The publishers' positions the chain holds: those of its newest snapshot or cursors
+        record ({} when it holds none)."""
+        row = self._row("SELECT data FROM records WHERE kind IN (?, ?) ORDER BY seq DESC LIMIT 1",
+                        (SNAPSHOT_KIND, CURSORS_KIND))
+        if row is None:
+            return {}
+        data, _ = json_object(row[0], "data")
+        value = (data or {}).get("cursors")
+        if not isinstance(value, dict):
+            return {}
+        return {k: v for k, v in value.items()
+                if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)}
 
     def _hash_at(self, seq: int) -> str:
         if seq == 0:
@@ -508,75 +630,80 @@ class Journal:
                                f"not a JSON object; run tablectl verify-journal)")
         return Record(seq, utc, mono, kind, data, digest)
 
-    def latest_snapshot(self) -> tuple[int, dict] | None:
-        """(upto_seq, state) of the newest snapshot after checking it, or None when there is none.
+    def trusted_snapshot(self, before_seq: int | None = None) -> Snapshot | None:
+        """The newest snapshot bound into the chain (its record before `before_seq` when given:
+        the seq of the last anchor, whose signature must cover it), checked against its hash
+        and against its record; None when there is none (a restart then replays everything).
 
-        A snapshot whose hash does not match its state and the record it covers up to raises
-        JournalError (restart from a full replay only after checking the journal).
+        A snapshot that does not match its hash or its record raises JournalError: it was
+        changed after it was taken, and the table must not be rebuilt from it.
         """
-        row = self._row("SELECT id, upto_seq, utc, state, hash FROM snapshots "
-                        "ORDER BY id DESC LIMIT 1")
+        if self._version < 3:
+            return None
+        sql = f"SELECT {_SNAP_COLUMNS}, record_seq FROM snapshots WHERE record_seq IS NOT NULL"
+        params: tuple = ()
+        if before_seq is not None:
+            sql += " AND record_seq < ?"
+            params = (before_seq,)
+        row = self._row(sql + " ORDER BY id DESC LIMIT 1", params)
         if row is None:
             return None
-        why = self._snapshot_problem(*row)
+        why = snapshot_problem(self, *row[:5]) or binding_problem(self, *row)
         if why is not None:
             raise JournalError(f"journal {self.path}: snapshot {row[0]} (up to seq {row[1]}) "
                                f"rejected: {why}")
-        return int(row[1]), json.loads(row[3])
+        return Snapshot(int(row[0]), int(row[1]), int(row[5]), json.loads(row[3]))
 
-    def _snapshot_problem(self, sid: int, upto: object, utc: object, state_text: object,
-                          stored: object) -> str | None:
-        if not isinstance(upto, int) or upto < 0 or not isinstance(utc, str) \
-                or not isinstance(state_text, str):
-            return "bad snapshot row"
-        state, problem = json_object(state_text, "state")
-        if problem:
-            return problem
-        if upto == 0:
-            head = GENESIS
-        else:
-            rows = self._rows(f"SELECT {_COLUMNS} FROM records WHERE seq BETWEEN ? AND ? "
-                              "ORDER BY seq", (upto - 1, upto))
-            if not rows or rows[-1][0] != upto:
-                return f"it covers seq {upto}, which is not in the journal"
-            prev = GENESIS if upto == 1 else rows[0][5] if len(rows) == 2 else None
-            if prev is None:
-                return f"record seq {upto - 1} before its anchor is missing"
-            broken = check_record(prev, *rows[-1])
-            if broken is not None:
-                return f"its anchor record seq {upto} is broken: {broken}"
-            head = rows[-1][5]
-        try:
-            state_json = canonical(state)
-        except ValueError as err:
-            return f"bad JSON: {err}"
-        if snapshot_hash(head, upto, utc, state_json) != stored:
-            return "hash mismatch (state or anchor changed since it was taken)"
-        return None
+    def latest_snapshot(self) -> tuple[int, dict] | None:
+        """(upto_seq, state) of the newest trusted snapshot (see trusted_snapshot), or None."""
+        snap = self.trusted_snapshot()
+        return None if snap is None else (snap.upto_seq, snap.state)
 
-    def verify(self, after_seq: int = 0, *, snapshots: bool = True) -> VerifyResult:
-        """Check the chain (from after_seq, trusting that record's hash) and every snapshot."""
+    def verify(self, after_seq: int = 0, *, upto_seq: int | None = None, snapshots: bool = True,
+               progress: Callable[[int], None] | None = None) -> VerifyResult:
+        """Check the chain (from after_seq, trusting that record's hash, up to upto_seq or the
+        end) and, with snapshots=True, every snapshot: its hash, and its record in the chain.
+        `progress` hears how many records have been checked, a page at a time."""
         prev = self._hash_at(after_seq) if after_seq else GENESIS
-        sql = f"SELECT {_COLUMNS} FROM records WHERE seq > ? ORDER BY seq LIMIT {PAGE}"
+        sql = f"SELECT {_COLUMNS} FROM records WHERE seq > ?" + (
+            " AND seq <= ?" if upto_seq is not None else "") + f" ORDER BY seq LIMIT {PAGE}"
+        bound = (upto_seq,) if upto_seq is not None else ()
         expected, checked, last = after_seq + 1, 0, after_seq
         while True:
-            rows = self._rows(sql, (last,))
+            rows = self._rows(sql, (last, *bound))
             n, prev, broken = check_chain(rows, expected, prev)
             checked += n
             expected += n
             if broken is not None:
                 return VerifyResult(checked, self._max_seq(), broken.seq, broken.reason)
+            if progress is not None:
+                progress(checked)
             if len(rows) < PAGE:
                 break
             last = rows[-1][0]
-        snaps = self._rows("SELECT id, upto_seq, utc, state, hash FROM snapshots ORDER BY id"
-                           ) if snapshots else []
+        if upto_seq is not None and expected - 1 < upto_seq:
+            return VerifyResult(checked, self._max_seq(), expected,
+                                f"missing seq (the chain ends at seq {expected - 1})")
+        if not snapshots:
+            return VerifyResult(checked, expected - 1)
+        snaps = self.check_snapshots()
+        return dataclasses.replace(snaps, records_checked=checked, last_seq=expected - 1)
+
+    def check_snapshots(self) -> VerifyResult:
+        """Every snapshot: its hash, and (schema 3) the record that binds it into the chain.
+        Those from before schema 3 are counted: a restart does not use them."""
+        bound_col = ", record_seq" if self._version >= 3 else ", NULL"
+        snaps = self._rows(f"SELECT {_SNAP_COLUMNS}{bound_col} FROM snapshots ORDER BY id")
+        unbound = 0
         for row in snaps:
-            why = self._snapshot_problem(*row)
+            why = snapshot_problem(self, *row[:5])
+            if why is None and row[5] is not None:
+                why = binding_problem(self, *row)
             if why is not None:
-                return VerifyResult(checked, expected - 1, snapshots_checked=len(snaps),
-                                    bad_snapshot_id=row[0], snapshot_reason=why)
-        return VerifyResult(checked, expected - 1, snapshots_checked=len(snaps))
+                return VerifyResult(0, 0, snapshots_checked=len(snaps), bad_snapshot_id=row[0],
+                                    snapshot_reason=why)
+            unbound += row[5] is None
+        return VerifyResult(0, 0, snapshots_checked=len(snaps), snapshots_unbound=unbound)
 
     def last_record(self, kind: str) -> Record | None:
         """The newest record of `kind` (anchors are found this way: near the end)."""
@@ -597,7 +724,8 @@ class Journal:
     # --- closing -----------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close the connection (the last writer's close checkpoints and syncs the WAL)."""
+        """Close the connection (the last writer's close checkpoints and syncs the WAL), and
+        let go of the writer's lock."""
         with self._lock:
             if self._conn is not None:
                 try:
@@ -607,6 +735,7 @@ class Journal:
                     if self._scratch is not None:
                         shutil.rmtree(self._scratch, ignore_errors=True)
                         self._scratch = None
+            self._let_go()
 
     def __enter__(self) -> "Journal":
         return self

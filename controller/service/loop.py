@@ -62,11 +62,12 @@ class Query:
 @dataclass
 class Gate:
     """Nothing reaches the table until a person applies `opens_on` (e.g. a manager's
-    accept_software): device inputs wait in their order, other commands are refused with
-    `reason`, which is also the service condition `name` while the gate is shut."""
+    accept_software), or the service opens it itself (`opens_on` None: the journal's check
+    done): device inputs wait in their order, other commands are refused with `reason`, which
+    is also the service condition `name` while the gate is shut."""
     name: str
     reason: str
-    opens_on: str
+    opens_on: str | None
     words: Words | None = None       # the condition for people, in their language
 
 
@@ -104,7 +105,9 @@ class TableService:
         # every `anchor_every` records, at every shoe's end and at a clean stop
         self.anchoring: Any = None
         self.anchor_every = ANCHOR_EVERY
-        self._stop_anchored = False
+        # while the older part of the journal is still being checked nothing signs it, and a
+        # stop leaves it as it is (controller/commands/_assembly.py check_rest_meanwhile)
+        self.unproven = False
         self.last_prompt = ""
         # what the table cannot see but the people at it must: a shoe the table waits for at
         # start ("no_devices"), software not accepted ("software"); name → one line. While any
@@ -113,8 +116,13 @@ class TableService:
         self.condition_words: dict[str, Words] = {}     # each condition for people
         self.condition_hooks: list[Callable[[dict[str, str]], None]] = []
         self.simulated = False              # a simulated table says so on every prompt
-        self.gate: Gate | None = None
+        self.gates: list[Gate] = []         # shut gates, oldest first
         self._parked: list[Input] = []
+        self._finished = False
+        self._snapshot_cursors: dict[str, int] = {}     # the positions the last snapshot holds
+        # a journal that turned out not to verify while the table waited (JournalError): the
+        # table stopped, and the command says why
+        self.refusal: Exception | None = None
         self._stopped = False
         self.stop_reason = ""
         self.journal_failed = False         # a failed write: nothing more goes to the journal
@@ -140,6 +148,12 @@ class TableService:
     @property
     def stopped(self) -> bool:
         return self._stopped
+
+    @property
+    def writable(self) -> bool:
+        """Whether the journal may take more records: not after a failed write, nor on a
+        journal found not to verify (nothing may sign it)."""
+        return not self.journal_failed and self.refusal is None
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> None:
@@ -189,16 +203,22 @@ class TableService:
             fn()
         return bool(due)
 
+    @property
+    def gate(self) -> Gate | None:
+        """The gate shut first (None when every gate is open)."""
+        return self.gates[0] if self.gates else None
+
     def _handle(self, item: Any) -> None:
-        if self.gate is not None and isinstance(item, (Input, Submitted)) and self._held(item):
+        if self.gates and isinstance(item, (Input, Submitted)) and self._held(item):
             return
         if isinstance(item, Input):
             self.process(item)
         elif isinstance(item, Submitted):
             out = self.process(item.input)
-            if (self.gate is not None and out.refused is None and out.error is None
-                    and getattr(item.input, "action", None) == self.gate.opens_on):
-                self.open_gate()
+            action = getattr(item.input, "action", None)
+            if out.refused is None and out.error is None and action is not None:
+                for gate in [g for g in self.gates if g.opens_on == action]:
+                    self.open_gate(gate.name)
             if out.refused is not None:
                 item.reply.set_exception(out.refused)
             elif out.error is not None:
@@ -235,25 +255,32 @@ class TableService:
 
     def shut_gate(self, gate: Gate) -> None:
         """From the loop's thread (or before it runs)."""
-        self.gate = gate
+        self.gates = [g for g in self.gates if g.name != gate.name] + [gate]
         self.set_condition(gate.name, gate.reason, gate.words)
 
-    def open_gate(self) -> None:
-        gate, self.gate = self.gate, None
+    def open_gate(self, name: str | None = None) -> None:
+        """Open the gate `name` (the first one when None); once none is shut, what came
+        meanwhile is applied in its order."""
+        gate = next((g for g in self.gates if name is None or g.name == name), None)
         if gate is None:
             return
+        self.gates.remove(gate)
         self.set_condition(gate.name, None)
+        if self.gates:
+            return
         parked, self._parked = self._parked, []
         for inp in parked:          # what came while the gate was shut, in its order
             self.process(inp)
 
     def _held(self, item: Input | Submitted) -> bool:
-        assert self.gate is not None
         inp = item.input if isinstance(item, Submitted) else item
-        if getattr(inp, "action", None) == self.gate.opens_on:
-            return False
+        action = getattr(inp, "action", None)
+        closed = next((g for g in self.gates if g.opens_on is None or g.opens_on != action),
+                      None)
+        if closed is None:
+            return False            # the command every shut gate opens on
         if isinstance(item, Submitted):
-            item.reply.set_exception(CommandRefused(self.gate.reason))
+            item.reply.set_exception(CommandRefused(closed.reason))
         else:
             self._parked.append(item)
         return True
@@ -288,9 +315,11 @@ class TableService:
         durable = DURABLE[inp.type] or any(e["event"] in DURABLE_EVENTS for e in events)
         started = time.perf_counter()
         try:
+            # the publishers' positions ride along as the working copy; what a restart trusts
+            # is the chain's (the snapshots' records)
             seqs = self.journal.append_many(
                 [("input", record)] + [(e["event"], e) for e in events], durable=durable,
-                cursors={**self.cursors, LOCAL_CURSOR: self.published_seq})
+                cursors=self.cursors or None)
         except (JournalError, ValueError) as err:
             # the table moved in memory only: nobody sees it; the process stops here
             self._stopped = self.journal_failed = True
@@ -316,7 +345,10 @@ class TableService:
         ended = any(e["event"] == "shoe_ended" for e in events)
         if self.inputs_since_snapshot >= self.snapshot_every or ended:
             self.snapshot()
-        anchor = self.anchor("shoe_end") if ended else self._anchor_if_due()
+            # every snapshot is signed at once: the one a restart builds on is an anchor's
+            anchor = self.anchor("shoe_end" if ended else "snapshot")
+        else:
+            anchor = self._anchor_if_due()
         if self.crash_after is not None:
             self.crash_after -= 1
             if self.crash_after <= 0:
@@ -376,6 +408,9 @@ class TableService:
             table=self.name, shoe=t.shoe_no, round=t.round.number if t.round else None)
 
     def _journal_note(self, note: Note) -> None:
+        if not self.writable:
+            log.warning("journal closed to records: note dropped", kind=note.kind)
+            return
         try:
             self.journal.append(note.kind, note.data, durable=note.durable)
         except (JournalError, ValueError) as err:
@@ -394,7 +429,7 @@ class TableService:
 
     def anchor(self, reason: str) -> dict | None:
         """Sign the journal's head now (with an anchor key); the anchor event, or None."""
-        if self.anchoring is None:
+        if self.anchoring is None or self.unproven:
             return None
         try:
             return self.anchoring.sign(reason)
@@ -412,35 +447,42 @@ class TableService:
 
     # ------------------------------------------------------------------ snapshots and the end
     def snapshot(self) -> None:
+        """The table's state, and how far each publisher has got, bound into the chain."""
         self.journal.snapshot({"format": SNAPSHOT_FORMAT, "table": self.table.snapshot(),
-                               "shoe_seq": self.shoe_seq}, self.journal.last_seq)
+                               "shoe_seq": self.shoe_seq}, self.journal.last_seq,
+                              cursors={**self.cursors, LOCAL_CURSOR: self.published_seq})
         self.inputs_since_snapshot = 0
+        self._snapshot_cursors = dict(self.cursors)
 
-    def anchor_stop(self) -> None:
-        """A clean stop's anchor, once: signed while the publishers are still open (the floor
-        feed closes after it, so the last signed head leaves the table PC too)."""
-        if self._stop_anchored or self.journal_failed or self.anchoring is None:
+    def finish(self) -> None:
+        """A clean stop's last records, once: a snapshot of where everything stands (so a
+        restart replays nothing) and the anchor that signs it, while the publishers are still
+        open (the floor feed closes after it, so the last signed head leaves the table PC)."""
+        if self._finished or not self.writable or self.unproven:
             return
-        self._stop_anchored = True
+        self._finished = True
         try:
-            anchor = self.anchoring.sign("stop")
+            # a restart replays nothing: the inputs since the last snapshot (those a restart
+            # replayed included) and the publishers' positions are in the stop's snapshot
+            if self.journal.last_seq and (self.inputs_since_snapshot
+                                          or self.cursors != self._snapshot_cursors):
+                self.snapshot()
+            anchor = self.anchoring.sign("stop") if self.anchoring is not None else None
         except (JournalError, ValueError) as err:
-            log.error("journal could not be anchored at the stop", error=str(err))
+            log.error("journal could not be closed cleanly", error=str(err))
             return
         if anchor is not None:
             self._publish_anchor(anchor)
 
     def close(self) -> None:
-        """A clean stop: record what was delivered and snapshot, so a restart replays nothing."""
-        if self.journal_failed:
-            return                  # the journal is what failed: leave it as it is on disk
-        self.anchor_stop()
+        """A clean stop (finish, if not done yet), then the publishers' last positions into
+        the working copy (the feed's last acknowledgement came after the stop's snapshot)."""
+        if not self.writable:
+            return                  # leave the journal as it is on disk
+        self.finish()
         try:
-            if self.journal.last_seq:
-                self.journal.set_cursors({**self.cursors, LOCAL_CURSOR: self.published_seq},
-                                         durable=True)
-                if self.inputs_since_snapshot:
-                    self.snapshot()
+            if self.journal.last_seq and self.cursors:
+                self.journal.set_cursors(self.cursors, durable=True)
         except JournalError as err:
             log.error("journal could not be closed cleanly", error=str(err))
 

@@ -1,5 +1,11 @@
 """Rebuild the table from its journal: the latest snapshot, then every input after it replayed
-and checked against the events the journal holds for it.
+and checked against the events the journal holds for it. The snapshot is one the start check
+proved (controller/journal/proof.py): bound into the chain and, with the anchor key, signed.
+
+What the local publishers were owed at a crash comes from the chain too: everything before the
+last input was published before that input was taken (the loop publishes each input's events
+before it takes the next), and a snapshot record names how far they had got when it was taken
+(at a clean stop: everything).
 
 A replay that gives other events than the journal's stops with the record's seq: the journal
 and this software disagree about what happened, and dealing on would build on a guess.
@@ -11,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from controller.journal import Journal, JournalError, Record
+from controller.journal.store import CURSORS_KIND, SNAPSHOT_KIND, Snapshot
 from controller.logsetup import get_logger
 from controller.profile import Profile
 from controller.table import Table
@@ -18,9 +25,9 @@ from controller.table.inputs import parse_input
 
 log = get_logger("controller.service")
 
-#: journal records that are not a table input or its events (security and account logs, and
-#: the anchors that sign the chain's head)
-NOTE_KINDS = frozenset({"auth", "account", "note", "anchor"})
+#: journal records that are not a table input or its events (security and account logs, the
+#: anchors that sign the chain's head, and the journal's own snapshot and cursors records)
+NOTE_KINDS = frozenset({"auth", "account", "note", "anchor", SNAPSHOT_KIND, CURSORS_KIND})
 #: the version of the snapshot layout this release writes and reads
 SNAPSHOT_FORMAT = 2
 LOCAL_CURSOR = "local"
@@ -58,16 +65,21 @@ def _plain(events: list[dict]) -> list[dict]:
     return json.loads(json.dumps(events))
 
 
-def open_table(profile: Profile, journal: Journal, **table_kw: Any) -> tuple[Table, Recovery]:
-    """The table the journal describes (a new one for an empty journal)."""
+_CHECK = object()
+
+
+def open_table(profile: Profile, journal: Journal, snapshot: Snapshot | None | object = _CHECK,
+               **table_kw: Any) -> tuple[Table, Recovery]:
+    """The table the journal describes (a new one for an empty journal), from `snapshot` (the
+    one the start check chose) or else the journal's latest trusted snapshot."""
     rec = Recovery()
     if journal.last_seq == 0:
         return Table(profile, **table_kw), rec
-    snap = journal.latest_snapshot()
+    snap = journal.trusted_snapshot() if snapshot is _CHECK else snapshot
     table = Table(profile, **table_kw)
     after = 0
-    if snap is not None:
-        after, state = snap
+    if isinstance(snap, Snapshot):
+        after, state = snap.upto_seq, snap.state
         if state.get("format") != SNAPSHOT_FORMAT:
             raise JournalError(f"journal {journal.path}: its snapshots were written by an older "
                                f"release of tablectl; keep it for the record and start a new "
@@ -94,9 +106,9 @@ def open_table(profile: Profile, journal: Journal, **table_kw: Any) -> tuple[Tab
             rec.shoe_seq = data["seq"]
         rec.inputs_replayed += 1
     rec.resumed = True
-    cursor = journal.cursor(LOCAL_CURSOR)
-    if cursor is None:      # a journal from before publishers kept positions: all delivered
-        cursor = journal.last_seq
+    last_input = journal.last_record("input")
+    cursor = max(journal.chained_cursors().get(LOCAL_CURSOR, 0),
+                 last_input.seq - 1 if last_input is not None else journal.last_seq)
     rec.undelivered = [dict(r.data, seq=r.seq) for r in journal.records(after_seq=cursor)
                        if r.kind != "input" and r.kind not in NOTE_KINDS]
     log.info("journal replayed", snapshot_seq=rec.snapshot_seq, inputs=rec.inputs_replayed,

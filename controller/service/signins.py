@@ -2,9 +2,10 @@
 
 A flood of wrong PINs must not become a flood of durable records (the table's disk and its
 fsyncs are the cards'). So a failed sign-in is counted, per account and per minute (UTC), and
-each minute that saw failures becomes one record once it is over: how many, by refusal code and
-by action asked, the first and last time. An account being locked (its last allowed failure)
-and a lock found run out are security events: each is its own durable record at once.
+each minute that saw failures becomes one record once it is over: how many, by refusal code,
+by action asked and by peer (the client process: uid and pid), the first and last time. An
+account being locked (its last allowed failure) and a lock found run out are security events:
+each is its own durable record at once.
 A successful sign-in for a command is journaled as before, one record each (the command itself
 is journaled too); successful reads by a console are not.
 
@@ -68,6 +69,13 @@ class SignInJournal:
             s["codes"][result.code] = s["codes"].get(result.code, 0) + 1
             ctx = result.context or "?"
             s["contexts"][ctx] = s["contexts"].get(ctx, 0) + 1
+            # which client asked: a flood from one process is not its account owner's doing
+            peers = s.setdefault("peers", {})
+            peer = getattr(result, "peer", "") or "?"
+            if peer in peers or len(peers) < 16:
+                peers[peer] = peers.get(peer, 0) + 1
+            else:
+                peers["others"] = peers.get("others", 0) + 1
             s["last"] = _iso(at)
 
     def due(self, *, everything: bool = False) -> list[dict]:

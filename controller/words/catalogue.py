@@ -30,6 +30,8 @@ PROMPTS: dict[str, Message] = {
                           "again by itself",
     "prompt.software_held": "This software is not approved for the table: a manager must accept "
                             "it before anything is dealt",
+    "prompt.journal_check": "Checking the journal: {done} of {total} records checked; dealing "
+                            "starts when every one is",
     "prompt.link_back": ("On hold: the shoe's link is back; {n} card was read while it was down "
                          "({cards}): accept or discard it",
                          "On hold: the shoe's link is back; {n} cards were read while it was "
@@ -374,6 +376,7 @@ CONSOLE: dict[str, Message] = {
     "console.simulator": "SIMULATOR",
     "console.condition.no_devices": "NO SHOE",
     "console.condition.software": "SOFTWARE NOT APPROVED",
+    "console.condition.journal_check": "CHECKING THE JOURNAL",
     "console.entered_mark": "(entered by hand)",
 
 }

@@ -1,0 +1,122 @@
+"""What a table proves about its journal before it deals on it.
+
+A restart builds on the latest snapshot and the records after it, so those are checked before
+anything else happens: the snapshot against its hash and against the record that binds it into
+the chain (controller/journal/store.py), the chain from the snapshot (and, with the anchor key,
+from the last anchor, whose signature and head are checked) to the end. The snapshot is the
+checkpoint that bounds this first check: with the key it is one the last anchor signs, so a
+restart after a clean stop checks a handful of records here.
+
+The rest of the chain (from the first record to the snapshot), every snapshot and, with the key,
+every anchor are checked too, before the first card is accepted: at once when that is at most
+`budget` records, otherwise by the table while it waits (controller/commands/_assembly.py runs
+`check_rest` on a reader of its own and holds the cards back until it is done). Either way a
+journal that does not verify is refused with one line naming the first bad record, and the table
+stops (exit 2).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from controller.config import StorageCfg
+from controller.journal.anchor import (KIND, NEW_JOURNAL_HELP, AnchorKey, _first_seq, _problem,
+                                       verify_anchors)
+from controller.journal.store import Journal, JournalError, Snapshot
+
+#: records of the rest of the chain checked before the table starts; beyond, while it waits
+#: ([storage] verify_before_start)
+BUDGET: int = StorageCfg.verify_before_start
+
+
+@dataclass(frozen=True)
+class StartCheck:
+    """What check_at_start proved and what it left for check_rest."""
+
+    snapshot: Snapshot | None       # what the restart builds on (checked)
+    checked_after: int              # the chain after this seq is checked
+    rest_after: int                 # still to check: the records after rest_after …
+    rest_upto: int                  # … up to rest_upto (nothing when rest_upto <= rest_after)
+    anchored: bool                  # with the key, and the journal has anchors to check
+
+    @property
+    def pending(self) -> int:
+        """Records still to check before the first card."""
+        return max(0, self.rest_upto - self.rest_after)
+
+
+def refused(journal: Journal, why: object) -> JournalError:
+    return JournalError(f"journal {journal.path} does not verify: {why}; "
+                        f"{NEW_JOURNAL_HELP.format(path=journal.path)}")
+
+
+def check_at_start(journal: Journal, key: AnchorKey | None, *,
+                   budget: int | None = BUDGET) -> StartCheck:
+    """Before a table deals on `journal`: JournalError (one line) when what it builds on does
+    not verify; the rest too when it is at most `budget` records (None: all of it, always)."""
+    if journal.last_seq == 0:
+        return StartCheck(None, 0, 0, 0, False)
+    last = journal.last_record(KIND)
+    first = _first_seq(journal)
+    origin = first if first > 1 else 0     # archived days: the archives vouch for what is before
+    before, anchor_upto = None, None
+    if key is None:
+        if last is not None:
+            raise JournalError(f"journal {journal.path} is anchored (key id "
+                               f"{last.data.get('key_id')}); give its key (--anchor-key FILE "
+                               "or [storage] anchor_key_file)")
+    elif last is not None:
+        why = _problem(key, last.seq, last.data, int(last.data.get("n", 1)) - 1,
+                       str(last.data.get("prev", "")), journal, first)
+        if why is not None:
+            raise refused(journal, why)
+        before, anchor_upto = last.seq, int(last.data["upto_seq"])
+    try:
+        # with the key, a snapshot the last anchor signs: one after it could have been
+        # rewritten with the records after the anchor
+        snap = journal.trusted_snapshot(before_seq=before)
+    except JournalError as err:
+        raise refused(journal, str(err).split(": ", 1)[-1]) from None
+    after = snap.upto_seq if snap is not None else origin
+    if anchor_upto is not None:
+        after = min(after, anchor_upto)
+    after = max(after, origin)
+    result = journal.verify(after_seq=after, snapshots=False)
+    if not result.ok:
+        raise refused(journal, result)
+    check = StartCheck(snap, after, origin, after, key is not None and last is not None)
+    if budget is None or check.pending <= budget:
+        check_rest(journal, check, key)
+        return replace(check, rest_upto=origin)
+    return check
+
+
+def check_rest(journal: Journal, check: StartCheck, key: AnchorKey | None,
+               progress: Callable[[int], None] | None = None) -> None:
+    """The chain before what check_at_start checked, every snapshot, and with the key every
+    anchor. JournalError (one line) when any does not verify."""
+    if check.pending:
+        result = journal.verify(after_seq=check.rest_after, upto_seq=check.rest_upto,
+                                snapshots=False, progress=progress)
+        if not result.ok:
+            raise refused(journal, result)
+    snaps = journal.check_snapshots()
+    if not snaps.ok:
+        raise refused(journal, snaps)
+    if key is not None and check.anchored:
+        anchors = verify_anchors(journal, key)
+        if not anchors.ok:
+            raise refused(journal, anchors.problem)
+
+
+def reader_check(path: str) -> str | None:
+    """Why the journal at `path`, or one of its archives, does not verify (one line), or None.
+    What recall, audit, report and roads say before they show a journal: the whole chain,
+    every snapshot, the archives and their links (the anchors need the key: verify-journal)."""
+    from controller.journal.archive import check_archives, verify
+    with Journal.open_readonly(path) as journal:
+        result = verify(journal)
+    if not result.ok:
+        return f"journal {path} does not verify: {result}"
+    archives = check_archives(path)
+    return None if archives.ok else f"journal {path}: {archives}"

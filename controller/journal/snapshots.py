@@ -1,0 +1,65 @@
+"""A snapshot's own checks: its hash (tied to the chain head it was taken at) and the record
+that binds it into the chain (controller/journal/store.py, schema 3)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from controller.journal.chain import GENESIS, canonical, check_record, json_object, snapshot_hash
+
+if TYPE_CHECKING:
+    from controller.journal.store import Journal
+
+SNAPSHOT_KIND = "snapshot"
+_COLUMNS = "seq, utc, mono, kind, data, hash"
+
+
+def binding_problem(journal: "Journal", sid: int, upto: object, utc: object,
+                    state_text: object, stored: object, record_seq: object) -> str | None:
+    """Why a snapshot does not match the record that binds it into the chain, or None."""
+    if not isinstance(record_seq, int) or isinstance(record_seq, bool):
+        return "bad snapshot row (its record's seq is not a number)"
+    rows = journal._rows(f"SELECT {_COLUMNS} FROM records WHERE seq = ?", (record_seq,))
+    if not rows:
+        return f"its record (seq {record_seq}) is not in the journal"
+    kind, data_text = rows[0][3], rows[0][4]
+    if kind != SNAPSHOT_KIND:
+        return f"seq {record_seq}, named as its record, is a {kind!r} record"
+    data, problem = json_object(data_text, "data")
+    if problem or data is None:
+        return f"its record (seq {record_seq}) is unreadable: {problem}"
+    if [data.get(k) for k in ("id", "upto_seq", "utc", "hash")] != [sid, upto, utc, stored]:
+        return (f"it is not the snapshot its record in the chain (seq {record_seq}) "
+                "describes: it was changed after it was taken")
+    return None
+
+
+def snapshot_problem(journal: "Journal", sid: int, upto: object, utc: object,
+                     state_text: object, stored: object) -> str | None:
+    """Why a snapshot does not match its hash and the record it covers up to, or None."""
+    if not isinstance(upto, int) or upto < 0 or not isinstance(utc, str) \
+            or not isinstance(state_text, str):
+        return "bad snapshot row"
+    state, problem = json_object(state_text, "state")
+    if problem:
+        return problem
+    if upto == 0:
+        head = GENESIS
+    else:
+        rows = journal._rows(f"SELECT {_COLUMNS} FROM records WHERE seq BETWEEN ? AND ? "
+                          "ORDER BY seq", (upto - 1, upto))
+        if not rows or rows[-1][0] != upto:
+            return f"it covers seq {upto}, which is not in the journal"
+        prev = GENESIS if upto == 1 else rows[0][5] if len(rows) == 2 else None
+        if prev is None:
+            return f"record seq {upto - 1} before its anchor is missing"
+        broken = check_record(prev, *rows[-1])
+        if broken is not None:
+            return f"its anchor record seq {upto} is broken: {broken}"
+        head = rows[-1][5]
+    try:
+        state_json = canonical(state)
+    except ValueError as err:
+        return f"bad JSON: {err}"
+    if snapshot_hash(head, upto, utc, state_json) != stored:
+        return "hash mismatch (state or anchor changed since it was taken)"
+    return None
