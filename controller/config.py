@@ -291,6 +291,9 @@ def _check(cfg: Config) -> None:
         raise ConfigError(where("table.name"), "table.name", f"{cfg.table.name!r} cannot name a "
                           "table on the floor feed (its name is a level of the MQTT topics)",
                           "use 1 to 32 letters, digits, '_' or '-', e.g. T1 or baccarat-07")
+    if len(cfg.table.pit) > 32 or any(c in cfg.table.pit for c in "/+#\0\n"):
+        raise ConfigError(where("table.pit"), "table.pit", f"{cfg.table.pit!r} is not a pit name",
+                          "give a short name such as 3 or east (no / + # or line breaks)")
     if cfg.shoe.protocol not in PROTOCOLS:
         raise ConfigError(where("shoe.protocol"), "shoe.protocol",
                           f"{cfg.shoe.protocol!r} is not a shoe protocol",

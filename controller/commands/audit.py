@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if start is not None or end is not None:
         entries = [e for e in entries if _within(e.get("utc"), start, end)]
-    return _print(args, entries[-args.last:] if args.last else entries, args.journal)
+    return _print(args, entries[-args.last:] if args.last else entries, args.journal, status)
 
 
 def _within(utc: Any, start: Any, end: Any) -> bool:
@@ -122,7 +122,7 @@ def _within(utc: Any, start: Any, end: Any) -> bool:
     return (start is None or t >= start) and (end is None or t < end)
 
 
-def _print(args: argparse.Namespace, entries: list[dict], source: str) -> int:
+def _print(args: argparse.Namespace, entries: list[dict], source: str, status: int = 0) -> int:
     if args.json:
         for entry in entries:
             print(json.dumps(entry, ensure_ascii=False))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from controller.journal.snapshots import SNAPSHOT_KIND
+from controller.journal.store import CURSORS_KIND
 from controller.schema import SCHEMA_VERSION, VERSION_FIELD, event_kinds
 
 #: the version of every payload the feed sends (events, records, state, status): the contract's
@@ -21,8 +23,10 @@ FEED_SCHEMA = SCHEMA_VERSION
 #: event of the published contract but the dealer's prompt, which is shown, never journaled
 EVENTS = frozenset(event_kinds()) - {"prompt"}
 #: the other records of a journal: what reached the table, raw device events, sign-ins,
-#: account changes and notes (a new journal's first record)
-OTHER_KINDS = frozenset({"input", "device", "auth", "account", "note"})
+#: account changes, notes (a new journal's first record), and the records that bind a snapshot
+#: and the publishers' positions into the chain
+OTHER_KINDS = frozenset({"input", "device", "auth", "account", "note", SNAPSHOT_KIND,
+                         CURSORS_KIND})
 
 #: feed schema version → the record kinds a payload of that version may carry
 RECORD_KINDS: dict[int, frozenset[str]] = {1: EVENTS | OTHER_KINDS}
