@@ -130,12 +130,11 @@ class TableAssembly:
         if d.shuffler_url:
             url = d.shuffler_url
             opts = dict(d.shuffler_options)
-            if virtual:
-                opts.update(poll_interval_s=0.0)
             self.shuffler = ShufflerSource(
                 self.service.submit, lambda: open_shuffler(url, **opts),
                 decks=self.profile.decks, approved_firmware=d.approved_firmware,
-                shuffle_timeout_s=d.shuffle_timeout_s, threaded=not virtual)
+                shuffle_timeout_s=d.shuffle_timeout_s, threaded=not virtual,
+                clock=self.clock.now, poll_interval_s=opts.get("poll_interval_s", 0.1))
             self._closers.append(self.shuffler.close)
 
     def _shoe_waiting(self, why: str | None) -> None:

@@ -58,6 +58,9 @@ ACTIONS: Mapping[str, ActionInfo] = {a.name: a for a in (
     ActionInfo("discard_reads", "z", "Discard reads", "The shoe's link is back, but the cards it "
                "read meanwhile are not trusted: take them out of play, void the round and end "
                "the shoe."),
+    ActionInfo("return_reads", "y", "Give reads back", "The cards read while the table was "
+               "on hold were not dealt from this shoe: they go back, and nothing of them "
+               "counts in the shoe."),
     ActionInfo("decide", "k", "Decide", "Give a decision the game is waiting for (its name and "
                "value)."),
     ActionInfo("reveal", "w", "Reveal", "Show the last round's result to the table (profiles "
