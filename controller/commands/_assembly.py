@@ -273,9 +273,9 @@ class TableAssembly:
             return line + "; the simulated shoe did not survive the restart: it is closed"
         if self.shoe is not None and rec.shoe_seq and self.shoe.resends:
             self.shoe.resume(rec.shoe_seq)
+        # a shoe that cannot resend (Bee-Tek, barcode) may have lost a read in flight: the
+        # table has the cards checked; a framed one resends what was never acknowledged
         resends = self.shoe.resends if self.shoe is not None else False
-        if self.rig is not None and self.rig_state:
-            resends = True          # the simulated shoe resumes at the first unjournaled card
         self.service.submit(Restarted(resends=resends))
         for request in _pending_requests(table):
             if request not in redone:

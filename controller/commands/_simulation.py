@@ -173,14 +173,15 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
         actors=Actors(dealer=rig is not None, hand_cards=plan.cards, supervisor=True,
                       players=players, idle_seconds=opts.idle_seconds if external else None),
         rig_state=rig_state, anchor_key=opts.anchor_key)
+    if rig is not None and rig_state and asm.recovery.resumed:
+        # the devices outlived the controller: they stand where they stood, before the
+        # drivers open them (a framed shoe then resends what was never acknowledged)
+        rig.restore(rig_state)
     try:
         asm.open_devices()
     except Exception:
         asm.close()
         raise
-    if rig is not None and rig_state and asm.recovery.resumed:
-        shoe = asm.service.table.shoe
-        rig.restore(rig_state, shoe.reads if shoe is not None else 0)
     if rig_state:
         asm.service.before_input.append(lambda: rig.save(rig_state))
     asm.service.crash_after = opts.crash_after

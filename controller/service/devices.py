@@ -187,8 +187,8 @@ class ShoeSource:
     def pump(self) -> float | None:
         """Simulated time: read everything the shoe has sent; when the link is down, the time
         to try again."""
-        while self.step(0.0):
-            pass
+        while self.step(0.0) or (self.driver.buffered and self.step(0.0)):
+            pass                    # (bytes just read may hold a frame not decoded yet)
         if not self.driver.connected and self.clock is not None:
             return self.clock() + max(self.driver.reconnect_delay_s, 0.01)
         return None

@@ -291,7 +291,7 @@ class Table(CommandsMixin):
         if hold is not None:
             d["hold"] = {"kind": hold.last.kind, "detail": hold.last.detail, **hold.last.extra,
                          "kinds": sorted(hold.kinds), "link_back": hold.link_back,
-                         "queued": len(hold.queued)}
+                         "queued": len(hold.queued), "actions": self.hold_remedies()}
         return d
 
     def prompt(self) -> str:

@@ -56,7 +56,10 @@ class DealingMixin(TableBase):
             return
         shoe = self.shoe
         if shoe is None:
-            self.problem("card_without_shoe", f"{code} read with no shoe loaded")
+            if kept:        # no shoe to deal it from: it goes back
+                self.emit("reads_returned", codes=[card.code])
+                return
+            self.problem("card_without_shoe", f"{code} read with no shoe loaded", code=card.code)
             return
         state = self.state
         if state == SHOE_ENDED and shoe.counting == "shoe":

@@ -16,7 +16,7 @@ REMEDIES: dict[str, tuple[str, ...]] = {
     "card_while_betting": ("burn_card", "return_reads", "void_round"),
     "foreign_card": ("remove_card", "void_round", "end_shoe"),
     "impossible_card": ("resume", "void_round"),
-    "card_without_shoe": ("resume",),
+    "card_without_shoe": ("return_reads", "resume"),
     "face_up_card": ("burn_card", "void_round", "resume"),
     "count_mismatch": ("accept_count", "reject_count"),
     "device_alarm": ("resume", "void_round"),
@@ -34,8 +34,9 @@ FALLBACK: tuple[str, ...] = ("resume", "void_round")
 #: holds during which reads are the shoe's own cards, kept for the supervisor to accept
 #: (a lost link, a restart): every other hold keeps reads too, and may give them back
 REVIEWED = frozenset({"link_lost", "restart_review"})
-#: holds caused by a card drawn when none was due: the card is the first of the reads
-STRAY = frozenset({"card_not_due", "card_while_betting"})
+#: holds caused by a card drawn when none was due (or with no shoe at all): the card is the
+#: first of the reads, and may be given back with them
+STRAY = frozenset({"card_not_due", "card_while_betting", "card_without_shoe"})
 
 #: the overrides that act on what a hold is for: transitions of the machine's `hold` state,
 #: each guarded by the hold it finds (`allows_<action>`)
