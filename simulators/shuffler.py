@@ -159,6 +159,18 @@ class ShufflerModel:
         self._tick()
         return bool(self._machine or self._order)
 
+    @property
+    def busy(self) -> bool:
+        """A shuffle is asked for, running, or waits shuffled to be delivered."""
+        return bool(self._waiting) or self.holding or self.state in ("shuffling", "ready")
+
+    def take_all(self) -> list[str]:
+        """The dealer takes every card out of the input tray (to shuffle by hand)."""
+        cards = self._tray if self._tray is not None else \
+            [c for _ in range(self.decks) for c in p.CARD_CODES]
+        self._tray = []
+        return list(cards)
+
     def to_state(self) -> dict:
         """The device's memory, as JSON (its generator only when seeded)."""
         rng = None

@@ -153,7 +153,7 @@ def test_a_crash_at_any_card_gives_the_rounds_of_a_clean_run(tmp_path, monkeypat
 def test_kill_9_with_devices_in_a_separate_process(tmp_path, durable):
     """A real rig: the devices run in their own process on ptys; the controller is killed."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    dev = subprocess.Popen(TABLECTL + ["devices", "--shoe-file", str(GOLDEN / "classic-1.shoe"),
+    dev = subprocess.Popen(TABLECTL + ["devices", "--blind", "--shoe-file", str(GOLDEN / "classic-1.shoe"),
                                        "--profile", "classic", "--shoe-protocol", "framed",
                                        "--pace-ms", "15"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -227,7 +227,7 @@ def test_a_restart_with_a_shoe_that_cannot_resend_holds_for_review(tmp_path, dur
     rig = Rig(where)
     try:
         rig.accounts()
-        dev = subprocess.Popen(TABLECTL + ["devices", "--seed", "5", "--pace-ms", "40"],
+        dev = subprocess.Popen(TABLECTL + ["devices", "--blind", "--seed", "5", "--pace-ms", "40"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=rig.env, cwd=where)
         rig.procs.append(dev)

@@ -46,6 +46,7 @@ class Actors:
     """Who acts at a simulated table (all optional)."""
     dealer: bool = False
     dealer_pace_s: float = 1.0
+    blind_pace_s: float | None = None    # a dealer who ignores the table (chaos tests)
     device_tick_s: float = 0.0
     hand_cards: Callable[[int], list[str] | None] | None = None
     supervisor: bool = False
@@ -58,12 +59,11 @@ class TableAssembly:
                  publishers: list, plan: Callable[[int], ShoePlan | None], shoes: int,
                  software: str = "", name: str = "T1", virtual: bool = False,
                  betting_seconds: float = 0.0, rig: Any = None, actors: Actors | None = None,
-                 rig_state: str | None = None, clock: Any = None,
+                 clock: Any = None,
                  count_resumed: bool = True, anchor_key: Any = None,
                  snapshot_every: int | None = None):
         self.profile, self.devices, self.rig = profile, devices, rig
         self.actors = actors or Actors()
-        self.rig_state = rig_state
         self.clock = clock or (VirtualClock() if virtual else RealClock())
         self.journal = Journal(journal_path or ":memory:")
         self.journal_path = journal_path
@@ -146,7 +146,11 @@ class TableAssembly:
     def wire(self) -> None:
         svc = self.service
         a = self.actors
-        if self.rig is not None and a.dealer:
+        if self.rig is not None and a.blind_pace_s is not None:
+            from simulators.dealer import BlindDealer
+            svc.subscribers.append(BlindDealer(self.rig, svc.call_later,
+                                               pace_s=a.blind_pace_s).on_event)
+        elif self.rig is not None and a.dealer:
             from simulators.dealer import VirtualDealer
             dealer = VirtualDealer(self.rig, self.submit_dict, svc.call_later,
                                    pace_s=a.dealer_pace_s, device_tick_s=a.device_tick_s,
@@ -161,6 +165,7 @@ class TableAssembly:
                 card_when_none_due=self.profile.card_when_none_due,
                 face_up_card=self.profile.face_up_card)
             svc.subscribers.append(self.supervisor.on_event)
+            svc.virtual_supervisor = True
         if a.players is not None:
             from simulators.dealer import PlayersActor
             svc.subscribers.append(PlayersActor(a.players, self.submit_dict,

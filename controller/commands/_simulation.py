@@ -172,7 +172,7 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
         betting_seconds=opts.betting_seconds, rig=rig,
         actors=Actors(dealer=rig is not None, hand_cards=plan.cards, supervisor=True,
                       players=players, idle_seconds=opts.idle_seconds if external else None),
-        rig_state=rig_state, anchor_key=opts.anchor_key)
+        anchor_key=opts.anchor_key)
     if rig is not None and rig_state and asm.recovery.resumed:
         # the devices outlived the controller: they stand where they stood, before the
         # drivers open them (a framed shoe then resends what was never acknowledged)

@@ -306,6 +306,10 @@ def hold_text(hold: Any, language: str = "en", role: str | None = None) -> Text:
     for n, problem in enumerate(problems, start=1):
         out.append("  " + clean(word("console.problem_n", language, n=n,
                                      problem=problem_words(_dict(problem)))) + "\n")
+    kept = _list(hold.get("queued"))
+    if kept:
+        out.append("  " + clean(word("console.kept_reads", language, n=len(kept),
+                                     cards=[c for c in kept if isinstance(c, str)])) + "\n")
     if hold.get("resume_to"):
         out.append("  " + clean(word("console.goes_back_to", language,
                                      state=str(hold["resume_to"]))) + "\n")

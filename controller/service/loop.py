@@ -26,7 +26,8 @@ from controller.service.clock import Clock, Timers
 from controller.service.recovery import LOCAL_CURSOR, SNAPSHOT_FORMAT
 from controller.table import Table
 from controller.table.inputs import DURABLE, Input
-from controller.words import Words
+from controller.table.states import HOLD
+from controller.words import Words, english
 
 log = get_logger("controller.service")
 SNAPSHOT_EVERY = 1000      # inputs between snapshots: bounds replay work at restart
@@ -110,6 +111,7 @@ class TableService:
         self.condition_words: dict[str, Words] = {}     # each condition for people
         self.condition_hooks: list[Callable[[dict[str, str]], None]] = []
         self.simulated = False              # a simulated table says so on every prompt
+        self.virtual_supervisor = False     # holds are cleared by one: its prompts say so
         self.gate: Gate | None = None
         self._parked: list[Input] = []
         self._stopped = False
@@ -260,12 +262,17 @@ class TableService:
         own (None: a condition that has no words, whose English line is all there is)."""
         if self.conditions:
             return self.condition_words.get(next(iter(self.conditions)))
-        return self.table.prompt_words()
+        words = self.table.prompt_words()
+        if self.virtual_supervisor and self.table.state == HOLD:
+            return Words("prompt.virtual_supervisor", {"problem": words})
+        return words
 
     def prompt_text(self) -> str:
         """The dealer's prompt as shown: a service condition in place of the table's own, and
         on a simulated table SIMULATOR first."""
-        text = next(iter(self.conditions.values()), None) or self.table.prompt()
+        text = next(iter(self.conditions.values()), None)
+        if text is None:
+            text = english(self.prompt_words() or self.table.prompt_words())
         return f"SIMULATOR: {text}" if self.simulated else text
 
     # ------------------------------------------------------------------ one input

@@ -440,6 +440,8 @@ class DealingMixin(TableBase):
             return      # the shoe's cards went with its devices: nothing is left to count
         if shoe.continuous:
             self._reconcile(rest=[], method="ledger")
+        elif shoe.shuffler and self._rest_accounted():
+            self._reconcile(rest=[], method="shuffler")     # nothing left to count
         elif shoe.shuffler:
             shoe.counting = "shuffler"
             self.emit("device_request", device="shuffler", action="count_rest")
