@@ -76,8 +76,12 @@ class VirtualDealer:
     def __init__(self, rig: SimRig, submit: Submit, schedule: Schedule, *,
                  pace_s: float = 1.0, read_wait_s: float = 3.0, device_tick_s: float = 0.0,
                  hand_cards: Callable[[int], list[str] | None] | None = None,
-                 shuffler: bool = True):
+                 shuffler: bool = True, after_inputs: Callable[[Callable[[], None]], Any]
+                 | None = None):
         self.rig, self.submit, self.schedule = rig, submit, schedule
+        # runs a check behind the inputs already queued (a read that came while the loop was
+        # busy is counted before the dealer says it never came)
+        self.after_inputs = after_inputs or (lambda fn: fn())
         self.pace_s, self.read_wait_s, self.device_tick_s = pace_s, read_wait_s, device_tick_s
         self.hand_cards = hand_cards or (lambda shoe: None)
         self.shuffler = shuffler
@@ -143,8 +147,10 @@ class VirtualDealer:
 
     def _look_later(self) -> None:
         if not self._checking:
+            # later, the dealer looks whether the cards out by now were all read
             self._checking = True
-            self.schedule(self.read_wait_s, self._check_reads)
+            out = (self.rig.loaded_for, self.rig.shoe.position)
+            self.schedule(self.read_wait_s, lambda: self._check_reads(out))
 
     def _pull(self) -> None:
         self._pending = False
@@ -169,11 +175,18 @@ class VirtualDealer:
             self.submit(command("report_misplaced", DEALER, "dealer",
                                 detail="burn card placed on Player's box"))
 
-    def _check_reads(self) -> None:
-        """Cards on the table that the shoe never reported: the dealer says so (not while the
-        table is held: the supervisor is looking at the cards)."""
+    def _check_reads(self, out: tuple) -> None:
+        self.after_inputs(lambda: self._check_now(out))
+
+    def _check_now(self, out: tuple) -> None:
+        """Cards on the table that the shoe never reported (of those out when the look was
+        planned): the dealer says so (not while the table is held: the supervisor is looking
+        at the cards)."""
         self._checking = False
-        if self._dealing() and self._in_flight() > 0:
+        shoe, position = out
+        missing = self.rig.unread(self.status.get("shoe"), self.status.get("reads", 0)) - \
+            max(0, self.rig.shoe.position - position)
+        if self._dealing() and shoe == self.rig.loaded_for and missing > 0:
             # one at a time: the next look follows the table's answer
             self.submit(command("report_unread", DEALER, "dealer",
                                 detail="no read arrived from the shoe"))
@@ -269,9 +282,9 @@ class VirtualSupervisor:
         if kind == "card_without_shoe":
             return _act("return_reads", "no shoe is in play: the card goes back")
         if kind in ("card_not_due", "card_while_betting"):
-            if hold.get("where") in ("shuffling", "closed", "shoe_ended"):
-                return _act("return_reads", "cards drawn while no shoe was dealt are not of "
-                            "this shoe: they go back")
+            if hold.get("where") in ("shuffling", "closed"):
+                return _act("return_reads", "cards drawn while no shoe was in the shoe are not "
+                            "of this shoe: they go back")
             if self.card_when_none_due == "void" and round_open:
                 return _act("void_round", "profile remedy for a card drawn when none was due")
             return _act("burn_card", "profile remedy: the stray card is burned")

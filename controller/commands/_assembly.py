@@ -7,6 +7,9 @@ This is the one place that builds a simulator rig; the drivers reach it only by 
 """
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -65,7 +68,12 @@ class TableAssembly:
         self.profile, self.devices, self.rig = profile, devices, rig
         self.actors = actors or Actors()
         self.clock = clock or (VirtualClock() if virtual else RealClock())
-        self.journal = Journal(journal_path or ":memory:")
+        self._scratch: str | None = None
+        if journal_path is None:
+            # a run nobody keeps still journals first, to a file of its own (memory stays flat
+            # however many shoes it deals), deleted at the end; nothing in it needs an fsync
+            self._scratch = tempfile.mkdtemp(prefix="tablectl-scratch-")
+        self.journal = Journal(journal_path or os.path.join(self._scratch, "journal.db"))
         self.journal_path = journal_path
         try:
             # a journal that does not verify since its last anchor is never dealt on
@@ -74,8 +82,11 @@ class TableAssembly:
                                               betting_seconds=betting_seconds)
         except BaseException:
             self.journal.close()
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
             raise
         self.service = TableService(table, self.journal, self.clock, name=name)
+        self.service.durable = journal_path is not None
         if snapshot_every is not None:
             self.service.snapshot_every = snapshot_every
         if anchor_key is not None:
@@ -154,7 +165,8 @@ class TableAssembly:
             from simulators.dealer import VirtualDealer
             dealer = VirtualDealer(self.rig, self.submit_dict, svc.call_later,
                                    pace_s=a.dealer_pace_s, device_tick_s=a.device_tick_s,
-                                   hand_cards=a.hand_cards, shuffler=self.shuffler is not None)
+                                   hand_cards=a.hand_cards, shuffler=self.shuffler is not None,
+                                   after_inputs=svc.submit)
             svc.subscribers.append(dealer.on_event)
         if self.shuffler is not None:
             svc.subscribers.append(self.shuffler.on_event)
@@ -309,6 +321,8 @@ class TableAssembly:
         self._closers.clear()
         self.service.close()
         self.journal.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
         if self.rig is not None:
             self.rig.close()
 

@@ -42,6 +42,7 @@ class SimOptions:
     anchor_key: Any = None              # journal.anchor.AnchorKey: the journal's head is signed
     feed: dict | None = None            # TableAssembly.start_feed's arguments: the floor feed
     name: str = "T1"                    # the table's name (on the floor feed's topics)
+    keep_events: bool = True            # return every event (not for a long run: its memory)
 
 
 def load_shoe_file(profile: Profile, path: str) -> ShoeFile:
@@ -119,7 +120,8 @@ class Collect:
 
 
 def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
-    """Deal the simulated shoes; every published event (prompts aside), in order."""
+    """Deal the simulated shoes; every published event (prompts aside), in order (none with
+    keep_events=False: the publishers have them as they come)."""
     from simulators.dealer import DecisionsFileError, VirtualPlayers, read_decisions
     from simulators.install import install
     from simulators.rig import SimRig
@@ -167,7 +169,8 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
     rig_state = f"{opts.journal_path}.devices.json" if opts.journal_path and rig else None
     asm = TableAssembly(
         profile, journal_path=opts.journal_path, devices=devices,
-        publishers=[*opts.publishers, collect], plan=lambda k: plan.shoe(k), shoes=0,
+        publishers=[*opts.publishers, *([collect] if opts.keep_events else [])],
+        plan=lambda k: plan.shoe(k), shoes=0,
         software=release_digest(), virtual=not external, clock=clock, name=opts.name,
         betting_seconds=opts.betting_seconds, rig=rig,
         actors=Actors(dealer=rig is not None, hand_cards=plan.cards, supervisor=True,

@@ -112,6 +112,9 @@ class TableService:
         self.condition_hooks: list[Callable[[dict[str, str]], None]] = []
         self.simulated = False              # a simulated table says so on every prompt
         self.virtual_supervisor = False     # holds are cleared by one: its prompts say so
+        # False for a scratch journal nobody keeps (a simulation without --journal): records
+        # are still written before anything is applied, without waiting for the disk
+        self.durable = True
         self.gate: Gate | None = None
         self._parked: list[Input] = []
         self._stopped = False
@@ -289,7 +292,8 @@ class TableService:
             log.error("input could not be applied; the table is on hold",
                       input=inp.type, error=repr(out.error), exc_info=out.error)
         events = out.events
-        durable = DURABLE[inp.type] or any(e["event"] in DURABLE_EVENTS for e in events)
+        durable = self.durable and (DURABLE[inp.type]
+                                    or any(e["event"] in DURABLE_EVENTS for e in events))
         try:
             seqs = self.journal.append_many(
                 [("input", record)] + [(e["event"], e) for e in events], durable=durable,

@@ -158,7 +158,7 @@ class TableBase:
     def check_remedy(self, action: str) -> None:
         """On hold, an action that clears holds is taken only if it clears this one, now."""
         if self.state == HOLD and action in remedies.CLEARING:
-            why = self.remedy_refusal("end_shoe" if action == "change_shoe" else action)
+            why = self.remedy_refusal(action)      # (changing the shoe on hold: end it)
             if why is not None:
                 raise why
 
