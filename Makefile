@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/fuzz.py
 	$(BIN)/python bench/feed.py
 	$(BIN)/python bench/shuffle_fpr.py
+	$(BIN)/python bench/memory.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

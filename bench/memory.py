@@ -5,9 +5,11 @@ the simulated devices behind their URLs, the drivers, the one loop, the journal)
 of its own, reads its output as a consumer would, and reads the process's resident set size
 (VmRSS, /proc) the moment the FEW-th and the MANY-th `shoe_ended` come out. Flat memory is a
 ratio near 1: the aim is at most 1.10. With `--journal` the run journals to a file (the shoes of
-a day kept on disk); without, to a scratch journal of its own.
+a day kept on disk); without, to a scratch journal of its own. `--table run` measures
+`tablectl run --pace 0` on the embedded simulator instead (real time: about a second a shoe).
 
-    python bench/memory.py [--few 30] [--many 300] [--runs 1] [--profile macau] [--journal] [--json]
+    python bench/memory.py [--few 30] [--many 300] [--runs 1] [--profile macau] [--journal]
+                           [--table simulate|run] [--json]
 """
 from __future__ import annotations
 
@@ -32,10 +34,14 @@ def rss_kb(pid: int) -> int:
     raise RuntimeError(f"no VmRSS for process {pid}")
 
 
-def one_run(profile: str, seed: int, few: int, many: int, journal: str | None) -> dict:
-    cmd = [sys.executable, "-m", "controller.cli", "simulate", "--profile", profile,
+def one_run(profile: str, seed: int, few: int, many: int, journal: str | None,
+            table: str = "simulate", scratch: str = "") -> dict:
+    cmd = [sys.executable, "-m", "controller.cli", table, "--profile", profile,
            "--seed", str(seed), "--shoes", str(many), "--json"]
-    if journal:
+    if table == "run":
+        cmd += ["--pace", "0", "--no-control", "--config", str(ROOT / "config" / "table.toml"),
+                "--journal", journal or os.path.join(scratch, f"run-{seed}.db")]
+    elif journal:
         cmd += ["--journal", journal]
     env = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
     t0 = time.perf_counter()
@@ -64,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=1, help="runs, each with its own seed")
     ap.add_argument("--profile", default="macau")
     ap.add_argument("--journal", action="store_true", help="journal each run to a file")
+    ap.add_argument("--table", choices=("simulate", "run"), default="simulate",
+                    help="the command measured (default simulate)")
     ap.add_argument("--json", action="store_true", help="also print one JSON line")
     args = ap.parse_args(argv)
     if not (0 < args.few < args.many) or args.runs < 1:
@@ -73,10 +81,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="memory-bench-") as tmp:
         for k in range(args.runs):
             journal = os.path.join(tmp, f"run{k}.db") if args.journal else None
-            results.append(one_run(args.profile, k + 1, args.few, args.many, journal))
+            results.append(one_run(args.profile, k + 1, args.few, args.many, journal,
+                                   args.table, tmp))
     ratios = [r["ratio"] for r in results]
-    print(f"tablectl simulate --profile {args.profile}"
-          f"{' --journal FILE' if args.journal else ''}: resident memory (VmRSS)")
+    print(f"tablectl {args.table} --profile {args.profile}"
+          f"{' --pace 0' if args.table == 'run' else ''}"
+          f"{' --journal FILE' if args.journal or args.table == 'run' else ''}: "
+          f"resident memory (VmRSS)")
     print(f"{'seed':>5} {f'after {args.few} shoes':>16} {f'after {args.many} shoes':>17} "
           f"{'ratio':>7} {'seconds':>8}")
     for r in results:
@@ -86,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio {min(ratios):.3f}–{worst:.3f} over {len(ratios)} run(s); aim ≤ {AIM:.2f}: "
           f"{'met' if worst <= AIM else 'NOT met'}")
     if args.json:
-        print(json.dumps({"bench": "memory", "profile": args.profile, "few": args.few,
+        print(json.dumps({"bench": "memory", "table": args.table, "profile": args.profile,
+                          "few": args.few,
                           "many": args.many, "journal": args.journal, "runs": results,
                           "ratio_min": min(ratios), "ratio_max": worst, "aim": AIM,
                           "met": worst <= AIM}))
