@@ -259,3 +259,12 @@ def test_a_defect_while_applying_a_remedy_leaves_the_hold_as_it_was(tmp_path, mo
 def parse(d):
     from controller.table.inputs import parse_input
     return parse_input(d)
+
+
+def test_the_console_lists_the_reads_kept_with_a_hold_and_the_prompt_counts_them():
+    from controller.words import render
+    t = HOLDS["stray card, reads kept"]()
+    shown = text.hold_text(t.view()["hold"], "en").plain
+    assert "2 reads kept with the hold: 8 of diamonds, 7 of diamonds" in shown
+    assert "2 reads came meanwhile" in render(t.prompt_words(), "en")
+    assert t.status()["hold"]["queued"] == 2

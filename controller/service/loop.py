@@ -289,8 +289,10 @@ class TableService:
             record["refused"] = str(out.refused)
         if out.error is not None:
             record["error"] = repr(out.error)
-            log.error("input could not be applied; the table is on hold",
-                      input=inp.type, error=repr(out.error), exc_info=out.error)
+            log.error("input could not be applied; " + (
+                "it is refused and the table is as it was" if out.refused is not None
+                else "the table is on hold"), input=record.get("action", inp.type),
+                error=repr(out.error), exc_info=out.error)
         events = out.events
         durable = self.durable and (DURABLE[inp.type]
                                     or any(e["event"] in DURABLE_EVENTS for e in events))

@@ -114,7 +114,8 @@ class Table(CommandsMixin):
                 # a person's command: refused, the table exactly as it was (a hold stays the
                 # hold it was, with its remedies); the technician finds the defect in the log
                 self._load(saved)
-                return Outcome(refused=refuse("internal_error", "internal", action=inp.action),
+                return Outcome(refused=refuse("internal_error", "internal",
+                                              action=getattr(inp, "action", "")),
                                error=err)
             self._internal_error(err)   # a device's input: the table holds until a person looks
             return Outcome(self.drain(), error=err)
