@@ -28,24 +28,25 @@ def run(tmp_path, *args: str, faults: str = "") -> list[dict]:
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
-@pytest.mark.parametrize("pace,shoes,seed", [("0", 4, 9), ("0.002", 2, 14)])
-def test_shoe_after_shoe_at_a_fast_pace_with_no_console(tmp_path, pace, shoes, seed):
-    events = run(tmp_path, "--pace", pace, "--shoes", str(shoes), "--seed", str(seed))
+@pytest.mark.parametrize("pace,shoes,seed,faults", [("0", 3, 9, "misread@30"),
+                                                     ("0.002", 2, 14, "")])
+def test_shoe_after_shoe_at_a_fast_pace_with_no_console(tmp_path, pace, shoes, seed, faults):
+    events = run(tmp_path, "--pace", pace, "--shoes", str(shoes), "--seed", str(seed),
+                 faults=faults)
     ended = [e for e in events if e["event"] == "shoe_ended"]
     assert [e["reason"] for e in ended] == ["cut_card"] * shoes
-    assert not [e for e in events if e["event"] in ("hold", "override")]
     assert all(e["ok"] for e in events if e["event"] == "reconciliation")
     assert len([e for e in events if e["event"] == "reconciliation"]) == shoes
-
-
-def test_a_hold_is_cleared_by_the_virtual_supervisor_and_the_prompt_says_so(tmp_path):
-    events = run(tmp_path, "--pace", "0", "--shoes", "1", "--seed", "3", faults="misread@30")
     holds = [e for e in events if e["event"] == "hold"]
-    assert [h["reason"] for h in holds] == ["unreadable_card"]
+    overrides = [e for e in events if e["event"] == "override"]
+    if not faults:
+        assert not holds and not overrides
+        return
+    # the misread (in every shoe) is one hold each time, cleared by the virtual supervisor,
+    # as the prompt says
+    assert [h["reason"] for h in holds] == ["unreadable_card"] * shoes
     said = [e for e in events if e["event"] == "prompt" and e.get("state") == "hold"]
     assert said and said[0]["words"]["code"] == "prompt.virtual_supervisor"
     assert "virtual supervisor" in said[0]["text"]
-    overrides = [e for e in events if e["event"] == "override"]
-    assert [(o["action"], o["user"]) for o in overrides] == [("enter_card",
-                                                              "virtual-supervisor")]
-    assert [e["reason"] for e in events if e["event"] == "shoe_ended"] == ["cut_card"]
+    assert [(o["action"], o["user"]) for o in overrides] == \
+        [("enter_card", "virtual-supervisor")] * shoes
