@@ -107,14 +107,6 @@ class ShoeModel:
         for fault in faults:
             self.inject(fault)
 
-    def skip(self, n: int) -> None:
-        """Stand as if `n` cards had been dealt already (a restarted simulation resuming its
-        shoe where the journal says), with nothing sent for them."""
-        with self._cond:
-            self._pos = min(len(self._cards), self._pos + n)
-            if self.cut_position is not None and self._pos > self.cut_position:
-                self._cut_out = True
-
     def memory(self) -> dict:
         """What the device holds across a controller's restart, as JSON: its cards and cut card,
         how far it has dealt, its faults to come, and (framed) its session, its read numbers
