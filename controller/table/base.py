@@ -158,7 +158,7 @@ class TableBase:
     def check_remedy(self, action: str) -> None:
         """On hold, an action that clears holds is taken only if it clears this one, now."""
         if self.state == HOLD and action in remedies.CLEARING:
-            why = self.remedy_refusal(action)      # (changing the shoe on hold: end it)
+            why = self.remedy_refusal(action)      # (a shoe on hold is ended, not changed)
             if why is not None:
                 raise why
 
