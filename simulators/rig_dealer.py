@@ -321,6 +321,11 @@ class DisplayDealer(_Hands):
                 self.say("the display has not shown the last card dealt; waiting (if its "
                          "read was lost, the supervisor enters it)")
             return now + self.READ_WAIT_S if not self._slow_said else None
+        if self._pulled_at is not None:
+            # the display shows the last card: the next follows a pace after the dealer saw it
+            # (not after the pull), so no two reads come closer than the pace
+            self._pulled_at = None
+            self._next = max(self._next, now + self.pace_s)
         if now < self._next:
             return self._next
         if not self.shoe.has_more:
