@@ -115,7 +115,7 @@ def test_confirm_layout_in_the_start_burn_after_kill_9_is_accepted(tmp_path, dur
     try:
         rig.accounts()
         dev = Devices(["--shoe-file", str(burn_heavy_shoe(where / "k.shoe")),
-                       "--dealer-display", f"http://127.0.0.1:{port}", "--pace-ms", "300"],
+                       "--dealer-display", f"http://127.0.0.1:{port}", "--pace-ms", "200"],
                       rig.env, where)
         cmd = TABLECTL + ["run", "--config", str(ROOT / "config" / "table.toml"),
                           "--profile", "macau", "--http", f"127.0.0.1:{port}",
