@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/feed.py
 	$(BIN)/python bench/floor_store.py
 	$(BIN)/python bench/shuffle_fpr.py
+	$(BIN)/python bench/memory.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

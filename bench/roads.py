@@ -88,6 +88,7 @@ def bench_publish(events: int = 20000) -> dict:
     t = time.perf_counter()
     for i in range(events):
         hub.publish(dict(event, seq=i + 1))
+        hub.flush()             # as the status that ends every input does
     spent = time.perf_counter() - t
     loop.call_soon_threadsafe(loop.stop)
     thread.join(timeout=5)

@@ -40,6 +40,12 @@ class Inventory:
         self.seen[card.code] += 1
         self.by_place[place].append(card.code)
 
+    def unrecord(self, code: str, place: str) -> None:
+        """Take back a card recorded by mistake (a read given back: it was never in play)."""
+        self.by_place[place].remove(code)
+        self.seen[code] -= 1
+        self.drawn -= 1
+
     def move(self, code: str, src: str, dst: str) -> None:
         """Re-file a card already out (e.g. a stray card burned); the count does not change."""
         self.by_place[src].remove(code)

@@ -20,7 +20,7 @@ DEALER_ACTIONS = ("open_bets", "close_bets", "start_round", "confirm_result", "r
 SUPERVISOR_ACTIONS = (
     "hold", "resume", "void_round", "enter_card", "burn_card", "remove_card", "confirm_layout",
     "end_shoe", "change_shoe", "accept_count", "reject_count", "demo_round", "switch_mode",
-    "accept_reads", "discard_reads",
+    "accept_reads", "discard_reads", "return_reads",
 )
 MANAGER_ACTIONS = ("change_profile", "users", "accept_software")
 READ_ACTIONS = ("state", "recall", "audit", "health")

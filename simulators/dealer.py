@@ -67,20 +67,28 @@ def command(action: str, user: str, role: str, reason: str = "", **args: Any) ->
 
 class VirtualDealer:
     """Deals from the simulated shoe whenever the table expects a card and none of the dealer's
-    cards is still unread; reports a card the shoe never reported; loads each new shoe."""
+    cards is still unread; reports a card the shoe never reported; loads each new shoe.
+
+    Reads are counted per shoe: the dealer compares the cards it pulled from the shoe it loaded
+    for the table's shoe N with the reads the table has of shoe N, so a new shoe (or one still
+    in the shuffler) never looks like missing reads."""
 
     def __init__(self, rig: SimRig, submit: Submit, schedule: Schedule, *,
                  pace_s: float = 1.0, read_wait_s: float = 3.0, device_tick_s: float = 0.0,
                  hand_cards: Callable[[int], list[str] | None] | None = None,
-                 shuffler: bool = True):
+                 shuffler: bool = True, after_inputs: Callable[[Callable[[], None]], Any]
+                 | None = None):
         self.rig, self.submit, self.schedule = rig, submit, schedule
+        # runs a check behind the inputs already queued (a read that came while the loop was
+        # busy is counted before the dealer says it never came)
+        self.after_inputs = after_inputs or (lambda fn: fn())
         self.pace_s, self.read_wait_s, self.device_tick_s = pace_s, read_wait_s, device_tick_s
         self.hand_cards = hand_cards or (lambda shoe: None)
         self.shuffler = shuffler
         self.skip_faults = [f for f in rig.faults if f.kind == "skip_burn"]
         self.status: dict = {}
-        self._pending = False
-        self._loads_at_start = -1     # set at each shoe start: the shoe is in once loaded
+        self._pending = False                     # a pull is on its way
+        self._checking = False                    # a look for reads that never came
         self._revealing: tuple | None = None      # (shoe, round) whose reveal is on its way
 
     def on_event(self, e: dict) -> None:
@@ -91,7 +99,7 @@ class VirtualDealer:
             self._maybe_pull()
         elif kind == "shoe_started":
             self.rig.cut_position = e.get("cut_card_position")
-            self._loads_at_start = self.rig._loads
+            self.rig.next_for = e["shoe"]
             if self.shuffler:
                 self.rig.gather()
             else:
@@ -117,26 +125,37 @@ class VirtualDealer:
             self.submit(command("reveal", DEALER, "dealer"))
 
     def _in_flight(self) -> int:
-        if self.rig._loads <= self._loads_at_start:
-            return 0            # the last shoe's model is still in: nothing of this shoe is out
-        return self.rig.shoe.position - self.status.get("reads", 0)
+        return self.rig.unread(self.status.get("shoe"), self.status.get("reads", 0))
+
+    def _dealing(self) -> bool:
+        """The table wants a card and the shoe holds this shoe's cards."""
+        return (self.status.get("expects") in ("card", "count_back")
+                and self.rig.loaded_for == self.status.get("shoe") is not None)
 
     def _maybe_pull(self) -> None:
         if self._pending or self.status.get("expects") not in ("card", "count_back"):
             return
-        if self._in_flight() > 0:
-            return
-        self._pending = True
-        self.schedule(self.pace_s, self._pull)
+        if not self._dealing():
+            # the shoe is still in the shuffler: the dealer waits for it to be handed over
+            self._pending = True
+            self.schedule(max(self.pace_s, 0.05), self._pull)
+        elif self._in_flight() > 0:
+            self._look_later()      # a card is out whose read has not come yet
+        else:
+            self._pending = True
+            self.schedule(self.pace_s, self._pull)
+
+    def _look_later(self) -> None:
+        if not self._checking:
+            # later, the dealer looks whether the cards out by now were all read
+            self._checking = True
+            out = (self.rig.loaded_for, self.rig.shoe.position)
+            self.schedule(self.read_wait_s, lambda: self._check_reads(out))
 
     def _pull(self) -> None:
         self._pending = False
-        if self.status.get("expects") not in ("card", "count_back") or self._in_flight() > 0:
-            return
-        if self.rig._loads <= self._loads_at_start:
-            # the shuffler has not delivered the shoe yet: the dealer waits for it
-            self._pending = True
-            self.schedule(max(self.pace_s, 0.05), self._pull)
+        if not self._dealing() or self._in_flight() > 0:
+            self._maybe_pull()
             return
         model = self.rig.shoe
         if self.device_tick_s:
@@ -144,26 +163,60 @@ class VirtualDealer:
         index = model.position
         codes = model.pull()
         if not codes:
-            if self._in_flight() <= 0:
+            if not model.has_more:
                 self.submit(command("shoe_empty", DEALER, "dealer",
                                     reason="no card left in the shoe"))
             return
+        self._look_later()
         # skip_burn@N: the first between-round burn at or after card N goes on Player's box
         due = [f for f in self.skip_faults if f.at <= index]
         if due and self.status.get("step") == "burn":
             self.skip_faults.remove(due[0])
             self.submit(command("report_misplaced", DEALER, "dealer",
                                 detail="burn card placed on Player's box"))
-        self.schedule(self.read_wait_s, lambda out=model.position: self._check_reads(out))
 
-    def _check_reads(self, out: int) -> None:
-        """Cards on the table that the shoe never reported (of those out when this pull was
-        made): the dealer says so."""
-        missing = min(out, self.rig.shoe.position) - self.status.get("reads", 0)
-        for _ in range(max(0, missing)):
+    def _check_reads(self, out: tuple) -> None:
+        self.after_inputs(lambda: self._check_now(out))
+
+    def _check_now(self, out: tuple) -> None:
+        """Cards on the table that the shoe never reported (of those out when the look was
+        planned): the dealer says so (not while the table is held: the supervisor is looking
+        at the cards)."""
+        self._checking = False
+        shoe, position = out
+        missing = self.rig.unread(self.status.get("shoe"), self.status.get("reads", 0)) - \
+            max(0, self.rig.shoe.position - position)
+        if self._dealing() and shoe == self.rig.loaded_for and missing > 0:
+            # one at a time: the next look follows the table's answer
             self.submit(command("report_unread", DEALER, "dealer",
                                 detail="no read arrived from the shoe"))
         self._maybe_pull()
+
+
+class BlindDealer:
+    """A dealer who ignores the table: pulls a card every `pace_s` while the shoe holds any,
+    whatever the table says (for chaos tests). The shuffler's deliveries still reach the
+    shoe, and the rest of an ended shoe goes back when the table asks."""
+
+    def __init__(self, rig: SimRig, schedule: Schedule, *, pace_s: float = 0.1):
+        self.rig, self.schedule, self.pace_s = rig, schedule, pace_s
+        self.pulls = 0
+        self._started = False
+
+    def on_event(self, e: dict) -> None:
+        if e["event"] == "status" and not self._started:
+            self._started = True
+            self.schedule(self.pace_s, self._pull)
+        elif e["event"] == "shoe_started":
+            self.rig.cut_position = e.get("cut_card_position")
+            self.rig.next_for = e["shoe"]
+        elif e["event"] == "device_request" and e.get("action") == "count_rest":
+            self.rig.rest_to_shuffler()
+
+    def _pull(self) -> None:
+        if self.rig.shoe.pull():
+            self.pulls += 1
+        self.schedule(self.pace_s, self._pull)
 
 
 class VirtualSupervisor:
@@ -199,6 +252,13 @@ class VirtualSupervisor:
         act = self.decide(hold, bool(self.status.get("round_open")), self.status.get("reads", 0))
         if act is None:
             return
+        offered = hold.get("actions")
+        if offered is not None and act["action"] not in offered:
+            if not offered:
+                self.stuck = f"the table stayed on hold ({hold['kind']}): nothing clears it"
+                return
+            # the table says what clears this hold now: the first of its remedies
+            act = _act(offered[0], f"the table's remedy for {hold['kind']}")
         self.attempts += 1
         if self.attempts > MAX_HOLD_ACTIONS:
             self.stuck = f"the table stayed on hold ({hold['kind']}: {hold.get('detail', '')})"
@@ -219,7 +279,12 @@ class VirtualSupervisor:
             if code:
                 return _act("enter_card", f"card read by eye: {code}", code=code)
             return _act("void_round", "the card could not be identified")
+        if kind == "card_without_shoe":
+            return _act("return_reads", "no shoe is in play: the card goes back")
         if kind in ("card_not_due", "card_while_betting"):
+            if hold.get("where") in ("shuffling", "closed"):
+                return _act("return_reads", "cards drawn while no shoe was in the shoe are not "
+                            "of this shoe: they go back")
             if self.card_when_none_due == "void" and round_open:
                 return _act("void_round", "profile remedy for a card drawn when none was due")
             return _act("burn_card", "profile remedy: the stray card is burned")
@@ -241,7 +306,7 @@ class VirtualSupervisor:
                 return _act("accept_reads", "the reads match the cards dealt meanwhile")
             return _act("resume", "shoe link back; no card was dealt meanwhile")
         if kind == "restart_review":
-            missed = self.rig.shoe.position - reads if self.rig is not None else 0
+            missed = self.rig.unread(self.status.get("shoe"), reads) if self.rig else 0
             code = self._true_code(reads) if missed > 0 else None
             if code:
                 return _act("enter_card", f"the card on the table the controller never saw: "

@@ -46,17 +46,24 @@ class SimRig:
     name: str = field(default_factory=lambda: f"sim{next(_names)}")
     clock: Callable[[], float] = field(default_factory=DeviceClock)
     continuous: bool = False
+    shuffle_time_s: float = 0.0
 
     def __post_init__(self) -> None:
         shuffler_faults = [ShufflerFault(f.kind, max(0, f.at)) for f in self.faults
                            if f.kind in SHUFFLER_FAULTS]
-        self.shuffler = ShufflerModel(seed=self.seed, decks=self.decks, faults=shuffler_faults)
+        # a table's shuffler: what it delivers leaves it, and it shuffles what is put back in
+        self.shuffler = ShufflerModel(seed=self.seed, decks=self.decks, faults=shuffler_faults,
+                                      restock=False, shuffle_time_s=self.shuffle_time_s,
+                                      clock=self.clock)
         self.shuffler.on_deliver = self._delivered
         kind = ContinuousShufflerModel if self.continuous else ShoeModel
         extra = {"seed": self.seed} if self.continuous else {}
         self.shoe: ShoeModel = kind([], protocol=self.protocol, clock=self.clock, **extra)
         self.cut_position: int | None = None
         self._loads = 0
+        #: the table's shoe the cards in the shoe were loaded for, and the one to load next
+        self.loaded_for: int | None = None
+        self.next_for: int | None = None
         self._hand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()
         registry.register(self.shuffler_name, self.shuffler)
         registry.register(self.name, self.shoe)
@@ -83,7 +90,15 @@ class SimRig:
         self.shoe.load(cards, cut_position=None if self.continuous else cut_position,
                        faults=self.shoe_faults)
         self._loads += 1
+        self.loaded_for = self.next_for
         return self.shoe
+
+    def unread(self, shoe: int | None, reads: int) -> int:
+        """Cards out of the shoe for the table's shoe `shoe` beyond the `reads` the table has
+        of it: cards on their way (or lost). 0 while the shoe holds another shoe's cards."""
+        if shoe is None or shoe != self.loaded_for:
+            return 0
+        return self.shoe.position - reads
 
     def _delivered(self, order: list[str]) -> None:
         self.load_shoe(order, self.cut_position)
@@ -109,32 +124,29 @@ class SimRig:
 
     def save(self, path: str) -> None:
         """Keep what the physical devices would still hold after the controller died: the
-        shoe's cards and cut card, and where the shuffler's and the dealer's shuffles stand.
-        (Cards dealt are not kept: the journal's reads say how far the shoe got.) Written only
-        when something kept has changed since the last time."""
+        shoe's cards, how far it has dealt and (framed) the reads it never had acknowledged,
+        and where the shuffler's and the dealer's shuffles stand. What changes with every card
+        goes to a small file of its own (`path`.shoe), the rest only when it changes."""
         shuffler = self.shuffler
         mark = (self._loads, shuffler.shuffles, shuffler.state, len(shuffler._order),
-                shuffler._door_left, shuffler._tray is None, self.cut_position,
+                shuffler._door_left, shuffler.tray, self.cut_position, self.next_for,
                 getattr(self.shoe, "returned", 0))
-        if mark == getattr(self, "_saved_mark", None):
-            return
-        self._saved_mark = mark
-        state = {"cards": self.shoe.cards(), "cut_position": self.shoe.cut_position,
-                 "rig_cut": self.cut_position, "shuffler": self.shuffler.to_state(),
-                 "hand": _rng_state(self._hand),
-                 "machine": _rng_state(self.shoe._rng) if self.continuous else None}
-        tmp = f"{path}.tmp"
-        # owner-only: it holds the whole shoe's order, which nobody at the table may learn
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(state, f)
-        os.replace(tmp, path)
+        if mark != getattr(self, "_saved_mark", None):
+            self._saved_mark = mark
+            memory = self.shoe.memory()
+            state = {"loads": self._loads, "shoe": memory, "rig_cut": self.cut_position,
+                     "loaded_for": self.loaded_for, "next_for": self.next_for,
+                     "shuffler": self.shuffler.to_state(), "hand": _rng_state(self._hand),
+                     "machine": _rng_state(self.shoe._rng) if self.continuous else None}
+            _write_json(path, state)
+        progress = {"loads": self._loads, **self.shoe.progress()}
+        if progress != getattr(self, "_saved_progress", None):
+            self._saved_progress = progress
+            _write_json(f"{path}.shoe", progress)
 
-    def restore(self, path: str, dealt: int) -> bool:
-        """Stand where a saved rig stood, with `dealt` cards out of the shoe (as many as the
-        journal holds reads for: a read lost with the crash is dealt again). False when
-        nothing was saved."""
+    def restore(self, path: str) -> bool:
+        """Stand where a saved rig stood: the same cards out of the shoe, the same reads
+        waiting for an acknowledgement. False when nothing was saved."""
         try:
             with open(path, encoding="utf-8") as f:
                 state = json.load(f)
@@ -143,10 +155,18 @@ class SimRig:
         self.shuffler.load_state(state["shuffler"])
         self.cut_position = state["rig_cut"]
         _set_rng_state(self._hand, state["hand"])
-        self.load_shoe(state["cards"], state["cut_position"])
+        self._loads, self.next_for = state["loads"], state["next_for"]
+        self.loaded_for = state["loaded_for"]
+        self.shoe.recall(state["shoe"])
         if self.continuous and state.get("machine") is not None:
             _set_rng_state(self.shoe._rng, state["machine"])
-        self.shoe.skip(dealt)
+        try:
+            with open(f"{path}.shoe", encoding="utf-8") as f:
+                progress = json.load(f)
+        except FileNotFoundError:
+            progress = None
+        if progress is not None and progress.get("loads") == self._loads:
+            self.shoe.recall(progress)
         return True
 
     def reseed(self, salt: int) -> None:
@@ -166,6 +186,16 @@ class SimRig:
     def close(self) -> None:
         registry.unregister(self.name)
         registry.unregister(self.shuffler_name)
+
+
+def _write_json(path: str, data: dict) -> None:
+    tmp = f"{path}.tmp"
+    # owner-only: it holds the whole shoe's order, which nobody at the table may learn
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, separators=(",", ":"))
+    os.replace(tmp, path)
 
 
 def _rng_state(rng: random.Random) -> list | None:

@@ -8,11 +8,14 @@ pty mode (default): each model sits behind the master side of a pseudo-terminal;
 opens the printed /dev/pts/N path through pyserial's ordinary serialposix port. TCP mode
 (`--tcp`): each model listens on 127.0.0.1 and the URLs are pyserial `socket://` URLs.
 
-A virtual dealer pulls one card every `pace_ms` while a controller is connected to the shoe
-(after `settle_s`, since pyserial flushes its input when it opens a port), until the shoe is
-empty. `pace_ms=0`: one card per Enter on stdin. When the controller has the shuffler DELIVER a
-shoe, that order becomes the next shoe (shoe-side faults apply to the first shoe only).
-Everything runs in one thread (a select loop), so the models need no locks. Ctrl-C stops it.
+The rig's dealer (`simulators.rig_dealer`) stands between the models: a blind one pulls one
+card every `pace_ms` while a controller is connected to the shoe (after `settle_s`, since
+pyserial flushes its input when it opens a port), until the shoe is empty (`pace_ms=0`: one
+card per Enter on stdin), and the order the shuffler delivers becomes the next shoe; one that
+follows the table's dealer's display deals as the table asks (`tablectl devices`). Shoe-side
+faults apply to the first shoe only. Everything runs in one thread (a select loop, the
+display's stream read on a thread of its own that only hands views over), so the models need
+no locks. Ctrl-C stops it.
 """
 from __future__ import annotations
 
@@ -178,26 +181,20 @@ class _Port:
 
 
 class DeviceServer:
-    """Serve a shoe model and/or a shuffler model until stopped."""
+    """Serve a shoe model and/or a shuffler model until stopped, with the rig's dealer (a
+    `simulators.rig_dealer` dealer: `fds`, `on_ready`, `act`) between them."""
 
     def __init__(self, *, shoe: Any = None, shoe_protocol: str = "beetek",
                  shuffler: ShufflerModel | None = None, tcp: bool = False,
-                 pace_ms: int = 250, settle_s: float = 0.3,
-                 next_shoe: Callable[[list[str]], Any] | None = None,
-                 human_input: TextIO | None = None, log: TextIO | None = None):
-        self.pace_s = pace_ms / 1000
-        self.shoe_protocol, self.next_shoe, self.log = shoe_protocol, next_shoe, log
-        self._manual = pace_ms == 0             # one pull per Enter on human_input
-        self._stdin = human_input if self._manual else None
-        self._presses = 0
-        self._next_pull = 0.0
+                 settle_s: float = 0.3, dealer: Any = None, log: TextIO | None = None):
+        self.shoe_protocol, self.dealer, self.log = shoe_protocol, dealer, log
+        self._wake_at: float | None = None
         self.ports: dict[str, _Port] = {}
         make = TcpEndpoint if tcp else PtyEndpoint
         if shoe is not None:
             self.ports["shoe"] = _Port("shoe", shoe, make(), settle_s)
         if shuffler is not None:
             self.ports["shuffler"] = _Port("shuffler", shuffler, make())
-            shuffler.on_deliver = self._delivered
 
     @property
     def urls(self) -> dict[str, str]:
@@ -209,75 +206,26 @@ class DeviceServer:
             lines.append(f"{name}: {url}" + (f" ({self.shoe_protocol})" if name == "shoe" else ""))
         return lines
 
-    def _say(self, text: str) -> None:
-        if self.log is not None:
-            print(text, file=self.log, flush=True)
-
-    def _delivered(self, order: list[str]) -> None:
-        shoe = self.ports.get("shoe")
-        if shoe is None or self.next_shoe is None:
-            return
-        shoe.model = self.next_shoe(order)
-        shoe._generation = getattr(shoe.model, "link_generation", 0)
-        self._say(f"new shoe of {len(order)} cards loaded from the shuffler")
-
-    def _deal(self, now: float) -> None:
-        """Pull every card that is due (a fast pace pulls several per loop turn)."""
-        port = self.ports.get("shoe")
-        if port is None or not port.settled(now):
-            self._next_pull = 0.0               # start afresh when a controller (re)connects
-            return
-        if self._next_pull == 0.0:
-            self._next_pull = now
-        for _ in range(64):                     # bounded: the loop must keep moving bytes
-            if getattr(port.model, "exhausted", False):
-                self._presses = 0
-                return
-            if self._manual:
-                if not self._presses:
-                    return
-                self._presses -= 1
-            elif now < self._next_pull:
-                return
-            else:
-                self._next_pull += self.pace_s
-            pulled = port.model.pull()
-            if self._manual:
-                self._say(f"pulled {' '.join(pulled) or 'nothing'} "
-                          f"({getattr(port.model, 'position', '?')} out, "
-                          f"{getattr(port.model, 'remaining', '?')} left)")
-            if getattr(port.model, "exhausted", False):
-                self._say("the shoe is empty")
-
-    def _read_presses(self) -> None:
-        if self._stdin is None:
-            return
-        data = os.read(self._stdin.fileno(), 1024)
-        if not data:                            # stdin closed: no more presses will come
-            self._stdin = None
-            return
-        self._presses += data.count(b"\n")
-
     def step(self, timeout_s: float = 0.02) -> None:
         """One loop turn: wait for input up to timeout_s, move bytes, let the dealer act."""
-        fds = [p.endpoint for p in self.ports.values()
-               if p.up or isinstance(p.endpoint, TcpEndpoint)]
-        if self._stdin is not None:
-            fds.append(self._stdin)
-        shoe = self.ports.get("shoe")
-        dealing = shoe is not None and not getattr(shoe.model, "exhausted", True)
-        if self._next_pull and not self._manual and dealing:
-            timeout_s = max(0.0, min(timeout_s, self._next_pull - time.monotonic()))
-        if fds:
-            ready = select.select(fds, [], [], timeout_s)[0]
-            if self._stdin is not None and self._stdin in ready:
-                self._read_presses()
+        fds: list[Any] = [p.endpoint for p in self.ports.values()
+                          if p.up or isinstance(p.endpoint, TcpEndpoint)]
+        extra = self.dealer.fds() if self.dealer is not None else []
+        if self._wake_at is not None:
+            timeout_s = max(0.0, min(timeout_s, self._wake_at - time.monotonic()))
+        if fds or extra:
+            ready = select.select(fds + extra, [], [], timeout_s)[0]
+            for fd in ready:
+                if fd in extra:
+                    self.dealer.on_ready(fd)
         else:
             time.sleep(timeout_s)
         now = time.monotonic()
         for port in self.ports.values():
             port.pump(now)
-        self._deal(now)
+        if self.dealer is not None:
+            shoe = self.ports.get("shoe")
+            self._wake_at = self.dealer.act(now, shoe is not None and shoe.settled(now))
         for port in self.ports.values():       # the dealer's pull goes out in the same turn
             port.pump(now)
 
@@ -286,6 +234,8 @@ class DeviceServer:
             self.step()
 
     def close(self) -> None:
+        if self.dealer is not None:
+            self.dealer.close()
         for port in self.ports.values():
             port.endpoint.close()
 
@@ -312,23 +262,40 @@ def build_server(*, cards: list[str] | None, cut_position: int | None, decks: in
                  cut_from_end: int | None, shoe_protocol: str, tcp: bool, faults: list[str],
                  pace_ms: int, seed: int | None, shuffle_time_s: float,
                  human_input: TextIO | None = None, log: TextIO | None = None,
-                 weak_shuffler: bool = False) -> DeviceServer:
-    """The rig behind `tablectl devices` and `python -m simulators.server`."""
+                 weak_shuffler: bool = False, display: str | None = None) -> DeviceServer:
+    """The rig behind `tablectl devices` and `python -m simulators.server`: with `display`
+    (the table's dealer's display, http://HOST:PORT) a dealer who follows it, a shoe that
+    holds no cards until one is loaded and a shuffler that keeps what it is given; without, a
+    blind dealer, a shoe loaded with the first shoe and a shuffler refilled with new decks
+    after every delivery (a bench)."""
+    from simulators.rig_dealer import BlindDealer, DisplayDealer
     from simulators.shoe import ShoeModel
     shoe_faults, shuffler_faults = split_faults(faults)
     shuffler = ShufflerModel(seed=seed, decks=decks, faults=shuffler_faults,
-                             shuffle_time_s=shuffle_time_s, weak=weak_shuffler)
-    if cards is None:
-        cards = shuffler.shuffled([c for _ in range(decks) for c in CARD_CODES])
-        cut_position = len(cards) - cut_from_end if cut_from_end else None
+                             shuffle_time_s=shuffle_time_s, weak=weak_shuffler,
+                             restock=display is None)
+    first = (list(cards), cut_position) if cards is not None else None
 
-    def next_shoe(order: list[str]) -> Any:
-        cut = len(order) - cut_from_end if cut_from_end and cut_from_end < len(order) else None
-        return ShoeModel(order, protocol=shoe_protocol, cut_position=cut)
+    def say(text: str) -> None:
+        if log is not None:
+            print(text, file=log, flush=True)
 
-    shoe = ShoeModel(cards, protocol=shoe_protocol, cut_position=cut_position, faults=shoe_faults)
+    shoe = ShoeModel([], protocol=shoe_protocol)
+    common = dict(cut_from_end=cut_from_end, say=say, seed=seed, faults=shoe_faults)
+    dealer: Any
+    if display is None:
+        if first is None:
+            order = shuffler.shuffled([c for _ in range(decks) for c in CARD_CODES])
+            first = (order, len(order) - cut_from_end if cut_from_end else None)
+        dealer = BlindDealer(shoe, shuffler, pace_s=pace_ms / 1000, presses=human_input,
+                             first=first, **common)
+    else:
+        if first is not None:
+            shuffler.stack(first[0])            # the shuffler delivers the shoe file's order
+        dealer = DisplayDealer(shoe, shuffler, display=display, pace_s=pace_ms / 1000,
+                               first=first, **common).start()
     return DeviceServer(shoe=shoe, shoe_protocol=shoe_protocol, shuffler=shuffler, tcp=tcp,
-                        pace_ms=pace_ms, next_shoe=next_shoe, human_input=human_input, log=log)
+                        dealer=dealer, log=log)
 
 
 def _interrupt(signum: int, frame: object) -> None:

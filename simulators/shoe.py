@@ -122,13 +122,35 @@ class ShoeModel:
         for fault in faults:
             self.inject(fault)
 
-    def skip(self, n: int) -> None:
-        """Stand as if `n` cards had been dealt already (a restarted simulation resuming its
-        shoe where the journal says), with nothing sent for them."""
+    def memory(self) -> dict:
+        """What the device holds across a controller's restart, as JSON: its cards and cut card,
+        how far it has dealt, its faults to come, and (framed) its session, its read numbers
+        and the reads it sent that were never acknowledged."""
         with self._cond:
-            self._pos = min(len(self._cards), self._pos + n)
-            if self.cut_position is not None and self._pos > self.cut_position:
-                self._cut_out = True
+            return {"cards": list(self._cards), "cut_position": self.cut_position,
+                    "faults": {str(k): list(v) for k, v in self._faults.items()},
+                    **self.progress()}
+
+    def progress(self) -> dict:
+        """The part of `memory` that changes with every card and acknowledgement."""
+        with self._cond:
+            return {"position": self._pos, "cut_out": self._cut_out, "session": self.session,
+                    "seq": self._seq, "last_acked": self._last_acked,
+                    "unacked": [[seq, frame.hex()] for seq, frame in self._unacked]}
+
+    def recall(self, memory: dict) -> None:
+        """Stand exactly where `memory` says (see `memory`); nothing is on the wire: a link
+        opened afterwards asks the shoe to resend what was never acknowledged."""
+        with self._cond:
+            if "cards" in memory:
+                self._cards = [check_code(c) for c in memory["cards"]]
+                self.cut_position = memory["cut_position"]
+                self._faults = {int(k): list(v) for k, v in memory.get("faults", {}).items()}
+            self._pos, self._cut_out = memory["position"], memory["cut_out"]
+            self.session, self._seq = memory["session"], memory["seq"]
+            self._last_acked = memory["last_acked"]
+            self._unacked = [(seq, bytes.fromhex(frame)) for seq, frame in memory["unacked"]]
+            self._segments.clear()
 
     def take_rest(self) -> list[str]:
         """The dealer takes the undealt rest out of the shoe (to count it back)."""

@@ -6,9 +6,13 @@ reproducible tests and simulations; a seeded model must never shuffle a producti
 `weak=True` replaces the shuffle by one riffle of the input order (Gilbert–Shannon–Reeds), a
 deliberately bad shuffle that the shuffle-quality checks must catch.
 
-Cards: the input tray holds `decks` new decks (factory order) unless `load()` put other cards
-there; SHUFFLE N asks for a shoe of N decks, so a tray that does not hold 52 × N cards is a
-true count mismatch.
+Cards: the input tray holds `decks` new decks (factory order) at first; `load()` puts cards in
+it. SHUFFLE N takes what the tray holds into the machine and asks for a shoe of N decks, so a
+tray that does not hold 52 × N cards is a true count mismatch. After DELIVER the machine is
+empty: with `restock` (a test bench, the default) the tray holds new decks again; without it
+(a table's shuffler) the tray keeps only what the dealer put in, and a SHUFFLE that finds it
+empty waits (reported as shuffling) until the dealer loads the cards. `stack(order)`: the next
+shuffle of those very cards delivers `order` (a shoe prepared in advance, for tests and demos).
 
 Time: a shuffle takes `shuffle_time_s` on `clock` (0 = ready at the next STATUS poll; pass a fake
 clock to watch idle → shuffling → ready).
@@ -76,7 +80,7 @@ class ShufflerModel:
                  *, weak: bool = False, reads_cards: bool = True, self_check: bool = True,
                  shuffle_time_s: float = 0.0, clock: Callable[[], float] = time.monotonic,
                  door_polls: int = 3, count_error: int = -1,
-                 identity: tuple[str, str, str] = DEFAULT_IDENTITY):
+                 identity: tuple[str, str, str] = DEFAULT_IDENTITY, restock: bool = True):
         if not p.MIN_DECKS <= decks <= p.MAX_DECKS:
             raise ValueError(f"decks {decks} outside {p.MIN_DECKS}..{p.MAX_DECKS}")
         if count_error == 0:
@@ -95,7 +99,11 @@ class ShufflerModel:
         self.met: set[ShufflerFault] = set()      # the faults that have happened
         self.last_delivery: list[str] | None = None
         self._state, self._error = "idle", p.E_NONE
+        self.restock = restock
         self._tray: list[str] | None = None      # cards in the input; None = `decks` new decks
+        self._machine: list[str] = []            # the cards being shuffled or counted
+        self._waiting = 0                        # decks a SHUFFLE asked for, tray still empty
+        self._stacked: list[str] | None = None   # the order the next shuffle delivers
         self._order: list[str] = []              # the shuffled shoe (hidden until ready)
         self._requested = 0                      # decks asked for by the running shuffle
         self._counted: list[str] = []            # what the card reader counted
@@ -126,13 +134,42 @@ class ShufflerModel:
         return out + left + right
 
     def load(self, cards: Sequence[str]) -> None:
-        """Put these cards (e.g. the last shoe's discards) in the input tray."""
+        """The dealer puts these cards (e.g. the last shoe's discards) in the input tray, on
+        top of what it holds; new decks there are replaced. A shuffle waiting for cards starts."""
         bad = [c for c in cards if c not in p.CARD_INDEX]
         if bad:
             raise ValueError(f"not card codes: {bad[:5]}")
-        if len(cards) > p.MAX_PAYLOAD - 5:
+        if len(cards) + len(self._tray or ()) > p.MAX_PAYLOAD - 5:
             raise ValueError(f"{len(cards)} cards do not fit the shuffler")
-        self._tray = list(cards)
+        self._tray = (self._tray or []) + list(cards)
+        self._tick()
+
+    def stack(self, order: Sequence[str]) -> None:
+        """The next shuffle of exactly these cards delivers them in this order."""
+        self._stacked = list(order)
+
+    @property
+    def tray(self) -> int:
+        """Cards in the input tray."""
+        return len(self._tray) if self._tray is not None else 52 * self.decks
+
+    @property
+    def holding(self) -> bool:
+        """The machine holds cards it is shuffling, counting or keeps shuffled."""
+        self._tick()
+        return bool(self._machine or self._order)
+
+    @property
+    def busy(self) -> bool:
+        """A shuffle is asked for, running, or waits shuffled to be delivered."""
+        return bool(self._waiting) or self.holding or self.state in ("shuffling", "ready")
+
+    def take_all(self) -> list[str]:
+        """The dealer takes every card out of the input tray (to shuffle by hand)."""
+        cards = self._tray if self._tray is not None else \
+            [c for _ in range(self.decks) for c in p.CARD_CODES]
+        self._tray = []
+        return list(cards)
 
     def to_state(self) -> dict:
         """The device's memory, as JSON (its generator only when seeded)."""
@@ -141,12 +178,16 @@ class ShufflerModel:
             version, internal, gauss = self._rng.getstate()
             rng = [version, list(internal), gauss]
         return {"state": self._state, "error": self._error, "tray": self._tray,
+                "machine": list(self._machine), "waiting": self._waiting,
+                "stacked": self._stacked,
                 "order": list(self._order), "counted": list(self._counted),
                 "requested": self._requested, "shuffles": self.shuffles,
                 "door_left": self._door_left, "rng": rng}
 
     def load_state(self, d: dict) -> None:
         self._state, self._error, self._tray = d["state"], d["error"], d["tray"]
+        self._machine, self._waiting = list(d.get("machine", [])), d.get("waiting", 0)
+        self._stacked = d.get("stacked")
         self._order, self._counted = list(d["order"]), list(d["counted"])
         self._requested, self.shuffles = d["requested"], d["shuffles"]
         self._door_left = d["door_left"]
@@ -157,6 +198,7 @@ class ShufflerModel:
         """The dealer gathers every card of the table back into the input: the next shuffle
         takes the full set of decks."""
         self._tray = None
+        self._tick()
 
     def inject(self, fault: object) -> None:
         self.faults.append(_as_fault(fault))
@@ -183,7 +225,10 @@ class ShufflerModel:
         return [f for f in self.faults if f not in self.met]
 
     def _tick(self) -> None:
-        if self._state == "shuffling" and self.clock() >= self._done_at:
+        if self._waiting and (self._tray is None or self._tray):
+            decks, self._waiting = self._waiting, 0
+            self._start(decks)                  # the cards are in: the shuffle begins
+        if self._state == "shuffling" and not self._waiting and self.clock() >= self._done_at:
             self._finish()
 
     def _finish(self) -> None:
@@ -201,17 +246,27 @@ class ShufflerModel:
 
     def _start(self, decks: int) -> None:
         if self._state == "ready":             # reshuffling a shoe that was not delivered
-            self._tray = self._order
+            self._tray = self._order + (self._tray or [])
+            self._order = []
+        if self._tray is not None and not self._tray:
+            # nothing in the input: the shuffle starts when the dealer loads the cards
+            self._state, self._error, self._waiting = "shuffling", p.E_NONE, decks
+            self._requested = decks
+            return
         cards = self._tray if self._tray is not None else \
             [c for _ in range(self.decks) for c in p.CARD_CODES]
-        self._tray = cards
+        self._tray, self._machine = [], list(cards)
         self._requested = decks
         index = self.shuffles
         self.shuffles += 1
         if self._fault_due("jam", index):
             self._state, self._error = "jam", p.E_JAM
             return
-        self._order = self.shuffled(cards)
+        stacked, self._stacked = self._stacked, None
+        if stacked is not None and Counter(stacked) == Counter(cards):
+            self._order = list(stacked)
+        else:
+            self._order = self.shuffled(cards)
         if self._fault_due("door_open", index):
             self._state, self._error = "door_open", p.E_DOOR_OPEN
             self._door_left = self.door_polls
@@ -284,7 +339,9 @@ class ShufflerModel:
         if why is not None:
             return self._nak(p.DELIVER, why)
         order = self._order
-        self.last_delivery, self._order, self._tray = order, [], None
+        self.last_delivery, self._order, self._machine = order, [], []
+        if self.restock:
+            self._tray = None                   # the bench puts new decks in for the next run
         self._state, self._error = "idle", p.E_NONE
         if self.on_deliver is not None:
             self.on_deliver(list(order))
@@ -298,7 +355,8 @@ class ShufflerModel:
             return self._nak(p.CLEAR, p.E_BUSY)
         if self._state in ("jam", "error"):    # the cards go back to the input tray
             self._state, self._error = "idle", p.E_NONE
-            self._order, self._counted = [], []
+            self._tray = self._machine + (self._tray or [])
+            self._machine, self._order, self._counted = [], [], []
         return p.CLEAR | p.RESPONSE_BIT, bytes([p.STATE_CODES[self._state], self._error])
 
     _HANDLERS = {p.IDENTIFY: _identify, p.SHUFFLE: _shuffle, p.STATUS: _status, p.COUNT: _count,

@@ -1,8 +1,13 @@
-"""One behaviour suite for the devices: on the simulator by default, on real hardware with
+"""One behaviour suite for the devices: on the simulator by default, both embedded (behind its
+URLs in this process) and as the hardware-in-the-loop rig (`tablectl devices` in a process of
+its own, on ptys, a person's Enter pulling each card), and on real hardware with
 `pytest tests/test_behaviour.py --shoe-url /dev/ttyUSB0 [--shoe-protocol P]
 --shuffler-url usb://VID:PID` (the operator deals a few cards when asked)."""
 import random
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -15,10 +20,51 @@ from simulators.shoe import ShoeModel
 from simulators.shuffler import ShufflerModel
 
 CARDS = [c.code for c in ALL_CARDS]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def shuffled_cards(decks: int = 1) -> list[str]:
+    cards = CARDS * decks
+    random.Random(4).shuffle(cards)
+    return cards
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory, request):
+    """`tablectl devices` as a separate process: its shoe holds `shuffled_cards(8)`; a blind
+    dealer pulls one card per Enter (as an operator at a bench would)."""
+    path = tmp_path_factory.mktemp("rig") / "behaviour.shoe"
+    path.write_text("\n".join(shuffled_cards(8)) + "\n")
+    protocol = request.config.getoption("--shoe-protocol")
+    proc = subprocess.Popen([sys.executable, "-m", "controller.cli", "devices", "--blind",
+                             "--pace-ms", "0", "--shuffle-seconds", "0", "--shoe-file",
+                             str(path), "--shoe-protocol", protocol], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    urls = {}
+    while len(urls) < 2:
+        name, _, rest = proc.stdout.readline().partition(": ")
+        assert rest, "tablectl devices ended early"
+        urls[name] = rest.split()[0]
+
+    def press():
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+    yield urls, press
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(params=["embedded", "rig"])
+def where(request, shoe_url, shuffler_url):
+    """On hardware when given its URLs; else once on each simulator."""
+    if (shoe_url or shuffler_url) and request.param == "rig":
+        pytest.skip("on hardware: the suite runs once, against it")
+    return request.param
 
 
 @pytest.fixture
-def shoe(request, shoe_url):
+def shoe(request, shoe_url, where):
     """(driver, pull) — `pull()` makes one card leave the shoe (an operator on hardware)."""
     protocol = request.config.getoption("--shoe-protocol")
     if shoe_url:
@@ -29,8 +75,14 @@ def shoe(request, shoe_url):
         yield drv, pull, None
         drv.close()
         return
-    cards = CARDS[:]
-    random.Random(4).shuffle(cards)
+    if where == "rig":
+        urls, press = request.getfixturevalue("rig")
+        drv = open_shoe(urls["shoe"], protocol, read_timeout_s=0.05)
+        time.sleep(0.4)             # the rig's shoe speaks once a controller has settled
+        yield drv, press, shuffled_cards(8)
+        drv.close()
+        return
+    cards = shuffled_cards()
     model = ShoeModel(cards, protocol=protocol)
     registry.register("behaviour", model)
     drv = open_shoe(f"shoesim://behaviour?protocol={protocol}", protocol, read_timeout_s=0.05)
@@ -40,9 +92,14 @@ def shoe(request, shoe_url):
 
 
 @pytest.fixture
-def shuffler(shuffler_url):
+def shuffler(request, shuffler_url, where):
     if shuffler_url:
         drv = open_shuffler(shuffler_url)
+        yield drv
+        drv.close()
+        return
+    if where == "rig":
+        drv = open_shuffler(request.getfixturevalue("rig")[0]["shuffler"], poll_interval_s=0.01)
         yield drv
         drv.close()
         return

@@ -113,9 +113,9 @@ def test_simulate_reads_a_shoe_in_another_process(tmp_path):
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=str(root))
     cli = [sys.executable, "-m", "controller.cli"]
-    dev = subprocess.Popen(cli + ["devices", "--shoe-file", str(GOLDEN / "classic-1.shoe"),
-                                  "--profile", "classic", "--shoe-protocol", "framed",
-                                  "--pace-ms", "15"],
+    dev = subprocess.Popen(cli + ["devices", "--blind", "--shoe-file",
+                                  str(GOLDEN / "classic-1.shoe"), "--profile", "classic",
+                                  "--shoe-protocol", "framed", "--pace-ms", "15"],
                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                            env=env, cwd=root)
     try:

@@ -90,8 +90,10 @@ class LiveTable:
         assert self.users_db.is_file()
 
     def start(self) -> None:
+        # the supervisor here is a person at the console: no virtual one
         args = ["run", "--config", str(CONFIG), "--journal", str(self.journal),
-                "--socket", str(self.socket), "--pace", PACE_S, "--shoes", "1", "--json"]
+                "--socket", str(self.socket), "--pace", PACE_S, "--shoes", "1", "--json",
+                "--no-virtual-supervisor"]
         # output to files: a full shoe of JSON lines would fill a pipe nobody reads
         with open(self.out, "wb") as out, open(self.err, "wb") as err:
             self.proc = subprocess.Popen([sys.executable, "-m", "controller.cli", *args],

@@ -99,7 +99,7 @@ def test_server_on_ptys_prints_its_urls_and_deals_bee_tek_bytes(rigs, shoe_file)
 def test_devices_command_over_tcp_reads_cards_then_a_delivered_shoe(rigs, shoe_file):
     shoe_mod = pytest.importorskip("drivers.shoe")
     from drivers.events import CardRead, CutCardSeen
-    rig = rigs("-m", "controller.cli", "devices", "--shoe-file", shoe_file, "--tcp",
+    rig = rigs("-m", "controller.cli", "devices", "--shoe-file", shoe_file, "--tcp", "--blind",
                "--pace-ms", "5", "--shuffle-seconds", "0", "--shoe-protocol", "framed")
     assert rig.urls["shoe"].startswith("socket://127.0.0.1:")
     assert rig.lines[0].endswith("(framed)")
@@ -131,7 +131,7 @@ def test_devices_command_over_tcp_reads_cards_then_a_delivered_shoe(rigs, shoe_f
 def test_a_whole_seeded_shoe_comes_out_of_the_pty(rigs):
     shoe_mod = pytest.importorskip("drivers.shoe")
     from drivers.events import CardRead, CutCardSeen
-    rig = rigs("-m", "controller.cli", "devices", "--seed", "5", "--pace-ms", "1")
+    rig = rigs("-m", "controller.cli", "devices", "--seed", "5", "--blind", "--pace-ms", "1")
     shoe = shoe_mod.open_shoe(rig.urls["shoe"], "beetek")
     cards, cut_at = [], None
     deadline = time.monotonic() + 20
@@ -148,8 +148,8 @@ def test_a_whole_seeded_shoe_comes_out_of_the_pty(rigs):
 
 
 def test_pace_zero_pulls_one_card_per_enter(rigs, shoe_file):
-    rig = rigs("-m", "controller.cli", "devices", "--shoe-file", shoe_file, "--pace-ms", "0",
-               stdin=subprocess.PIPE)
+    rig = rigs("-m", "controller.cli", "devices", "--shoe-file", shoe_file, "--blind",
+               "--pace-ms", "0", stdin=subprocess.PIPE)
     port = open_serial(rig.urls["shoe"], timeout=0.1)
     time.sleep(0.5)                             # past the server's settle time
     assert port.read(100) == b""                # nobody pressed Enter: nothing dealt
@@ -166,7 +166,9 @@ def test_pace_zero_pulls_one_card_per_enter(rigs, shoe_file):
     (["--fault", "bogus@1"], "'bogus@1' is not a fault"),
     (["--fault", "skip_burn@3"], "skip_burn is a dealer's fault"),
     (["--fault", "jam@x"], "the shuffle number after @ must be an integer"),
-    (["--pace-ms", "-1"], "--pace-ms -1: must be 0"),
+    (["--pace-ms", "-1"], "--pace-ms -1: give 0 or more milliseconds"),
+    (["--dealer-display", "ftp://x:1"], "give the table's web display as http://HOST:PORT"),
+    (["--blind", "--dealer-display", "http://127.0.0.1:8080"], "not allowed with argument"),
     (["--shuffle-seconds", "nan"], "--shuffle-seconds nan: give a number of seconds"),
     (["--shoe-file", "/nonexistent.shoe"], "no such shoe file"),
 ])

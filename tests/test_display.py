@@ -193,6 +193,7 @@ def test_the_server_shows_nothing_of_an_unrevealed_round(reveal_events):
         hub.on_status({"event": "status", "state": "idle", "expects": "reveal", "shoe": 1,
                        "round": 1})
         hub.publish({"event": "prompt", "text": "Reveal the cards"})
+        hub.flush()
         pages = [get(port, p) for p in ("/", "/dealer", "/api/roads", "/api/state")]
         assert [status for status, _, _ in pages] == [200] * 4
         streamed = sse(port, "/events", 1) + sse(port, "/dealer/events", 1)
@@ -210,6 +211,7 @@ def test_the_server_shows_nothing_of_an_unrevealed_round(reveal_events):
         stream = conn.getresponse()
         assert json.loads(_next_data(stream))["last_result"] is None
         hub.publish(reveal_events[first + 1])
+        hub.flush()
         shown = json.loads(_next_data(stream))
         conn.close()
         assert shown["last_result"]["player"] == result["player"]

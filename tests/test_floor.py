@@ -39,10 +39,11 @@ def test_the_floor_shows_two_tables_one_on_hold_then_both_offline(tmp_path):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              env=env(), cwd=ROOT)
     tables = {}
-    # table B's shoe cannot read its 5th card: no supervisor at an embedded table clears it
+    # table B's shoe cannot read its 5th card, and no supervisor, virtual or real, clears it
     for name, more in (("A", {}), ("B", {"TABLECTL_SIMULATOR_FAULTS": "misread@5"})):
         tables[name] = subprocess.Popen(TABLECTL + [
-            "run", "--pace", "0.02", "--seed", "3", "--shoes", "0", "--no-control", "--journal",
+            "run", "--pace", "0.02", "--seed", "3", "--shoes", "0", "--no-control",
+            "--no-virtual-supervisor", "--journal",
             str(tmp_path / f"{name}.db"), "--config", str(ROOT / "config" / "table.toml"),
             "--feed", broker.url], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True, env=env(TABLECTL_TABLE_NAME=name, **more), cwd=ROOT)

@@ -99,7 +99,7 @@ def test_reads_during_a_link_hold_wait_for_the_supervisor_then_are_dealt_when_ac
     back = t.apply({"type": "link_back", "device": "shoe"})
     review, = of(back, "link_review")
     assert review["codes"] == ["5D", "6C"] and review["queued"] == 2
-    assert review["actions"] == ["accept_reads", "discard_reads"]
+    assert review["actions"] == ["accept_reads", "discard_reads", "void_round"]
     assert t.hold.link_back and "accept or discard" in t.prompt()
     # resume is refused while reads are queued: they are not dealt behind anyone's back
     with pytest.raises(CommandRefused, match="accept or discard them first"):

@@ -68,7 +68,7 @@ class Rig:
         assert done.returncode == 0, done.stderr
 
     def devices(self) -> str:
-        dev = subprocess.Popen([sys.executable, "-m", "controller.cli", "devices", "--tcp",
+        dev = subprocess.Popen([sys.executable, "-m", "controller.cli", "devices", "--tcp", "--blind",
                                 "--seed", str(SEED), "--pace-ms", "40",
                                 "--fault", f"drop@{DROP_AT}"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -103,7 +103,7 @@ def test_a_full_disk_stops_the_table_and_nothing_unjournaled_is_printed(tmp_path
 
 
 def test_a_full_disk_against_devices_in_another_process(tmp_path, durable):
-    dev = subprocess.Popen(TABLECTL + ["devices", "--seed", "5", "--shoe-protocol", "framed",
+    dev = subprocess.Popen(TABLECTL + ["devices", "--blind", "--seed", "5", "--shoe-protocol", "framed",
                                        "--pace-ms", "5"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(),
                            cwd=ROOT)

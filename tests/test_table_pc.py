@@ -97,7 +97,7 @@ def test_a_missing_shoe_is_waited_for_and_dealing_starts_when_it_appears(tmp_pat
                   TABLECTL_SHOE_RECONNECT_MAX_S="0.4",
                   TABLECTL_STORAGE_ANCHOR_KEY_FILE=str(tmp_path / "anchor.key"))
     shoe = tmp_path / "shoe"
-    devices = Proc(TABLECTL + ["devices", "--seed", "5", "--pace-ms", "150"], env)
+    devices = Proc(TABLECTL + ["devices", "--blind", "--seed", "5", "--pace-ms", "150"], env)
     run = Proc(TABLECTL + ["run", "--config", CONFIG, "--shoe-url", str(shoe),
                            "--shuffler-url", "none", "--json"], env)
     try:

@@ -24,7 +24,7 @@ from controller.console import text
 from controller.errors import CommandRefused
 from controller.profile import load_profile
 from controller.table import Table
-from controller.table.base import REMEDIES
+from controller.table.remedies import REMEDIES
 from controller.table.commands import HANDLERS
 from controller.table.machine import state_names, transitions_for
 from controller.words import LANGUAGES, SOURCE, Words, normalise, render, words_of

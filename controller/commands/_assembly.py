@@ -7,6 +7,9 @@ This is the one place that builds a simulator rig; the drivers reach it only by 
 """
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -51,6 +54,7 @@ class Actors:
     """Who acts at a simulated table (all optional)."""
     dealer: bool = False
     dealer_pace_s: float = 1.0
+    blind_pace_s: float | None = None    # a dealer who ignores the table (chaos tests)
     device_tick_s: float = 0.0
     hand_cards: Callable[[int], list[str] | None] | None = None
     supervisor: bool = False
@@ -63,15 +67,19 @@ class TableAssembly:
                  publishers: list, plan: Callable[[int], ShoePlan | None], shoes: int,
                  software: str = "", name: str = "T1", virtual: bool = False,
                  betting_seconds: float = 0.0, rig: Any = None, actors: Actors | None = None,
-                 rig_state: str | None = None, clock: Any = None,
+                 clock: Any = None,
                  count_resumed: bool = True, anchor_key: Any = None,
                  snapshot_every: int | None = None, check_budget: int | None = BUDGET):
         self.profile, self.devices, self.rig = profile, devices, rig
         self.actors = actors or Actors()
-        self.rig_state = rig_state
         self.clock = clock or (VirtualClock() if virtual else RealClock())
+        self._scratch: str | None = None
+        if journal_path is None:
+            # a run nobody keeps still journals first, to a file of its own (memory stays flat
+            # however many shoes it deals), deleted at the end; nothing in it needs an fsync
+            self._scratch = tempfile.mkdtemp(prefix="tablectl-scratch-")
         # a writer takes the journal's lock before anything is read (a second one: exit 2)
-        self.journal = Journal(journal_path or ":memory:")
+        self.journal = Journal(journal_path or os.path.join(self._scratch, "journal.db"))
         self.journal_path = journal_path
         self.anchor_key = anchor_key
         try:
@@ -84,9 +92,12 @@ class TableAssembly:
                                               auto_open=True, betting_seconds=betting_seconds)
         except BaseException:
             self.journal.close()
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
             raise
         self.service = TableService(table, self.journal, self.clock, name=name)
         self.service.inputs_since_snapshot = self.recovery.inputs_replayed
+        self.service.durable = journal_path is not None
         if snapshot_every is not None:
             self.service.snapshot_every = snapshot_every
         if anchor_key is not None:
@@ -142,12 +153,11 @@ class TableAssembly:
         if d.shuffler_url:
             url = d.shuffler_url
             opts = dict(d.shuffler_options)
-            if virtual:
-                opts.update(poll_interval_s=0.0)
             self.shuffler = ShufflerSource(
                 self.service.submit, lambda: open_shuffler(url, **opts),
                 decks=self.profile.decks, approved_firmware=d.approved_firmware,
-                shuffle_timeout_s=d.shuffle_timeout_s, threaded=not virtual)
+                shuffle_timeout_s=d.shuffle_timeout_s, threaded=not virtual,
+                clock=self.clock.now, poll_interval_s=opts.get("poll_interval_s", 0.1))
             self._closers.append(self.shuffler.close)
 
     def _shoe_waiting(self, why: str | None) -> None:
@@ -159,11 +169,16 @@ class TableAssembly:
     def wire(self) -> None:
         svc = self.service
         a = self.actors
-        if self.rig is not None and a.dealer:
+        if self.rig is not None and a.blind_pace_s is not None:
+            from simulators.dealer import BlindDealer
+            svc.subscribers.append(BlindDealer(self.rig, svc.call_later,
+                                               pace_s=a.blind_pace_s).on_event)
+        elif self.rig is not None and a.dealer:
             from simulators.dealer import VirtualDealer
             dealer = VirtualDealer(self.rig, self.submit_dict, svc.call_later,
                                    pace_s=a.dealer_pace_s, device_tick_s=a.device_tick_s,
-                                   hand_cards=a.hand_cards, shuffler=self.shuffler is not None)
+                                   hand_cards=a.hand_cards, shuffler=self.shuffler is not None,
+                                   after_inputs=svc.submit)
             svc.subscribers.append(dealer.on_event)
         if self.shuffler is not None:
             svc.subscribers.append(self.shuffler.on_event)
@@ -174,6 +189,7 @@ class TableAssembly:
                 card_when_none_due=self.profile.card_when_none_due,
                 face_up_card=self.profile.face_up_card)
             svc.subscribers.append(self.supervisor.on_event)
+            svc.virtual_supervisor = True
         if a.players is not None:
             from simulators.dealer import PlayersActor
             svc.subscribers.append(PlayersActor(a.players, self.submit_dict,
@@ -290,9 +306,9 @@ class TableAssembly:
             return line + "; the simulated shoe did not survive the restart: it is closed"
         if self.shoe is not None and rec.shoe_seq and self.shoe.resends:
             self.shoe.resume(rec.shoe_seq)
+        # a shoe that cannot resend (Bee-Tek, barcode) may have lost a read in flight: the
+        # table has the cards checked; a framed one resends what was never acknowledged
         resends = self.shoe.resends if self.shoe is not None else False
-        if self.rig is not None and self.rig_state:
-            resends = True          # the simulated shoe resumes at the first unjournaled card
         self.service.submit(Restarted(resends=resends))
         for request in _pending_requests(table):
             if request not in redone:
@@ -377,6 +393,8 @@ class TableAssembly:
         self._closers.clear()
         self.service.close()
         self.journal.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
         if self.rig is not None:
             self.rig.close()
 

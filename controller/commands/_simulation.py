@@ -43,6 +43,7 @@ class SimOptions:
     anchor_key: Any = None              # journal.anchor.AnchorKey: the journal's head is signed
     feed: dict | None = None            # TableAssembly.start_feed's arguments: the floor feed
     name: str = "T1"                    # the table's name (on the floor feed's topics)
+    keep_events: bool = True            # return every event (not for a long run: its memory)
 
 
 def load_shoe_file(profile: Profile, path: str) -> ShoeFile:
@@ -131,7 +132,8 @@ class Collect:
 
 
 def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
-    """Deal the simulated shoes; every published event (prompts aside), in order."""
+    """Deal the simulated shoes; every published event (prompts aside), in order (none with
+    keep_events=False: the publishers have them as they come)."""
     opts = SimOptions(**kw)
     if not opts.journal_path:
         return _simulate(profile, opts)
@@ -194,20 +196,22 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
     rig_state = f"{opts.journal_path}.devices.json" if opts.journal_path and rig else None
     asm = TableAssembly(
         profile, journal_path=opts.journal_path, devices=devices,
-        publishers=[*opts.publishers, collect], plan=lambda k: plan.shoe(k), shoes=0,
+        publishers=[*opts.publishers, *([collect] if opts.keep_events else [])],
+        plan=lambda k: plan.shoe(k), shoes=0,
         software=release_digest(), virtual=not external, clock=clock, name=opts.name,
         betting_seconds=opts.betting_seconds, rig=rig,
         actors=Actors(dealer=rig is not None, hand_cards=plan.cards, supervisor=True,
                       players=players, idle_seconds=opts.idle_seconds if external else None),
-        rig_state=rig_state, anchor_key=opts.anchor_key)
+        anchor_key=opts.anchor_key)
+    if rig is not None and rig_state and asm.recovery.resumed:
+        # the devices outlived the controller: they stand where they stood, before the
+        # drivers open them (a framed shoe then resends what was never acknowledged)
+        rig.restore(rig_state)
     try:
         asm.open_devices()
     except Exception:
         asm.close()
         raise
-    if rig is not None and rig_state and asm.recovery.resumed:
-        shoe = asm.service.table.shoe
-        rig.restore(rig_state, shoe.reads if shoe is not None else 0)
     if rig_state:
         asm.service.before_input.append(lambda: rig.save(rig_state))
     asm.service.crash_after = opts.crash_after

@@ -32,6 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--demo-rounds", type=count, help="demonstration rounds at each shoe start")
     p.add_argument("--pace", type=seconds, help="embedded simulator: seconds between cards")
     p.add_argument("--seed", type=int, help="embedded simulator: shuffler seed")
+    p.add_argument("--virtual-supervisor", action=argparse.BooleanOptionalAction,
+                   help="a simulated supervisor clears every hold as the profile's defaults "
+                   "say, and the prompts say so (default: on for the embedded simulator, off "
+                   "for devices outside this process)")
     p.add_argument("--socket", help="control socket path (overrides [console] socket)")
     p.add_argument("--no-control", action="store_true", help="do not open the control socket")
     p.add_argument("--http", metavar="HOST:PORT", help="serve the web scoreboard and dealer page "
@@ -74,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
                               else f"{cfg.path}: storage.anchor_key_file")
     feed = JsonFeed() if args.json else TextFeed(verbose=True,
                                                  language=normalise(cfg.table.language))
-    return run_table(cfg, profile, [feed], control=not args.no_control, anchor_key=anchor_key)
+    return run_table(cfg, profile, [feed], control=not args.no_control, anchor_key=anchor_key,
+                     virtual_supervisor=args.virtual_supervisor)
 
 
 def is_sim_url(url: str) -> bool:
@@ -82,7 +87,7 @@ def is_sim_url(url: str) -> bool:
 
 
 def run_table(cfg, profile, publishers: list, *, control: bool = True,
-              anchor_key=None) -> int:
+              anchor_key=None, virtual_supervisor: bool | None = None) -> int:
     """The live table: devices by URL, the one service loop, until the shoes are dealt."""
     from controller.journal.lock import release
     from controller.journal.store import claim
@@ -188,7 +193,9 @@ def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key) -
                             shoes=cfg.table.shoes, software=release_digest(),
                             name=cfg.table.name, betting_seconds=cfg.table.betting_seconds,
                             rig=rig, actors=Actors(dealer=sim, dealer_pace_s=cfg.simulator.pace_s,
-                                                   device_tick_s=1.0),
+                                                   device_tick_s=1.0,
+                                                   supervisor=sim if virtual_supervisor is None
+                                                   else virtual_supervisor),
                             # a shoe resumed on real devices is one of --shoes; the embedded
                             # simulator's cannot be resumed (its devices died with the process)
                             count_resumed=not sim, anchor_key=anchor_key,

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     run_simulation(profile, seed=args.seed, shoe_file=args.shoe_file, **more, shoes=args.shoes,
                    faults=faults, demo_rounds=args.demo_rounds, journal_path=args.journal,
                    protocol=args.shoe_protocol, crash_after=crash_after,
-                   decisions=args.decisions, publishers=[out])
+                   decisions=args.decisions, publishers=[out], keep_events=False)
     return 0
 
 

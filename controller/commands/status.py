@@ -2,7 +2,7 @@
 
 Asks the controller on its control socket (a read action: any role may ask; the PIN from a
 prompt or TABLECTL_PIN): each device's link and when the shoe last read a card, the shoe
-driver's counters, reads kept during a link loss, the journal's size and last seq, the floor
+driver's counters, reads kept under a hold, the journal's size and last seq, the floor
 feed's lag, the clock, the software and its approval. Lines marked `!` need attention.
 Exit 0 answered, 1 refused, 2 no controller or bad input.
 """

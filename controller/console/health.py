@@ -32,7 +32,7 @@ def problems(h: Mapping[str, Any]) -> list[str]:
     if _d(_d(h.get("devices")).get("shuffler")).get("link") == "error":
         out.append("the shuffler's last request failed")
     if h.get("reads_queued"):
-        out.append(f"{h['reads_queued']} read(s) kept during a link loss wait for a supervisor")
+        out.append(f"{h['reads_queued']} read(s) kept under the hold wait for a supervisor")
     clock = _d(h.get("clock"))
     if clock.get("synchronised") is False:
         out.append("the clock is not synchronised")
@@ -81,7 +81,7 @@ def health_lines(h: Mapping[str, Any]) -> list[str]:
         if shuffler.get("last_error"):
             line += f"; last error: {shuffler['last_error']}"
         lines.append(line)
-    lines.append(f"Reads kept during a link loss: {h.get('reads_queued', 0)}")
+    lines.append(f"Reads kept under a hold: {h.get('reads_queued', 0)}")
     j = _d(h.get("journal"))
     line = (f"Journal   {j.get('path', '?')}: {_bytes(j.get('bytes'))}, "
             f"last seq {j.get('last_seq', '?')}")

@@ -58,6 +58,9 @@ ACTIONS: Mapping[str, ActionInfo] = {a.name: a for a in (
     ActionInfo("discard_reads", "z", "Discard reads", "The shoe's link is back, but the cards it "
                "read meanwhile are not trusted: take them out of play, void the round and end "
                "the shoe."),
+    ActionInfo("return_reads", "y", "Give reads back", "The cards read while the table was "
+               "on hold were not dealt from this shoe: they go back, and nothing of them "
+               "counts in the shoe."),
     ActionInfo("decide", "k", "Decide", "Give a decision the game is waiting for (its name and "
                "value)."),
     ActionInfo("reveal", "w", "Reveal", "Show the last round's result to the table (profiles "
@@ -303,6 +306,10 @@ def hold_text(hold: Any, language: str = "en", role: str | None = None) -> Text:
     for n, problem in enumerate(problems, start=1):
         out.append("  " + clean(word("console.problem_n", language, n=n,
                                      problem=problem_words(_dict(problem)))) + "\n")
+    kept = _list(hold.get("queued"))
+    if kept:
+        out.append("  " + clean(word("console.kept_reads", language, n=len(kept),
+                                     cards=[c for c in kept if isinstance(c, str)])) + "\n")
     if hold.get("resume_to"):
         out.append("  " + clean(word("console.goes_back_to", language,
                                      state=str(hold["resume_to"]))) + "\n")

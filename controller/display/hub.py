@@ -2,7 +2,10 @@
 
 The table's loop calls `publish` (events) and `on_status` (its status after every input) on its
 own thread; they only append to a queue and, when the queue was empty, ask the server's event
-loop to drain it — a few microseconds, never a wait. Everything else happens on the server's
+loop to drain it — a few microseconds, never a wait. What one input published (its events, the
+prompt, then the status that ends it) enters the queue as one batch, so no view ever shows
+half an input (a card without the state it led to): a dealer who follows the page never sees
+a card asked for that the table no longer wants. Everything else happens on the server's
 event loop: the public view is updated there, each view's JSON is made once per change, and
 every open stream is woken to send the newest (a slow browser skips to the latest, so nothing
 piles up).
@@ -28,22 +31,31 @@ class DisplayHub:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.versions = {name: 0 for name in VIEWS}
         self.closed = False
-        self._inbox: deque[tuple[dict, float]] = deque()
+        self._inbox: deque[tuple[list[dict], float]] = deque()
+        self._batch: list[dict] = []        # the input being published, until its status
         self._scheduled = False
         self._json: dict[str, tuple[int, str]] = {}
         self._changed: asyncio.Future | None = None
 
     # ------------------------------------------------------------------ the table's thread
     def publish(self, event: dict) -> None:
-        self._put(event)
+        self._batch.append(event)
 
     def on_status(self, event: dict) -> None:
-        """A subscriber: only the table's status (its events come through `publish`)."""
+        """A subscriber: only the table's status (its events come through `publish`), which
+        ends what one input published."""
         if event.get("event") == "status":
-            self._put(event)
+            self._batch.append(event)
+            self.flush()
 
-    def _put(self, event: dict) -> None:
-        self._inbox.append((event, self.clock()))
+    def flush(self) -> None:
+        """What was published so far goes to the views (the table's status does this)."""
+        if self._batch:
+            batch, self._batch = self._batch, []
+            self._put(batch)
+
+    def _put(self, batch: list[dict]) -> None:
+        self._inbox.append((batch, self.clock()))
         loop = self.loop
         if loop is not None and not self._scheduled:
             self._scheduled = True
@@ -68,8 +80,9 @@ class DisplayHub:
         self._scheduled = False
         changed: set[str] = set()
         while self._inbox:
-            event, at = self._inbox.popleft()
-            changed |= self.view.publish(event, at)
+            batch, at = self._inbox.popleft()
+            for event in batch:
+                changed |= self.view.publish(event, at)
         for name in changed:
             self.versions[name] += 1
         if changed:

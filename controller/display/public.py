@@ -12,7 +12,10 @@ So everything they show passes through here, and only named fields of named even
 - the dealer's prompt names only the step due; on hold it is replaced by plain words for the
   kind of hold (a hold's own detail may name cards, so it is never shown). Both are written in
   the table's language (`[table] language`) from the message catalogue (controller.words);
-- both views say whether the table runs on the simulator (`simulator`), so the pages can say so.
+- both views say whether the table runs on the simulator (`simulator`), so the pages can say so;
+- the dealer's view also names its prompt by its message code (`prompt_code`, e.g.
+  `prompt.count_back_shuffler`), so that a program can follow the dealer's display without
+  reading its words (the rig's dealer does).
 
 The supervisor's console, the `--json` feed and the journal see everything at once; they do
 not go through here.
@@ -79,6 +82,7 @@ class PublicView:
         self.round: Any = None
         self.cards: list[dict[str, Any]] = []   # the current round's, maybe face down
         self.prompt = ""
+        self.prompt_code: str | None = None     # the prompt's message code, language-neutral
         self.status: dict[str, Any] = {}
 
     def publish(self, e: Mapping[str, Any], now: float | None = None) -> set[str]:
@@ -93,6 +97,7 @@ class PublicView:
         if kind == "prompt":
             words = e.get("words")
             self.prompt = render(words, self.language) if words else str(e.get("text", ""))
+            self.prompt_code = words.get("code") if isinstance(words, Mapping) else None
             return {"dealer"}
         if kind == "shoe_started":
             self.reveal = e.get("reveal", "on_read")
@@ -166,6 +171,7 @@ class PublicView:
             if hold or st.get("state") == "hold" else None
         return {"state": st.get("state"), "expects": st.get("expects"), "shoe": self.shoe,
                 "round": self.round, "prompt": words or self.prompt, "hold": words,
+                "prompt_code": self.prompt_code,
                 "cards": list(self.cards), "last_result": self.last_result,
                 "simulator": self.simulator}
 

@@ -7,7 +7,7 @@ from typing import Callable
 
 from controller.service.loop import TableService
 from controller.table.inputs import command
-from controller.table.states import BETTING, CLOSED, SHOE_ENDED
+from controller.table.states import BETTING, CLOSED, HOLD, SHOE_ENDED
 
 
 @dataclass(frozen=True)
@@ -29,12 +29,16 @@ class ShoeCycle:
         self._first = count_resumed
         self.finished = 0
         self._asked_at: int | None = None
+        self._state = ""
         self.done = False
         self.error: str | None = None
 
     def on_event(self, e: dict) -> None:
         kind = e["event"]
         if kind == "refused" and e.get("action") == "new_shoe":
+            if self._state == HOLD:
+                self._asked_at = None    # a hold came first: asked again once it is cleared
+                return
             # a shoe the table will not start (a bad plan): say why and stop
             self.error = f"the table refused a new shoe: {e['why']}"
             self.service.stop(self.error)
@@ -42,6 +46,7 @@ class ShoeCycle:
             self.started += 1
             self._asked_at = None
         elif kind == "status":
+            self._state = e["state"]
             self._check(e)
 
     def _check(self, st: dict) -> None:
@@ -73,18 +78,26 @@ class ShoeCycle:
 
 
 class BettingTimer:
-    """Closes bets when the window the table announced (`closes_in_s`) runs out."""
+    """Closes bets when the window the table announced (`closes_in_s`) runs out; a window
+    that ran out while the table was held closes as soon as the bets are open again."""
 
     def __init__(self, service: TableService):
         self.service = service
         self.state = ""
         self._handle: int | None = None
+        self._due = False
 
     def on_event(self, e: dict) -> None:
         kind = e["event"]
         if kind == "status":
             self.state = e["state"]
+            if self._due and self.state == BETTING:
+                self._due = False
+                self._submit()
+            elif self.state not in (BETTING, HOLD):
+                self._due = False
         elif kind == "bets_open" and e.get("closes_in_s", 0) > 0:
+            self._due = False
             self._handle = self.service.call_later(float(e["closes_in_s"]), self._close)
         elif kind == "bets_closed" and self._handle is not None:
             self.service.cancel(self._handle)
@@ -93,4 +106,9 @@ class BettingTimer:
     def _close(self) -> None:
         self._handle = None
         if self.state == BETTING:
-            self.service.submit(command("close_bets", user="timer", role="system"))
+            self._submit()
+        elif self.state == HOLD:
+            self._due = True
+
+    def _submit(self) -> None:
+        self.service.submit(command("close_bets", user="timer", role="system"))

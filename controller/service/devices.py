@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from controller.logsetup import get_logger
 from controller.table import inputs as ti
@@ -187,8 +187,8 @@ class ShoeSource:
     def pump(self) -> float | None:
         """Simulated time: read everything the shoe has sent; when the link is down, the time
         to try again."""
-        while self.step(0.0):
-            pass
+        while self.step(0.0) or (self.driver.buffered and self.step(0.0)):
+            pass                    # (bytes just read may hold a frame not decoded yet)
         if not self.driver.connected and self.clock is not None:
             return self.clock() + max(self.driver.reconnect_delay_s, 0.01)
         return None
@@ -222,11 +222,17 @@ class ShoeSource:
 
 class ShufflerSource:
     """The shuffler: works through the table's `device_request`s (shuffle, deliver, count the
-    rest) and reports identity, counts and alarms as inputs."""
+    rest) and reports identity, counts and alarms as inputs.
+
+    Each request is a job that runs until it must wait for the shuffler (a shuffle under way):
+    live, its thread sleeps between looks; simulated, `pump` says when to look again, so a
+    shuffle takes its time on the virtual clock while the rest of the table goes on.
+    """
 
     def __init__(self, submit: Callable[[Any], None], open_driver: Callable[[], Any], *,
                  decks: int, approved_firmware: tuple[str, ...] = (),
-                 shuffle_timeout_s: float = 300.0, threaded: bool = True):
+                 shuffle_timeout_s: float = 300.0, threaded: bool = True,
+                 clock: Callable[[], float] = time.monotonic, poll_interval_s: float = 0.1):
         self.submit, self.open_driver, self.decks = submit, open_driver, decks
         self.approved = tuple(approved_firmware)
         # for the health view: how the last request went
@@ -234,7 +240,10 @@ class ShufflerSource:
         self.last_contact_at: float | None = None
         self.last_error = ""
         self.shuffle_timeout_s = shuffle_timeout_s
+        self.clock, self.poll_interval_s = clock, max(poll_interval_s, 0.01)
         self.requests: collections.deque[str] = collections.deque()
+        self._job: Iterator[float] | None = None
+        self._look_at = 0.0
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -249,18 +258,31 @@ class ShufflerSource:
             self._wake.set()
 
     def pump(self) -> float | None:
-        while self.requests:
-            self._work(self.requests.popleft())
-        return None
+        """Simulated time: run the requests; the time to look again at a shuffle under way."""
+        while True:
+            if self._job is None:
+                if not self.requests:
+                    return None
+                self._job = self._work(self.requests.popleft())
+            elif self.clock() < self._look_at:
+                return self._look_at
+            wait = next(self._job, None)
+            if wait is not None:
+                self._look_at = self.clock() + wait
+                return self._look_at
+            self._job = None
 
     def _run(self) -> None:
         while not self._stop.is_set():
             self._wake.wait(0.5)
             self._wake.clear()
             while self.requests and not self._stop.is_set():
-                self._work(self.requests.popleft())
+                for wait in self._work(self.requests.popleft()):
+                    if self._stop.wait(wait):
+                        return
 
-    def _work(self, action: str) -> None:
+    def _work(self, action: str) -> Iterator[float]:
+        """One request; yields the seconds to wait before it goes on."""
         try:
             drv = self.open_driver()
         except DeviceError as err:     # a device that cannot be opened: tell the table
@@ -269,11 +291,11 @@ class ShufflerSource:
             return
         try:
             if action == "shuffle":
-                self._shuffle(drv)
+                yield from self._shuffle(drv)
             elif action == "deliver":
                 self._deliver(drv)
             elif action == "count_rest":
-                self._count_rest(drv)
+                yield from self._count_rest(drv)
             self.link, self.last_contact_at = "ok", time.time()
         except DeviceError as err:
             self.link, self.last_error = "error", str(err)
@@ -281,7 +303,20 @@ class ShufflerSource:
         finally:
             drv.close()
 
-    def _shuffle(self, drv: Any) -> None:
+    def _ready(self, drv: Any, decks: int | None) -> Iterator[float]:
+        """Look at the shuffle every poll interval until it is done (its ShuffleDone is the
+        generator's value); Timeout after `shuffle_timeout_s`."""
+        from drivers.errors import Timeout
+        deadline = self.clock() + self.shuffle_timeout_s
+        while True:
+            done = drv.poll_ready(decks=decks)
+            if done is not None:
+                return done
+            if self.clock() >= deadline:
+                raise Timeout(f"shuffler: still shuffling after {self.shuffle_timeout_s} s")
+            yield self.poll_interval_s
+
+    def _shuffle(self, drv: Any) -> Iterator[float]:
         from drivers.shuffler import ShuffleCountError, ShufflerFault
         ident = drv.identify()
         self.submit(from_device(ident))
@@ -299,7 +334,8 @@ class ShufflerSource:
         if state not in ("shuffling", "ready"):
             drv.shuffle(self.decks)
         try:
-            self.submit(from_device(drv.wait_ready(self.shuffle_timeout_s, decks=self.decks)))
+            done = yield from self._ready(drv, self.decks)
+            self.submit(from_device(done))
         except ShuffleCountError as err:
             self.submit(ti.Shuffled(err.count, dict(err.composition)))
         except ShufflerFault as err:
@@ -311,7 +347,7 @@ class ShufflerSource:
         except DeviceError as err:
             log.warning("shuffler did not deliver; the shoe is taken by hand", error=str(err))
 
-    def _count_rest(self, drv: Any) -> None:
+    def _count_rest(self, drv: Any) -> Iterator[float]:
         """The rest of the ended shoe goes through the shuffler, which counts it card by card
         (a count that is not whole decks is what is expected here)."""
         from drivers.shuffler import ShuffleCountError, ShufflerFault
@@ -319,7 +355,7 @@ class ShufflerSource:
             drv.clear()
         drv.shuffle(self.decks)
         try:
-            done = drv.wait_ready(self.shuffle_timeout_s)
+            done = yield from self._ready(drv, None)
             count, comp = done.count, dict(done.composition)
         except ShuffleCountError as err:
             count, comp = err.count, dict(err.composition)
@@ -334,6 +370,9 @@ class ShufflerSource:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if self._job is not None:
+            self._job.close()
+            self._job = None
 
 
 def _traits(protocol: str) -> Any:

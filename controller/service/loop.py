@@ -27,7 +27,8 @@ from controller.service.clock import Clock, Timers
 from controller.service.recovery import LOCAL_CURSOR, SNAPSHOT_FORMAT
 from controller.table import Table
 from controller.table.inputs import DURABLE, Input
-from controller.words import Words
+from controller.table.states import HOLD
+from controller.words import Words, english
 
 log = get_logger("controller.service")
 SNAPSHOT_EVERY = 1000      # inputs between snapshots: bounds replay work at restart
@@ -117,6 +118,10 @@ class TableService:
         self.condition_hooks: list[Callable[[dict[str, str]], None]] = []
         self.simulated = False              # a simulated table says so on every prompt
         self.gates: list[Gate] = []         # shut gates, oldest first
+        self.virtual_supervisor = False     # holds are cleared by one: its prompts say so
+        # False for a scratch journal nobody keeps (a simulation without --journal): records
+        # are still written before anything is applied, without waiting for the disk
+        self.durable = True
         self._parked: list[Input] = []
         self._finished = False
         self._snapshot_cursors: dict[str, int] = {}     # the positions the last snapshot holds
@@ -290,12 +295,17 @@ class TableService:
         own (None: a condition that has no words, whose English line is all there is)."""
         if self.conditions:
             return self.condition_words.get(next(iter(self.conditions)))
-        return self.table.prompt_words()
+        words = self.table.prompt_words()
+        if self.virtual_supervisor and self.table.state == HOLD:
+            return Words("prompt.virtual_supervisor", {"problem": words})
+        return words
 
     def prompt_text(self) -> str:
         """The dealer's prompt as shown: a service condition in place of the table's own, and
         on a simulated table SIMULATOR first."""
-        text = next(iter(self.conditions.values()), None) or self.table.prompt()
+        text = next(iter(self.conditions.values()), None)
+        if text is None:
+            text = english(self.prompt_words() or self.table.prompt_words())
         return f"SIMULATOR: {text}" if self.simulated else text
 
     # ------------------------------------------------------------------ one input
@@ -309,10 +319,13 @@ class TableService:
             record["refused"] = str(out.refused)
         if out.error is not None:
             record["error"] = repr(out.error)
-            log.error("input could not be applied; the table is on hold",
-                      input=inp.type, error=repr(out.error), exc_info=out.error)
+            log.error("input could not be applied; " + (
+                "it is refused and the table is as it was" if out.refused is not None
+                else "the table is on hold"), input=record.get("action", inp.type),
+                error=repr(out.error), exc_info=out.error)
         events = out.events
-        durable = DURABLE[inp.type] or any(e["event"] in DURABLE_EVENTS for e in events)
+        durable = self.durable and (DURABLE[inp.type]
+                                    or any(e["event"] in DURABLE_EVENTS for e in events))
         started = time.perf_counter()
         try:
             # the publishers' positions ride along as the working copy; what a restart trusts

@@ -1,15 +1,16 @@
 """The table's state, its events, and holds: what the other parts of the table build on.
 
 Events go to `outbox` as plain dicts; `Table.apply` hands them to the caller, who journals
-them before anyone sees them. A hold records its problems (the latest decides the remedies
-offered) and the state to return to.
+them before anyone sees them. A hold records its problems, the reads and device inputs that
+came while it was open, and the state to return to; what clears it is judged in one place
+(`remedy_refusal`, from `controller.table.remedies`).
 """
 from __future__ import annotations
 
 import logging
 import sys
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from transitions import Machine, MachineError
 
@@ -17,9 +18,11 @@ from controller.errors import CommandRefused
 from controller.games import GameRules
 from controller.integrity import IntegrityWatch
 from controller.profile import Profile
-from controller.table.machine import HOLD_OVERRIDES
-from controller.table.model import Hold, Problem, RoundState, ShoeState
-from controller.table.states import BETTING, DEALING, HOLD, trigger_name
+from controller.table import remedies
+from controller.table.model import Hold, Problem, QueuedRead, RoundState, ShoeState
+from controller.table.remedies import HOLD_OVERRIDES
+from controller.table.states import (BETTING, CLOSED, DEALING, HOLD, SHOE_ENDED,
+                                     trigger_name)
 from controller.words import refuse
 
 log = logging.getLogger("controller.table")
@@ -119,65 +122,88 @@ class TableBase:
         self.hold = None
         self.emit("resume", state=self.state)
 
+    def keep_read(self, code: str | None, flags: Mapping[str, Any], reason: str) -> None:
+        """On hold, a read is kept under the hold in read order (one record a read, never a
+        hold a read) for the supervisor to accept, give back or set aside with the hold."""
+        hold = self.hold
+        assert hold is not None
+        hold.queued.append(QueuedRead(code, dict(flags, held=True)))
+        self.emit("card_queued", code=code, queued=len(hold.queued), reason=reason)
+        if hold.link_back and "link_lost" in hold.kinds:
+            self.link_review()          # the review lists what it asks about, as it grows
+
+    def link_review(self, device: str = "shoe") -> None:
+        """The reads kept while a lost link was down, for the supervisor to accept or discard."""
+        hold = self.hold
+        assert hold is not None
+        codes = [q.code for q in hold.queued]
+        self.emit("link_review", device=device, queued=len(codes), codes=codes,
+                  actions=self.hold_remedies())
+
     def need_hold(self, action: str) -> Problem:
-        """The hold's latest problem, if `action` may clear it (the machine's guard)."""
+        """The problem `action` clears (the machine's guard checks that it may): the hold's
+        latest problem of a kind `action` is a remedy for, else its latest."""
         self.trigger_to(action)
         assert self.hold is not None
-        return self.hold.last
+        kinds = remedies.clears(action)
+        return next((p for p in reversed(self.hold.problems) if p.kind in kinds), self.hold.last)
 
     def allows(self, action: str) -> bool:
-        """The machine's guard for a hold override: the hold's kind must be one it clears."""
-        if self.hold is None:
-            raise refuse("not_on_hold", state=self.state)
-        kind = self.hold.last.kind
-        if kind not in HOLD_OVERRIDES[action]:
-            raise refuse("hold_needs_other", action=action, kind=kind,
-                         actions=self.hold_remedies())
+        """The machine's guard for a hold override: the hold must be one it clears, now."""
+        why = self.remedy_refusal(action)
+        if why is not None:
+            raise why
         return True
 
-    def hold_remedies(self) -> list[str]:
-        """The actions that may clear the hold now: its kinds' remedies, less voiding a round
-        when none is open, and less ending the shoe while a round with cards is in progress
-        when voiding it is offered."""
+    def check_remedy(self, action: str) -> None:
+        """On hold, an action that clears holds is taken only if it clears this one, now."""
+        if self.state == HOLD and action in remedies.CLEARING:
+            why = self.remedy_refusal(action)      # (a shoe on hold is ended, not changed)
+            if why is not None:
+                raise why
+
+    def remedy_candidates(self) -> list[str]:
+        """The remedies of the hold's problems, and giving back the reads it keeps."""
         hold = self.hold
         if hold is None:
             return []
-        in_round = self.round_open()
-        dealt = in_round and self.round is not None and bool(self.round.cards
-                                                             or self.round.burned_before)
-        offered = [a for a in remedies(hold) if not (a == "void_round" and not in_round)]
-        # with a round dealt, the shoe ends only once the round is void
-        return [a for a in offered if not (a == "end_shoe" and dealt and "void_round" in offered)]
+        acts = remedies.union(p.kind for p in hold.problems)
+        if hold.queued and not hold.kinds & remedies.REVIEWED and "return_reads" not in acts:
+            acts.append("return_reads")
+        return acts
 
+    def remedy_refusal(self, action: str) -> CommandRefused | None:
+        """Why `action` cannot clear the hold now (None: it can). The one judge of a hold's
+        remedies: the hold event, the console's offers and the commands all ask it."""
+        hold = self.hold
+        if hold is None:
+            return refuse("not_on_hold", state=self.state)
+        if action not in self.remedy_candidates():
+            return refuse("hold_needs_other", action=action, kind=hold.last.kind,
+                          actions=self.hold_remedies())
+        kinds, last = hold.kinds, hold.last.kind
+        if action in ("resume", "accept_reads") and "link_lost" in kinds and not hold.link_back:
+            return refuse("link_down")
+        if action == "resume":
+            if hold.queued and kinds & remedies.REVIEWED:
+                return refuse("reads_waiting", n=len(hold.queued))
+            if last == "count_mismatch":
+                return refuse("count_mismatch")
+            if last == "restart_review":
+                return refuse("check_layout")
+        if action in ("accept_reads", "discard_reads") and not hold.queued:
+            return refuse("no_reads_kept")
+        if action == "return_reads" and not hold.queued and not kinds & remedies.STRAY:
+            return refuse("no_reads_kept")
+        if action == "void_round" and not self.round_open():
+            return refuse("no_round_to_void")
+        if action == "end_shoe" and (self.shoe is None or self.where() in (CLOSED, SHOE_ENDED)):
+            return refuse("no_shoe_to_end", state=self.state)
+        return None
 
-#: for each kind of hold, the actions that clear it (the console offers these)
-REMEDIES: dict[str, tuple[str, ...]] = {
-    "unreadable_card": ("enter_card", "void_round"),
-    "card_not_due": ("burn_card", "void_round"),
-    "card_while_betting": ("burn_card", "void_round"),
-    "foreign_card": ("remove_card", "void_round", "end_shoe"),
-    "impossible_card": ("resume", "void_round"),
-    "card_without_shoe": ("resume",),
-    "face_up_card": ("burn_card", "void_round", "resume"),
-    "count_mismatch": ("accept_count", "reject_count"),
-    "device_alarm": ("resume", "void_round"),
-    "link_lost": ("accept_reads", "discard_reads", "resume", "void_round"),
-    "restart_review": ("confirm_layout", "enter_card", "void_round"),
-    "hold": ("resume", "void_round", "end_shoe"),
-    "integrity_alarm": ("end_shoe", "resume"),
-    "missed_shoe_burn": ("end_shoe",),
-    "false_coup": ("void_round", "resume"),
-    "internal_error": ("void_round", "end_shoe"),
-}
-
-
-def remedies(hold: Hold) -> tuple[str, ...]:
-    actions: list[str] = []
-    for prob in hold.problems:
-        for a in REMEDIES.get(prob.kind, ("resume", "void_round")):
-            if a not in actions:
-                actions.append(a)
-    return tuple(actions)
+    def hold_remedies(self) -> list[str]:
+        """The actions that clear the hold now (each one the table accepts)."""
+        return [a for a in self.remedy_candidates() if self.remedy_refusal(a) is None]
 
 
 class MachineModel:

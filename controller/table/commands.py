@@ -1,8 +1,9 @@
 """Dealer, supervisor and system commands at the table.
 
 A command that does not apply raises CommandRefused with the reason, and `Table.apply` puts the
-table back exactly as it was. Overrides on a hold are first offered to the machine, whose
-guard checks the kind of hold (`HOLD_OVERRIDES`). Every supervisor or manager action is
+table back exactly as it was. On a hold, an action that clears holds is taken only if it is one
+of this hold's remedies now (`TableBase.remedy_refusal`, the one judge); overrides that act on
+the hold are moves of the machine, guarded by the same judge. Every supervisor or manager action is
 recorded as an `override` event with user, role, reason, and the table before and after.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from controller.roles import OVERRIDE_ACTIONS
 from controller.table.stakes import StakesMixin
 from controller.table.inputs import Command
 from controller.table.model import QueuedRead, ShoeState
+from controller.table.remedies import STRAY
 from controller.table.states import (BURNING, CLOSED, HOLD, IDLE, LOADED, SHOE_ENDED,
                                      SHUFFLING)
 from controller.words import refuse
@@ -35,6 +37,7 @@ class CommandsMixin(StakesMixin):
             raise refuse("unknown_action")
         if cmd.action in OVERRIDE_ACTIONS and not str(cmd.reason).strip():
             raise refuse("needs_reason")
+        self.check_remedy(cmd.action)
         before = self.summary()
         args = dict(cmd.args)
         if cmd.action in ("decide", "call_supervisor"):
@@ -288,27 +291,21 @@ class CommandsMixin(StakesMixin):
         hold = self.hold
         if hold is None:
             raise refuse("not_on_hold", state=self.state)
-        if "link_lost" in hold.kinds:
-            if not hold.link_back:
-                raise refuse("link_down")
-            if hold.queued:
-                raise refuse("reads_waiting", n=len(hold.queued))
-        if hold.last.kind == "count_mismatch":
-            raise refuse("count_mismatch")
-        if hold.last.kind == "restart_review":
-            raise refuse("check_layout")
         self.leave_hold()
-        self._after_resume()
+        self._after_resume(reshuffle=shuffler_stopped(hold))
 
-    def _after_resume(self) -> None:
-        if self.state == SHUFFLING:
+    def _after_resume(self, reshuffle: bool = False) -> None:
+        """Carry on from the state a hold returned to: between rounds, the next round; a
+        shuffler that stopped (or a shoe to be shuffled again), a new shuffle; a count-back
+        the shuffler broke off, counted again."""
+        if self.state == SHUFFLING and reshuffle:
             assert self.shoe is not None
             self.emit("device_request", device="shuffler", action="shuffle",
                       decks=self.profile.decks)
         elif self.state == IDLE:
             self.between_rounds()
         elif (self.state == SHOE_ENDED and self.shoe is not None
-              and self.shoe.counting == "shuffler" and not self.shoe.reconciled):
+              and self.shoe.counting == "shuffler" and not self.shoe.reconciled and reshuffle):
             # the shuffler stopped while counting the rest back (a jam): it counts again
             self.emit("device_request", device="shuffler", action="count_rest")
 
@@ -332,24 +329,29 @@ class CommandsMixin(StakesMixin):
             raise refuse("card_not_in_shoe", card=card.code)
         if last.kind == "unreadable_card":
             shoe.inventory.unidentified = max(0, shoe.inventory.unidentified - 1)
+        else:
+            shoe.reads += 1     # after a restart: a card out of the shoe whose read was lost
         hold = self.hold
         assert hold is not None
         if "link_lost" in hold.kinds or hold.queued:
             # the card was drawn before the reads kept during the hold: it goes first; after a
             # lost link they wait, all together, for the supervisor to accept or discard them
-            hold.problems = [p for p in hold.problems
-                             if p.kind not in ("unreadable_card", "restart_review")]
+            hold.problems = [p for p in hold.problems if p is not last]
             hold.queued.insert(0, QueuedRead(card.code, {"entered": True}))
             self.emit("card_queued", code=card.code, queued=len(hold.queued),
                       reason="entered by hand; it was drawn before the reads kept meanwhile")
             if "link_lost" in hold.kinds:
+                if hold.link_back:
+                    self.link_review()
                 return
         else:
             hold.queued = [QueuedRead(card.code, {"entered": True})]
         self.leave_hold()           # deals what the hold kept, in order
+        self._after_resume()
 
     def burn_card(self) -> None:
-        """Burn the card that caused the hold (drawn when none was due, foreign, face up)."""
+        """Burn the card that caused the hold (drawn when none was due, foreign, face up); the
+        reads kept meanwhile are then taken as the procedure says."""
         last = self.need_hold("burn_card")
         code = last.extra.get("code")
         if code and last.kind != "foreign_card":
@@ -365,14 +367,41 @@ class CommandsMixin(StakesMixin):
         self.leave_hold()
         self._after_resume()
 
+    def return_reads(self) -> None:
+        """The reads kept under the hold (and a card that came when none was due) were not
+        this shoe's cards in play: they go back, and nothing of them stays in the shoe's
+        count. The hold is over unless something else holds it."""
+        self.need_hold("return_reads")
+        hold, shoe = self.hold, self.shoe
+        assert hold is not None
+        codes: list[str | None] = []
+        for p in hold.problems:
+            if p.kind in STRAY and p.extra.get("code"):
+                code = str(p.extra["code"])
+                if shoe is not None and code in shoe.inventory.by_place["removed"]:
+                    shoe.inventory.unrecord(code, "removed")
+                codes.append(code)
+        codes += [q.code for q in hold.queued]
+        hold.queued = []
+        hold.problems = [p for p in hold.problems if p.kind not in STRAY]
+        self.emit("reads_returned", codes=codes)
+        if hold.problems:
+            return                  # the hold goes on for what else it is for
+        self.leave_hold()
+        self._after_resume()
+
     def confirm_layout(self) -> None:
         """The layout on the table matches the record: after a restart, dealing goes on."""
-        if self.hold is not None and self.hold.last.kind == "restart_review":
-            self.need_hold("confirm_layout")
+        if self.state == HOLD:
+            problem = self.need_hold("confirm_layout")
+            layout = problem.extra.get("layout")
+            self.emit("layout_confirmed", hands=dict(layout) if isinstance(layout, dict)
+                      else {})
             self.leave_hold()
-        elif self.round is None:
+            self._after_resume()
+            return
+        if self.round is None:
             raise refuse("no_layout")
-        assert self.round is not None
         self.emit("layout_confirmed", hands=self.round.layout())
 
     def accept_count(self) -> None:
@@ -385,7 +414,7 @@ class CommandsMixin(StakesMixin):
         """The shoe is not accepted: shuffle and count it again."""
         self.need_hold("reject_count")
         self.leave_hold(SHUFFLING)
-        self._after_resume()
+        self._after_resume(reshuffle=True)
 
     def accept_reads(self) -> None:
         """The reads that arrived while the link was down are the cards dealt: deal them in
@@ -393,11 +422,10 @@ class CommandsMixin(StakesMixin):
         self.need_hold("accept_reads")
         hold = self.hold
         assert hold is not None
-        if not hold.link_back:
-            raise refuse("link_down")
         queued = list(hold.queued)
         self.leave_hold()
         self.deal_queued(queued)
+        self._after_resume()
 
     def discard_reads(self) -> None:
         """The reads from the outage are not trusted: they are out of play, the round is void
@@ -408,6 +436,12 @@ class CommandsMixin(StakesMixin):
             self.void_round("reads after a lost link discarded", end_shoe="link_lost")
         else:
             self.finish_shoe("link_lost")
+
+
+def shuffler_stopped(hold: Any) -> bool:
+    """A hold the shuffler itself raised (a jam, the door): it stopped, so it is asked again."""
+    return any(p.kind == "device_alarm" and p.extra.get("device") == "shuffler"
+               for p in hold.problems)
 
 
 HANDLERS: dict[str, Callable[..., None]] = {
@@ -431,4 +465,5 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "report_face_up": CommandsMixin.report_face_up,
     "call_supervisor": CommandsMixin.call_supervisor,
     "accept_software": CommandsMixin.accept_software,
+    "return_reads": CommandsMixin.return_reads,
 }

@@ -5,11 +5,14 @@
 
 `Table.apply(input)` is the only way in: it returns the events the input caused (for the caller
 to journal, then publish) or raises CommandRefused, in which case nothing changed. A defect
-while applying an input holds the table (`internal_error`) instead of leaving it half-moved.
+while applying a device's input holds the table (`internal_error`) instead of leaving it
+half-moved; a defect while applying a person's command refuses it and leaves the table as it
+was.
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -33,8 +36,11 @@ from controller.table.states import (BETTING, BURN, BURNING, CLOSED, HOLD, IDLE,
                                      SHOE_ENDED, SHUFFLING, step_in)
 from controller.table.offers import actions_now
 from controller.table.words import (burn_words, choice_words, deal_words, hold_words,
-                                    link_back_words)
-from controller.words import Words, english
+                                    kept_words, link_back_words)
+from controller.words import Words, english, refuse
+
+
+log = logging.getLogger("controller.table")
 
 
 @dataclass
@@ -102,11 +108,16 @@ class Table(CommandsMixin):
                 self._load(saved)
             self.outbox.clear()
             return Outcome(refused=err)
-        except Exception as err:        # a defect: hold, keep the input, report it
-            if saved is not None:
-                self._load(saved)
+        except Exception as err:        # a defect: report it, keep the input
             self.outbox.clear()
-            self._internal_error(err)
+            if saved is not None:
+                # a person's command: refused, the table exactly as it was (a hold stays the
+                # hold it was, with its remedies); the technician finds the defect in the log
+                self._load(saved)
+                return Outcome(refused=refuse("internal_error", "internal",
+                                              action=getattr(inp, "action", "")),
+                               error=err)
+            self._internal_error(err)   # a device's input: the table holds until a person looks
             return Outcome(self.drain(), error=err)
         return Outcome(self.drain())
 
@@ -137,17 +148,15 @@ class Table(CommandsMixin):
 
     def _read_failed(self, inp: ReadFailed) -> None:
         shoe = self.shoe
+        index = None
         if shoe is not None:
             shoe.reads += 1
-            shoe.inventory.unidentified += 1
-            if self.state == SHOE_ENDED and shoe.counting == "shoe":
-                if self._rest_accounted():
-                    self.count_done()
-                return
-        self.problem("unreadable_card", f"the shoe could not read a card "
-                     f"({inp.reason or 'no reason given'}); enter its code or void the round",
-                     card_index=shoe.reads - 1 if shoe is not None else None,
-                     **({"during": "burn"} if self.where() in (LOADED, BURNING) else {}))
+            index = shoe.reads - 1
+        if self.state == HOLD and self.hold is not None:
+            self.keep_read(None, {"failed": inp.reason or "", "card_index": index},
+                           "the table is on hold: the failed read waits for the supervisor")
+            return
+        self.take_failed(inp.reason, index)
 
     def _multiple(self, inp: MultipleCards) -> None:
         self.emit("irregularity", kind="multiple_cards",
@@ -175,13 +184,39 @@ class Table(CommandsMixin):
         hold = self.hold
         if hold is not None and "link_lost" in hold.kinds:
             hold.link_back = True
-            codes = [q.code for q in hold.queued]
-            self.emit("link_review", device=inp.device, queued=len(codes), codes=codes,
-                      actions=["accept_reads", "discard_reads"] if codes else
-                      ["resume", "void_round"])
+            self.link_review(inp.device)
 
     def _shuffled(self, inp: Shuffled) -> None:
+        if self._keep(inp, SHUFFLING):
+            return
         self.shuffled(inp.count)
+
+    def _keep(self, inp: Input, needs: str) -> bool:
+        """A device input that needs the state a hold came from waits under the hold."""
+        hold = self.hold
+        if self.state != HOLD or hold is None or hold.resume_to != needs:
+            return False
+        hold.kept.append(inp.to_dict())
+        return True
+
+    def leave_hold(self, dest: str | None = None) -> None:
+        """Back to where the hold came from, the reads kept taken, then the device inputs kept
+        (a shoe shuffled meanwhile), in their order; a new hold keeps what is left. A remedy
+        that sends the table elsewhere (`dest`) has settled what they were for."""
+        hold = self.hold
+        super().leave_hold(dest)
+        if hold is None or not hold.kept or (dest is not None and dest != hold.resume_to):
+            return
+        kept = list(hold.kept)
+        for i, data in enumerate(kept):
+            if self.state == HOLD and self.hold is not None:
+                self.hold.kept = kept[i:] + self.hold.kept
+                return
+            inp = parse_input(data)
+            try:
+                _APPLY[type(inp)](self, inp)
+            except CommandRefused as err:   # it no longer applies: the journal has it
+                log.info("kept %s not applied: %s", inp.type, err)
 
     def _identity(self, inp: Identity) -> None:
         # the device's own word on what it is: kept with the shoe's record
@@ -189,24 +224,38 @@ class Table(CommandsMixin):
                   firmware=inp.firmware)
 
     def _remainder(self, inp: Remainder) -> None:
+        if self._keep(inp, SHOE_ENDED):
+            return
         rest = [code for code, n in inp.composition.items() for _ in range(int(n))]
         self.count_done(rest=rest, count=None if rest else inp.total, method="shuffler")
 
     def _restarted(self, inp: Restarted) -> None:
-        """After a restart, a read in flight may be lost when the shoe cannot resend: a round
-        (or burn) in progress is held for the dealer or supervisor to check its layout."""
+        """After a restart, a read in flight may be lost when the shoe cannot resend: whenever
+        cards come out of the shoe (the shoe-start burn, a round, between rounds, the
+        count-back) the table is held for the dealer or supervisor to check the cards."""
         self.emit("restarted", resends=inp.resends, state=self.state)
-        state = self.state
-        in_play = state in (LOADED, BURNING) or step_in(state) is not None
-        if inp.resends or not in_play:
+        shown = None if inp.resends else self._review_layout()
+        if shown is None:
             return
-        layout = self.round.layout() if self.round is not None and step_in(state) else {}
-        burned = list(self.shoe.start_burn) if self.shoe is not None else []
-        shown = layout or {"start_burn": burned}
-        self.problem("restart_review", f"the controller restarted during the "
-                     f"{'round' if layout else 'burn'}; a card read just before may be lost. "
-                     f"Check the cards against {shown}: confirm_layout, enter_card or void_round",
-                     layout=shown)
+        what = "count-back" if "count_back" in shown else \
+            "burn" if "start_burn" in shown else "round"
+        self.problem("restart_review", f"the controller restarted during the {what}; a card "
+                     f"read just before may be lost. Check the cards against {shown}: "
+                     f"confirm_layout, enter_card or void_round", layout=shown)
+
+    def _review_layout(self) -> dict | None:
+        """What a restart review shows: the burn so far, the round's (or the last round's)
+        cards, or the count-back so far; None when no card can be out of the shoe unseen."""
+        shoe, state = self.shoe, self.state
+        if shoe is None or state in (CLOSED, SHUFFLING, HOLD):
+            return None
+        if state in (LOADED, BURNING):
+            return {"start_burn": list(shoe.start_burn)}
+        if state == SHOE_ENDED:
+            return {"count_back": len(shoe.rest)} if shoe.counting == "shoe" else None
+        if shoe.end_reason:
+            return None
+        return self.round.layout() if self.round is not None else {}
 
     def _command(self, cmd: Command) -> None:
         self.run_command(cmd)
@@ -243,7 +292,7 @@ class Table(CommandsMixin):
         if hold is not None:
             d["hold"] = {"kind": hold.last.kind, "detail": hold.last.detail, **hold.last.extra,
                          "kinds": sorted(hold.kinds), "link_back": hold.link_back,
-                         "queued": len(hold.queued)}
+                         "queued": len(hold.queued), "actions": self.hold_remedies()}
         return d
 
     def prompt(self) -> str:
@@ -280,8 +329,11 @@ class Table(CommandsMixin):
             hold = self.hold
             if hold is None or not hold.problems:
                 return Words("prompt.hold_plain")
-            if hold.link_back and hold.queued:
-                return link_back_words([q.code for q in hold.queued])
+            codes = [q.code for q in hold.queued]
+            if hold.link_back and codes:
+                return link_back_words([c for c in codes if c])
+            if codes:
+                return kept_words(hold.last.as_dict(), len(codes))
             return hold_words(hold.last.as_dict())
         step = step_in(s) or ""
         name = decision_of(step)

@@ -32,10 +32,6 @@ def bet_number(x: Fraction) -> int | float:
     return n
 
 
-#: holds during which reads wait in order for review instead of being cards not due
-REVIEWED_HOLDS = frozenset({"link_lost", "restart_review"})
-
-
 def _flag_list(flags: Mapping[str, Any]) -> list[str]:
     return sorted(k for k, v in flags.items() if v) if flags else []
 
@@ -44,8 +40,15 @@ class DealingMixin(TableBase):
     """Card reads, rounds and the shoe's end for `controller.table.Table`."""
 
     # ------------------------------------------------------------------ a card read
-    def take_card(self, code: str, flags: Mapping[str, Any]) -> None:
-        """A card read by the shoe, in read order."""
+    def take_card(self, code: str, flags: Mapping[str, Any], *, kept: bool = False) -> None:
+        """A card read by the shoe, in read order. `kept`: a read kept during a hold, taken
+        now the hold is cleared: a card that is not due is burned as the profile says,
+        rather than held again."""
+        if self.state == HOLD and self.hold is not None:
+            # one hold per incident: what the shoe reads meanwhile waits under it
+            self.keep_read(code, flags, "the table is on hold: the read waits for the "
+                           "supervisor")
+            return
         try:
             card = parse_card(code)
         except CardCodeError as err:
@@ -53,7 +56,10 @@ class DealingMixin(TableBase):
             return
         shoe = self.shoe
         if shoe is None:
-            self.problem("card_without_shoe", f"{code} read with no shoe loaded")
+            if kept:        # no shoe to deal it from: it goes back
+                self.emit("reads_returned", codes=[card.code])
+                return
+            self.problem("card_without_shoe", f"{code} read with no shoe loaded", code=card.code)
             return
         state = self.state
         if state == SHOE_ENDED and shoe.counting == "shoe":
@@ -64,7 +70,7 @@ class DealingMixin(TableBase):
             shoe.inventory.record(card, "removed")
             self.problem("foreign_card", why, code=card.code)
             return
-        if shoe.cut_seen and shoe.cut_round is None and state != HOLD:
+        if shoe.cut_seen and shoe.cut_round is None:
             shoe.cut_round = self.round.number if self.round is not None and \
                 self.round_open() else self._next_round_number()
         step = step_in(state)
@@ -85,44 +91,56 @@ class DealingMixin(TableBase):
             self._start_burn(card, flags)
         elif step is not None:
             self._deal(card, step, flags)
-        elif state == HOLD:
-            self._card_while_held(card, flags)
         else:
-            self._card_not_due(card)
+            self._card_not_due(card, kept=kept)
         for alarm in self.integrity.feed(card.code):
             # an unshuffled or replayed shoe: dealing stops until a supervisor decides
             self.problem("integrity_alarm", alarm.detail, detector=alarm.kind,
                          card_index=alarm.card_index)
 
-    def _card_not_due(self, card: Card) -> None:
-        assert self.shoe is not None
-        self.shoe.inventory.record(card, "removed")
-        if self.where() == BETTING:
-            self.problem("card_while_betting", f"{card.code} drawn while bets were open",
-                         code=card.code)
+    def _card_not_due(self, card: Card, *, kept: bool = False) -> None:
+        shoe = self.shoe
+        assert shoe is not None
+        shoe.inventory.record(card, "removed")
+        kind = "card_while_betting" if self.where() == BETTING else "card_not_due"
+        if kept:
+            # accepted with the reads of a hold: the procedure's remedy, no second hold
+            if self.profile.card_when_none_due == "void" and self.round_open():
+                self.void_round("card drawn when none was due")
+            else:
+                shoe.inventory.move(card.code, "removed", "burn")
+                self.emit("burned", code=card.code, cause=kind)
+            return
+        if kind == "card_while_betting":
+            self.problem(kind, f"{card.code} drawn while bets were open", code=card.code)
         else:
-            self.problem("card_not_due", f"{card.code} drawn while the table was "
+            self.problem(kind, f"{card.code} drawn while the table was "
                          f"{self.where()}; no card was due", code=card.code, where=self.where())
 
-    def _card_while_held(self, card: Card, flags: Mapping[str, Any]) -> None:
-        """On a hold for a lost link or a restart's review, reads are kept in order for the
-        supervisor (the shoe went on while the controller could not follow: the reads are
-        late, not wrong); on any other hold a card is not due."""
-        hold = self.hold
-        if hold is not None and hold.kinds & REVIEWED_HOLDS:
-            hold.queued.append(QueuedRead(card.code, dict(flags, held=True)))
-            self.emit("card_queued", code=card.code, queued=len(hold.queued),
-                      reason="the table is on hold for a review of the reads")
-            return
-        self._card_not_due(card)
+    def take_failed(self, reason: str, card_index: int | None) -> None:
+        """A card the shoe saw but could not read (its read is counted already)."""
+        shoe = self.shoe
+        if shoe is not None:
+            shoe.inventory.unidentified += 1
+            if self.state == SHOE_ENDED and shoe.counting == "shoe":
+                if self._rest_accounted():
+                    self.count_done()
+                return
+        self.problem("unreadable_card", f"the shoe could not read a card "
+                     f"({reason or 'no reason given'}); enter its code or void the round",
+                     card_index=card_index,
+                     **({"during": "burn"} if self.where() in (LOADED, BURNING) else {}))
 
     def deal_queued(self, reads: list[QueuedRead]) -> None:
-        """Deal reads kept during a hold, in read order; if one of them holds the table again,
-        the rest wait with that hold and are dealt when it is cleared."""
+        """Take reads kept during a hold, in read order, as the procedure says; if one of them
+        holds the table again, the rest wait with that hold and are taken when it is cleared."""
         for i, q in enumerate(reads):
-            self.take_card(q.code, q.flags)
+            if q.code is None:
+                self.take_failed(str(q.flags.get("failed", "")), q.flags.get("card_index"))
+            else:
+                self.take_card(q.code, q.flags, kept=True)
             if self.state == HOLD and self.hold is not None:
-                self.hold.queued = list(reads[i + 1:])
+                self.hold.queued = list(reads[i + 1:]) + self.hold.queued
                 return
 
     def leave_hold(self, dest: str | None = None) -> None:
@@ -138,7 +156,13 @@ class DealingMixin(TableBase):
         if hold is None or not hold.queued or shoe is None:
             return
         for q in hold.queued:
-            shoe.inventory.record(parse_card(q.code), "removed")
+            if q.code is None:
+                shoe.inventory.unidentified += 1
+                continue
+            try:
+                shoe.inventory.record(parse_card(q.code), "removed")
+            except CardCodeError:
+                continue                    # a read that names no card: nothing to record
         self.emit("reads_discarded", codes=[q.code for q in hold.queued])
         hold.queued = []
 
@@ -416,6 +440,8 @@ class DealingMixin(TableBase):
             return      # the shoe's cards went with its devices: nothing is left to count
         if shoe.continuous:
             self._reconcile(rest=[], method="ledger")
+        elif shoe.shuffler and self._rest_accounted():
+            self._reconcile(rest=[], method="shuffler")     # nothing left to count
         elif shoe.shuffler:
             shoe.counting = "shuffler"
             self.emit("device_request", device="shuffler", action="count_rest")

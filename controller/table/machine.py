@@ -4,7 +4,7 @@ One trigger per destination: a card moves the table to the step the rules name n
 trigger `next_<step>`, and the machine allows only the moves of the game's successor table, so
 a step out of order is refused by the machine itself. `hold` is entered from any state;
 `resume_<state>` leaves it for one named state. Supervisor overrides on a hold are internal
-transitions of `hold` guarded by the kind of problem the hold is for (`HOLD_OVERRIDES`).
+transitions of `hold`, each guarded by what the hold is for (`controller.table.remedies`).
 The diagram (`controller.table.diagram`) is drawn from the same data.
 """
 from __future__ import annotations
@@ -14,23 +14,10 @@ from typing import Any
 from transitions import Machine
 
 from controller.games.procedure import RESULT, Procedure
+from controller.table.remedies import HOLD_OVERRIDES
 from controller.table.states import (BETTING, BURN, BURNING, CLOSED, HOLD, IDLE, LOADED,
                                      SHOE_ENDED, SHOE_STATES, SHUFFLING, dealing,
                                      trigger_name)
-
-#: overrides that act on a hold, and the kinds of hold (its latest problem) each may clear
-HOLD_OVERRIDES: dict[str, frozenset[str]] = {
-    "enter_card": frozenset({"unreadable_card", "restart_review"}),
-    "burn_card": frozenset({"card_not_due", "foreign_card", "face_up_card",
-                            "card_while_betting"}),
-    "remove_card": frozenset({"foreign_card"}),
-    "accept_count": frozenset({"count_mismatch"}),
-    "reject_count": frozenset({"count_mismatch"}),
-    "accept_reads": frozenset({"link_lost"}),
-    "discard_reads": frozenset({"link_lost"}),
-    "confirm_layout": frozenset({"restart_review"}),
-}
-
 
 def allows(action: str) -> str:
     """The name of the model's guard for a hold override."""

@@ -188,8 +188,9 @@ class Problem:
 
 @dataclass
 class QueuedRead:
-    """A read that arrived while the table was held for a lost link, kept for review."""
-    code: str
+    """A read that arrived while the table was on hold, kept for the supervisor; `code` None:
+    the shoe reported a card it could not read (`flags` say why)."""
+    code: str | None
     flags: dict[str, Any] = field(default_factory=dict)
 
 
@@ -199,6 +200,9 @@ class Hold:
     problems: list[Problem] = field(default_factory=list)
     queued: list[QueuedRead] = field(default_factory=list)
     link_back: bool = False
+    #: device inputs that need the state the hold came from (a shuffled shoe, a counted rest),
+    #: as journaled; applied in their order once the hold is left
+    kept: list[dict] = field(default_factory=list)
 
     @property
     def last(self) -> Problem:
@@ -211,10 +215,10 @@ class Hold:
     def to_dict(self) -> dict:
         return {"resume_to": self.resume_to, "problems": [p.as_dict() for p in self.problems],
                 "queued": [{"code": q.code, "flags": dict(q.flags)} for q in self.queued],
-                "link_back": self.link_back}
+                "link_back": self.link_back, "kept": [dict(k) for k in self.kept]}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Hold":
         return cls(d["resume_to"], [Problem.from_dict(p) for p in d["problems"]],
                    [QueuedRead(q["code"], dict(q.get("flags", {}))) for q in d.get("queued", [])],
-                   bool(d.get("link_back", False)))
+                   bool(d.get("link_back", False)), [dict(k) for k in d.get("kept", [])])

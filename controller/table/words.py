@@ -24,5 +24,11 @@ def hold_words(problem: dict[str, Any]) -> Words:
     return Words("prompt.hold", {"problem": problem_words(problem)})
 
 
+def kept_words(problem: dict[str, Any], n: int) -> Words:
+    """A hold under which reads came: the problem, and how many reads wait with it."""
+    from controller.words.problems import problem_words
+    return Words("prompt.hold_kept", {"problem": problem_words(problem), "n": n})
+
+
 def link_back_words(codes: list[str]) -> Words:
     return Words("prompt.link_back", {"n": len(codes), "cards": list(codes)})

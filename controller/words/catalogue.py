@@ -25,6 +25,9 @@ PROMPTS: dict[str, Message] = {
     "prompt.bets_open": "Bets open",
     "prompt.hold": "On hold: {problem}",
     "prompt.hold_plain": "On hold",
+    "prompt.hold_kept": ("On hold: {problem} {n} read came meanwhile; it waits with the hold.",
+                         "On hold: {problem} {n} reads came meanwhile; they wait with the hold."),
+    "prompt.virtual_supervisor": "{problem} The virtual supervisor clears it.",
     # service conditions: the table cannot deal yet, whatever its own state
     "prompt.no_shoe_yet": "No shoe yet: the table waits for its shoe to be connected and tries "
                           "again by itself",
@@ -106,6 +109,12 @@ PROBLEMS: dict[str, Message] = {
                               "table ({cards}) against the record before dealing goes on.",
     "problem.restart_review_burn": "The controller restarted during the new shoe's burn: check "
                                    "the burned cards ({cards}) before dealing goes on.",
+    "problem.restart_review_count": ("The controller restarted while the rest of the shoe was "
+                                     "read back ({n} card counted so far): check the count "
+                                     "before it goes on.",
+                                     "The controller restarted while the rest of the shoe was "
+                                     "read back ({n} cards counted so far): check the count "
+                                     "before it goes on."),
     "problem.integrity_alarm": "The cards come out in an order a shuffled shoe does not give "
                                "(new-deck order, or a repeat of an earlier shoe).",
     "problem.missed_shoe_burn": "A round was started before the new shoe was burned: the shoe is "
@@ -176,6 +185,7 @@ ACTIONS: dict[str, Message] = {
     "action.accept_count": "Accept count", "action.reject_count": "Reject count",
     "action.demo_round": "Demo round", "action.switch_mode": "Switch mode",
     "action.accept_reads": "Accept reads", "action.discard_reads": "Discard reads",
+    "action.return_reads": "Give reads back",
     "action.decide": "Decide", "action.open_bets": "Open bets", "action.close_bets": "Close bets",
     "action.start_round": "Start round", "action.confirm_result": "Confirm result",
     "action.report_misplaced": "Misplaced cards", "action.report_face_up": "Face-up card",
@@ -210,6 +220,9 @@ HELP: dict[str, Message] = {
                          "cards on the table; deal them in the order read.",
     "help.discard_reads": "The shoe's link is back, but the cards it read meanwhile are not "
                           "trusted: take them out of play, void the round and end the shoe.",
+    "help.return_reads": "The cards read while the table was on hold (and a card drawn when "
+                         "none was due) were not dealt from this shoe: they go back, and none "
+                         "of them counts in the shoe.",
     "help.decide": "Give a decision the game waits for.",
     "help.open_bets": "Open the bets for the next round.",
     "help.close_bets": "Close the bets: no more bets; dealing starts.",
@@ -279,6 +292,9 @@ REFUSALS: dict[str, Message] = {
     "refuse.check_layout": "Check the cards on the table against the record first: confirm "
                            "them, enter a card, or void the round.",
     "refuse.no_round_to_void": "There is no round in progress to void.",
+    "refuse.no_reads_kept": "No reads are kept under this hold.",
+    "refuse.internal_error": "{action} could not be done: the controller met an error it did "
+                             "not expect (the technician finds it in the log). Nothing changed.",
     "refuse.not_a_card": "That is not a card: write its rank and suit, e.g. 9H, TD, AS.",
     "refuse.card_not_in_shoe": "{card} cannot be in this shoe (every copy is already out).",
     "refuse.no_layout": "There is no round whose cards could be confirmed.",
@@ -330,6 +346,8 @@ CONSOLE: dict[str, Message] = {
     "console.all_dealt": "All cards dealt.",
     "console.hold_title": "TABLE ON HOLD: dealing is stopped until a supervisor clears it.",
     "console.problem_n": "Problem {n}: {problem}",
+    "console.kept_reads": ("{n} read kept with the hold: {cards}",
+                           "{n} reads kept with the hold: {cards}"),
     "console.goes_back_to": "Once cleared: {state}.",
     "console.clear_with": "To clear it, use one of:",
     "console.clear_by_resume": "Deal with the cause, then Resume.",

@@ -35,6 +35,8 @@ def problem_words(problem: Mapping[str, Any]) -> Words:
         layout: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         if "start_burn" in layout:
             code, fields["cards"] = "problem.restart_review_burn", layout.get("start_burn")
+        elif "count_back" in layout:
+            code, fields["n"] = "problem.restart_review_count", layout.get("count_back")
         else:
             fields["cards"] = dict(layout)
     elif kind == "hold":

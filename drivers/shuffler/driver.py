@@ -221,24 +221,33 @@ class ShufflerDriver:
         Raises ShufflerFault (jam, door open, error, idle), ShuffleCountError (count or
         composition wrong), or Timeout after `timeout_s`.
         """
-        expected_decks = decks if decks is not None else self.decks
         deadline = self._clock() + timeout_s
         while True:
-            st = self.status()
-            if st.state == "ready":
-                count, comp = self.count(), self.composition()
-                self._check(count, comp, expected_decks)
-                return ShuffleDone(device="shuffler", count=count, composition=comp, raw=st.raw)
-            if st.state == "error" and st.error_code == p.E_COUNT_MISMATCH:
-                count, comp = self.count(), self.composition()
-                expected = 52 * expected_decks if expected_decks else None
-                raise ShuffleCountError(f"the shuffler reports a count mismatch: it counted "
-                                        f"{count} cards", count, expected, comp)
-            if st.state != "shuffling":
-                raise ShufflerFault(st, _FAULT_HINTS.get(st.state, "clear() and shuffle()"))
+            done = self.poll_ready(decks=decks)
+            if done is not None:
+                return done
             if self._clock() >= deadline:
                 raise Timeout(f"shuffler {self.url}: still shuffling after {timeout_s} s")
             self._sleep(min(self.poll_interval_s, max(0.0, deadline - self._clock())))
+
+    def poll_ready(self, *, decks: int | None = None) -> ShuffleDone | None:
+        """One look at a running shuffle: its checked count and composition once the shoe is
+        shuffled, None while it still shuffles; raises as `wait_ready` does. (For a caller
+        that waits on a clock of its own between looks.)"""
+        expected_decks = decks if decks is not None else self.decks
+        st = self.status()
+        if st.state == "ready":
+            count, comp = self.count(), self.composition()
+            self._check(count, comp, expected_decks)
+            return ShuffleDone(device="shuffler", count=count, composition=comp, raw=st.raw)
+        if st.state == "error" and st.error_code == p.E_COUNT_MISMATCH:
+            count, comp = self.count(), self.composition()
+            expected = 52 * expected_decks if expected_decks else None
+            raise ShuffleCountError(f"the shuffler reports a count mismatch: it counted "
+                                    f"{count} cards", count, expected, comp)
+        if st.state != "shuffling":
+            raise ShufflerFault(st, _FAULT_HINTS.get(st.state, "clear() and shuffle()"))
+        return None
 
     def deliver(self) -> list[str] | None:
         """Hand the shuffled shoe over; the card order when the device reports it (the
