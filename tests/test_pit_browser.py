@@ -73,7 +73,8 @@ def test_the_pit_view_shows_every_table_with_pace_holds_and_alerts(tmp_path, pg_
                 ("A", "3", {}), ("B", "3", {"TABLECTL_SIMULATOR_FAULTS": "misread@5"}),
                 ("C", "5", {})), 3):
             procs[table] = subprocess.Popen(TABLECTL + [
-                "run", "--pace", "0.02", "--seed", str(seed), "--shoes", "0", "--journal",
+                "run", "--pace", "0.02", "--seed", str(seed), "--shoes", "0",
+                "--no-virtual-supervisor", "--journal",
                 str(tmp_path / f"{table}.db"), "--config", str(ROOT / "config" / "table.toml"),
                 "--feed", broker.url], stdout=subprocess.DEVNULL,
                 stderr=open(tmp_path / f"{table}.err", "w"), cwd=ROOT, env=env(

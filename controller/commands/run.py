@@ -97,7 +97,8 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
     try:
         if control:
             _socket_path_free(cfg.console.socket)
-        return _run_claimed(cfg, profile, publishers, control=control, anchor_key=anchor_key)
+        return _run_claimed(cfg, profile, publishers, control=control, anchor_key=anchor_key,
+                            virtual_supervisor=virtual_supervisor)
     finally:
         release(lock)
 
@@ -117,7 +118,8 @@ def _socket_path_free(path: str) -> None:
                          "give another --socket ([console] socket), or remove it")
 
 
-def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key) -> int:
+def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key,
+                 virtual_supervisor: bool | None = None) -> int:
     import signal
     import sys
 
