@@ -36,6 +36,8 @@ class TableCfg:
     shoes: int = 0                    # shoes to run before exiting; 0 = until stopped
     language: str = "en"              # the dealer's prompts and screen: en, zh_Hant, hi, bn, th
     pit: str = ""                     # the floor's pit the table stands in (on the floor feed)
+    min_bet: int = 0                  # the table's limits, on the players' page; 0: not shown
+    max_bet: int = 0
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,7 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
 _RANGES: Mapping[str, tuple[float, bool, float]] = {
     "table.betting_seconds": (0, True, 3600), "table.demo_rounds": (0, True, 3),
     "table.shoes": (0, True, 10 ** 6),
+    "table.min_bet": (0, True, 10 ** 12), "table.max_bet": (0, True, 10 ** 12),
     "shoe.baudrate": (0, False, 4_000_000), "shoe.read_timeout_s": (0, False, 60),
     "shoe.dead_after_timeouts": (0, True, 10 ** 6),
     "shoe.reconnect_initial_s": (0, False, 3600), "shoe.reconnect_max_s": (0, False, 3600),
@@ -227,6 +230,10 @@ def _check(cfg: Config) -> None:
     for key in _RANGES:
         section, name = key.split(".")
         check_number(where, key, getattr(getattr(cfg, section), name))
+    if cfg.table.max_bet and cfg.table.min_bet > cfg.table.max_bet:
+        raise ConfigError(where, "table.max_bet", f"{cfg.table.max_bet} is below min_bet "
+                          f"{cfg.table.min_bet}", "make max_bet at least min_bet (or 0: not "
+                          "shown)")
     if cfg.shoe.reconnect_max_s < cfg.shoe.reconnect_initial_s:
         raise ConfigError(where, "shoe.reconnect_max_s", "is below reconnect_initial_s",
                           "make reconnect_max_s at least reconnect_initial_s")

@@ -46,7 +46,7 @@ SAMPLE = {
     "seconds": 1.0, "time": "12:00:00", "text": "head dirty", "label": "Note", "what": "Hold",
     "rank": "A", "suit": "S", "winner": "BANKER",
     "start": "2026-12-01 08:00", "end": "2026-12-01 14:00", "path": "var/journal.db",
-    "low": 1, "high": 5,
+    "low": 1, "high": 5, "min": 100, "max": 10000,
 }
 
 

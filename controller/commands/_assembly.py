@@ -204,9 +204,11 @@ class TableAssembly:
         if notes and not self.service.journal_failed:
             self.journal.append_many([(kind, n) for n in notes])
 
-    def start_display(self, sock: Any, language: str = "en") -> None:
+    def start_display(self, sock: Any, language: str = "en",
+                      limits: dict | None = None) -> None:
         """The web display on a bound socket: first the current shoe's events from the
-        journal (a table started again mid-shoe), then the live ones."""
+        journal (a table started again mid-shoe), then the live ones; the players' page names
+        the table, its game and `limits` ({"min", "max"})."""
         from controller import display
         from controller.display.history import DISPLAY_KINDS, shoe_events
         history: list[dict] = []
@@ -217,7 +219,9 @@ class TableAssembly:
             finally:
                 past.close()
         hub, self.display = display.start(sock, reveal=self.profile.reveal, history=history,
-                                          language=language, simulator=self.service.simulated)
+                                          language=language, simulator=self.service.simulated,
+                                          table=self.service.name, game=self.profile.game,
+                                          limits=limits)
         self.service.publishers.append(hub)
         self.service.subscribers.append(hub.on_status)
         self._closers.append(self.display.close)

@@ -173,7 +173,9 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
                            retry_max_s=cfg.feed.retry_max_s, pit=cfg.table.pit)
         if listener is not None:
             # before resume: the events a restart republishes reach the display too
-            asm.start_display(listener, language=normalise(cfg.table.language))
+            t = cfg.table
+            limits = {"min": t.min_bet, "max": t.max_bet} if t.min_bet or t.max_bet else None
+            asm.start_display(listener, language=normalise(cfg.table.language), limits=limits)
             print(f"tablectl run: web display at {asm.display.url}", file=sys.stderr)
         line = asm.resume(devices_lost=sim)
         if line:

@@ -10,16 +10,19 @@ from typing import Any, Iterable
 
 
 def start(sock: socket.socket, *, reveal: str = "on_read", history: Iterable[dict] = (),
-          language: str = "en", simulator: bool = False) -> tuple[Any, Any]:
+          language: str = "en", simulator: bool = False, table: str = "",
+          game: str | None = None, limits: dict | None = None) -> tuple[Any, Any]:
     """(hub, server): the display serving on `sock`, its view first fed `history` (the current
     shoe's journaled events), its pages in `language` (the table's), with a SIMULATOR ribbon
-    when `simulator` (the table runs on the simulator). The caller adds `hub.publish` to the
+    when `simulator` (the table runs on the simulator); the players' page names the `table`,
+    its `game` and its `limits` ({"min", "max"}, or None). The caller adds `hub.publish` to the
     service's publishers and `hub.on_status` to its subscribers, and closes the server when
     the table stops."""
     from controller.display.hub import DisplayHub
     from controller.display.public import PublicView
     from controller.display.server import DisplayServer
     from controller.display.web import create_app
-    hub = DisplayHub(PublicView(reveal, language, simulator=simulator))
+    hub = DisplayHub(PublicView(reveal, language, simulator=simulator, table=table, game=game,
+                                limits=limits))
     hub.feed(history)
     return hub, DisplayServer(create_app(hub), sock, hub).start()

@@ -445,6 +445,14 @@ PAGE: dict[str, Message] = {
     "page.count.natural": "Natural", "page.count.rounds": "Rounds",
     "page.bead.banker": "B", "page.bead.player": "P", "page.bead.tie": "T",
     "page.bead.andar": "A", "page.bead.bahar": "B",
+    "page.table": "Table {table}",
+    # the game as the players know it (the reports and the console name it in full)
+    "page.game.punto_banco": "Punto Banco", "page.game.andar_bahar": "Andar Bahar",
+    "page.game.chemin_de_fer": "Chemin de Fer", "page.game.baccarat_banque": "Baccarat en Banque",
+    "page.limits": "Limits {min} – {max}", "page.limit_min": "Minimum bet {min}",
+    "page.limit_max": "Maximum bet {max}",
+    "page.bets_open": "PLACE YOUR BETS", "page.seconds_left": "{n} s",
+    "page.hold_wait": "Please wait: the game goes on once the table is cleared.",
 }
 
 #: the shoe and shift report (`tablectl report`): headings, columns, notes and its pictures
