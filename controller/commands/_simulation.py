@@ -196,6 +196,7 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
     if rig_state:
         asm.service.before_input.append(lambda: rig.save(rig_state))
     asm.service.crash_after = opts.crash_after
+    asm.cycle.simulator = True          # every shoe it deals is a simulation's, on record
     asm.wire()
     if opts.feed:
         try:

@@ -78,12 +78,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         if out.suffix.lower() == ".pdf":
             pages = write_pdf(report, out, language)
-            print(f"tablectl report: {first.selection}{_tables(report)}: {pages} pages to "
-                  f"{out}")
+            print(f"tablectl report: {first.selection}{_tables(report)}: written to {out} "
+                  f"(PDF, {pages} page{'s' if pages != 1 else ''})")
         else:
             images = write_html(report, out, language)
-            print(f"tablectl report: {first.selection}{_tables(report)}: {images} pictures to "
-                  f"{out}")
+            print(f"tablectl report: {first.selection}{_tables(report)}: written to {out} "
+                  f"(one HTML file, its {images} picture{'s' if images != 1 else ''} of roads "
+                  f"and charts inside it)")
     except OSError as err:          # a full disk, a file that cannot be replaced…
         raise InputError(f"--output {args.output}: cannot be written: "
                          f"{err.strerror or err}") from None

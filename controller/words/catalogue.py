@@ -471,7 +471,7 @@ REPORT: dict[str, Message] = {
     "report.col.shoe": "Shoe", "report.col.game": "Game", "report.col.decks": "Decks",
     "report.col.started": "Started (UTC)", "report.col.ended": "Ended (UTC)",
     "report.col.end_reason": "Why it ended", "report.col.card_count": "Card count",
-    "report.not_ended": "not ended", "report.reconciled": "reconciled",
+    "report.not_ended": "in progress", "report.reconciled": "reconciled",
     "report.differences": ("{n} difference", "{n} differences"),
     "report.results": "Results", "report.col.result": "Result", "report.col.share": "Share",
     "report.void_rounds": "void rounds", "report.demo_rounds": "demonstration rounds",
@@ -529,6 +529,17 @@ REPORT: dict[str, Message] = {
     "report.floor_title": ("Floor report: {what}, {n} table", "Floor report: {what}, {n} tables"),
     "report.tables": "Tables", "report.col.table": "Table",
     "report.store_table": "Table {table}, from the floor store {path}",
+    # the first page: what the report covers
+    "report.cover.game": "{game} (profile {profile})",
+    "report.cover.period": "From – to (UTC)",
+    "report.cover.rounds": ("{n} round ({void} void, {demo} demonstration)",
+                            "{n} rounds ({void} void, {demo} demonstration)"),
+    "report.cover.holds": ("{n} hold, {seconds} s on hold in all",
+                           "{n} holds, {seconds} s on hold in all"),
+    "report.cover.simulated": "SIMULATOR: these shoes were dealt on the simulator, not at a live "
+                              "table.",
+    "report.cover.source": "Records", "report.cover.written": "Written",
+    "report.table_section": "Table {table}",
 }
 
 #: the pit view (`tablectl floor --web`): every table of the floor with its pace and holds, the
