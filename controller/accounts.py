@@ -322,7 +322,7 @@ class AccountStore:
                                    "manager (--as MANAGER)")
             self._insert(db, name, "manager", secret)
             self._log_change(db, name, "bootstrap", name, "role=manager")
-        log.warning("first account made", user=name, path=str(self.path))
+        log.info("first account made", user=name, path=str(self.path))
 
     def add(self, name: str, role: str, secret: str, *, by: str) -> None:
         check_name(name)

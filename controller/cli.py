@@ -23,6 +23,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     parser.add_argument("--log-level", default="WARNING",
                         help="log level for stderr (DEBUG, INFO, WARNING, ERROR); default WARNING")
+    parser.add_argument("--log-file", metavar="FILE",
+                        help="write the log to FILE (JSON lines, appended) instead of stderr "
+                        "(`run` does so by itself, beside its journal, when its readable lines "
+                        "and stderr would share one screen)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     import controller.commands as pkg
@@ -44,7 +48,12 @@ def bad_input_types() -> tuple[type[BaseException], ...]:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    configure(args.log_level)
+    try:
+        configure(args.log_level, path=args.log_file)
+    except OSError as err:
+        print(f"tablectl: --log-file {args.log_file}: cannot be written: "
+              f"{err.strerror or err}", file=sys.stderr)
+        return 2
     try:
         return int(args.func(args) or 0)
     except bad_input_types() as err:
@@ -57,7 +66,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tablectl {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        # the reader went away (`… | head`): nothing more to say, and nothing left to flush
+        # into a closed pipe at exit
+        quiet_stdout()
         return 0
+
+
+def quiet_stdout() -> None:
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -16,16 +16,22 @@ import structlog
 _configured = False
 
 
-def configure(level: str = "WARNING", json_logs: bool | None = None) -> None:
-    global _configured
-    if json_logs is None:
-        json_logs = not sys.stderr.isatty()
-    shared = [
+def _shared() -> list:
+    return [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
     ]
+
+
+def configure(level: str = "WARNING", json_logs: bool | None = None,
+              path: str | None = None) -> None:
+    """The log to stderr (JSON lines unless stderr is a terminal), or to the file `path`."""
+    global _configured
+    if json_logs is None:
+        json_logs = not sys.stderr.isatty()
+    shared = _shared()
     # tracebacks: a structured list in JSON lines; the console renderer prints them itself
     tracebacks = [structlog.processors.dict_tracebacks] if json_logs else []
     renderer = (structlog.processors.JSONRenderer() if json_logs
@@ -40,13 +46,41 @@ def configure(level: str = "WARNING", json_logs: bool | None = None) -> None:
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=shared, processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta, *tracebacks, renderer]))
+    handler._tablectl = True            # type: ignore[attr-defined]
     root = logging.getLogger()
     if not _configured:
         root.addHandler(handler)
     root.setLevel(level.upper())
     logging.getLogger("transitions").setLevel(max(logging.WARNING, root.level))
     _configured = True
+    if path:
+        to_file(path)
 
 
 def get_logger(name: str):
     return structlog.get_logger(name)
+
+
+_file_given = False
+
+
+def to_file(path: str) -> None:
+    """The log to `path` (JSON lines, appended) instead of stderr, from now on."""
+    global _file_given
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=_shared(), processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.dict_tracebacks, structlog.processors.JSONRenderer()]))
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "_tablectl", False)]:
+        root.removeHandler(old)
+        old.close()
+    handler._tablectl = True            # type: ignore[attr-defined]
+    root.addHandler(handler)
+    _file_given = True
+
+
+def to_file_given() -> bool:
+    """Whether the log already goes to a file (--log-file, or `to_file`)."""
+    return _file_given

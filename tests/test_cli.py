@@ -55,8 +55,9 @@ def test_readable_lines(capsys):
     code, out, _ = run(capsys, "simulate", "--profile", "classic", "--seed", "2")
     assert code == 0
     lines = [line for line in out.splitlines() if line.startswith("#")]
-    assert lines and all(" P " in line and " B " in line for line in lines)
-    assert lines[0].split()[-1] in ("PLAYER", "BANKER", "TIE")
+    assert lines and all(" PLAYER " in line and " BANKER " in line for line in lines)
+    assert " ".join(lines[0].split()[-2:]) in ("PLAYER WINS", "BANKER WINS") or \
+        lines[0].split()[-1] == "TIE"
 
 
 @pytest.mark.parametrize("content,message", [

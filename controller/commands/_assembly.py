@@ -24,6 +24,7 @@ from controller.service.loop import TableService
 from controller.service.recovery import NOTE_KINDS, Recovery, open_table
 from controller.table.inputs import Restarted, command, parse_input
 from controller.table.states import CLOSED, SHOE_ENDED, SHUFFLING
+from controller.words import Words
 
 log = get_logger("controller.assembly")
 
@@ -254,29 +255,38 @@ class TableAssembly:
         feed.start()
 
     # ------------------------------------------------------------------ a restart
-    def resume(self, *, devices_lost: bool) -> str | None:
-        """What to do with a shoe the journal left open; one line saying what was resumed."""
+    def resume(self, *, devices_lost: bool) -> list[Words]:
+        """What to do with a shoe the journal left open; what was resumed, in words (nothing
+        for a new journal)."""
         rec: Recovery = self.recovery
         table = self.service.table
         if not rec.resumed:
-            return None
+            return []
         # what a crash left journaled but seen by nobody goes out first (at least once), to the
         # publishers and to the actors and devices that react to it
         self.service.publish(rec.undelivered)
         self.service.published_seq = self.journal.last_seq
         redone = {e.get("action") for e in rec.undelivered if e["event"] == "device_request"}
-        where = f"journal {self.journal_path} at seq {self.journal.last_seq}"
+        where = {"path": self.journal_path, "seq": self.journal.last_seq,
+                 "shoe": table.shoe_no}
         state = table.state
         if state in (CLOSED, SHOE_ENDED) and not (table.shoe and table.shoe.counting):
-            return f"resumed {where}: no shoe in play (shoe {table.shoe_no} done)"
-        line = f"resumed {where}: shoe {table.shoe_no}" + (
-            f", round {table.round.number}" if table.round is not None else "") + f", {state}"
+            return [Words("run.restart_no_shoe", where)]
+        if table.round is not None:
+            where["round"] = table.round.number
         if table.hold is not None:
-            line += f", on hold for {table.hold.last.kind}"
+            where["kind"] = table.hold.last.kind
+        else:
+            where["state"] = state
+        if "kind" in where:
+            code = "run.restart_round_hold" if "round" in where else "run.restart_hold"
+        else:
+            code = "run.restart_round" if "round" in where else "run.restart_shoe"
+        line = [Words(code, where)]
         if devices_lost:
             # the embedded simulator died with the last process: its shoe is gone
             self.service.submit(command("abandon_shoe", reason="simulated devices restarted"))
-            return line + "; the simulated shoe did not survive the restart: it is closed"
+            return line + [Words("run.restart_sim_closed")]
         if self.shoe is not None and rec.shoe_seq and self.shoe.resends:
             self.shoe.resume(rec.shoe_seq)
         resends = self.shoe.resends if self.shoe is not None else False

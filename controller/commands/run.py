@@ -69,9 +69,43 @@ def run(args: argparse.Namespace) -> int:
         from controller.journal.anchor import load_key
         anchor_key = load_key(cfg.storage.anchor_key_file, "--anchor-key" if args.anchor_key
                               else f"{cfg.path}: storage.anchor_key_file")
-    feed = JsonFeed() if args.json else TextFeed(verbose=True,
-                                                 language=normalise(cfg.table.language))
+    language = normalise(cfg.table.language)
+    if not args.json:
+        log_apart(cfg, language)
+    feed = JsonFeed() if args.json else TextFeed(verbose=True, language=language)
     return run_table(cfg, profile, [feed], control=not args.no_control, anchor_key=anchor_key)
+
+
+def log_apart(cfg, language: str) -> None:
+    """The readable lines are for the people at the table: where the log would be written
+    among them (stderr is the same terminal, file or pipe as stdout, and not journald's),
+    it goes to a file beside the journal instead, and one line says where."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from controller import logsetup
+    from controller.words.fields import word
+    if logsetup.to_file_given() or not same_stream(sys.stdout, sys.stderr):
+        return
+    path = Path(cfg.storage.journal).parent / "tablectl.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    logsetup.to_file(str(path))
+    print(f"tablectl run: {word('run.log_file', language, path=str(path))}", file=sys.stderr,
+          flush=True)
+
+
+def same_stream(out, err) -> bool:
+    """Whether two streams end in the same place, which is not systemd's journal."""
+    import os
+    try:
+        a, b = os.fstat(out.fileno()), os.fstat(err.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not os.path.samestat(a, b):
+        return False
+    journal = os.environ.get("JOURNAL_STREAM", "")
+    return journal != f"{b.st_dev}:{b.st_ino}"
 
 
 def is_sim_url(url: str) -> bool:
@@ -91,6 +125,7 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
     from controller.logsetup import get_logger
     from controller.service.cycle import ShoePlan
     from controller.software import release_digest
+    from controller.words import english, render
     sim = is_sim_url(cfg.shoe.url) or is_sim_url(cfg.shuffler.url)
     c, s = cfg.shoe, cfg.shuffler
     shoe_options = dict(read_timeout_s=c.read_timeout_s, dead_after_timeouts=c.dead_after_timeouts,
@@ -145,6 +180,7 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
         from controller.feed.broker import broker_from
         broker = broker_from(cfg.feed)
     Path(cfg.storage.journal).parent.mkdir(parents=True, exist_ok=True)
+    language = normalise(cfg.table.language)
     try:
         asm = TableAssembly(profile, journal_path=cfg.storage.journal, devices=devices,
                             publishers=publishers, plan=lambda number: plan,
@@ -162,6 +198,9 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
         raise
     if rig is not None and asm.recovery.resumed:
         rig.reseed(asm.service.table.shoe_no)
+    for publisher in publishers:
+        if hasattr(publisher, "on_status"):         # the readable lines: after every input
+            asm.service.subscribers.append(publisher.on_status)
     try:
         # the software checked, the service manager, the clock and the health view
         pc = TablePC(asm, cfg, simulated=sim, shoe_waiting=shoe_waiting)
@@ -175,12 +214,12 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
             # before resume: the events a restart republishes reach the display too
             t = cfg.table
             limits = {"min": t.min_bet, "max": t.max_bet} if t.min_bet or t.max_bet else None
-            asm.start_display(listener, language=normalise(cfg.table.language), limits=limits)
+            asm.start_display(listener, language=language, limits=limits)
             print(f"tablectl run: web display at {asm.display.url}", file=sys.stderr)
-        line = asm.resume(devices_lost=sim)
-        if line:
-            print(f"tablectl run: {line}", file=sys.stderr)
-            get_logger("controller.run").info("resumed", detail=line)
+        for words in asm.resume(devices_lost=sim):
+            # said to the people at the table in their language, and to the log in English
+            print(f"tablectl run: {render(words, language)}", file=sys.stderr)
+            get_logger("controller.run").info("resumed", detail=english(words))
         asm.start_sources()
         if control:
             k = cfg.console

@@ -182,7 +182,8 @@ def feed_text(feed: Any, language: str = "en") -> Text:
         return Text()
     behind = feed.get("behind") or 0
     where = clean(feed.get("broker", "?"))
-    if not behind and feed.get("connected"):
+    # a record or two owed for a moment is a feed in full flow, not one behind
+    if (not behind or feed.get("late") is False) and feed.get("connected"):
         return Text(word("console.feed_ok", language, broker=where), style="dim")
     out = Text(clean(word("console.feed_behind", language, broker=where,
                           n=behind if isinstance(behind, int) else 0)), style="bold yellow")

@@ -160,7 +160,7 @@ def collect(journal: Any, *, shoe: int | None = None, start: datetime | None = N
             if rec.seq in firsts:
                 current = ShoeReport(d.get("shoe"), str(d.get("game", "")),
                                      str(d.get("profile", "")), str(d.get("profile_sha256", "")),
-                                     d.get("decks"), when, table=str(d.get("table") or ""),
+                                     d.get("decks"), when, table=str(d.get("table_name") or ""),
                                      simulator=d.get("simulator") is True)
                 report.shoes.append(current)
                 roads, gate = ShoeRoads(), RevealGate()

@@ -89,7 +89,7 @@ class CommandsMixin(StakesMixin):
                   **({"software_sha256": software} if software else {}),
                   # which table, and whether its cards are a simulator's: the record says so
                   # for whoever reads it later (a report, the floor store)
-                  **({"table": table} if table else {}),
+                  **({"table_name": table} if table else {}),
                   **({"simulator": simulator} if isinstance(simulator, bool) else {}),
                   **({"reveal": p.reveal} if p.reveal != "on_read" else {}))
         if shuffler:
