@@ -448,8 +448,9 @@ class AccountStore:
         if locked_until is not None and now < locked_until:
             minutes = max(1, math.ceil((locked_until - now) / 60))
             return result(False, "locked", f"account {name!r} is locked after "
-                          f"{self.max_failures} failed attempts; try again in {minutes} "
-                          "minute(s) or ask a manager to enable it", role=role,
+                          f"{self.max_failures} failed attempts; it opens by itself in "
+                          f"{minutes} minute(s), or at once when a manager runs `tablectl "
+                          f"users enable {name} --as MANAGER`", role=role,
                           failures=row["failures"], locked_minutes=minutes)
         return None
 

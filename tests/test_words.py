@@ -53,7 +53,7 @@ SAMPLE = {
     "revealed": "2026-12-01 08:01:09.000 UTC", "asked": 10, "source": "var/journal.db",
     "bets": "Banker +0.95", "before": "on hold", "after": "between rounds", "code": "E3",
     "count": 416, "model": "SIM-SHUFFLER-12", "serial": "SIM-000001", "firmware": "sim-1.0.0",
-    "status": "complete", "void": 0, "demo": 1,
+    "status": "complete", "void": 0, "demo": 1, "hint": "the card, e.g. 9H", "all": 45,
 }
 
 

@@ -302,12 +302,21 @@ REFUSALS: dict[str, Message] = {
     "refuse.reason_required": "Give a reason: every override is kept with why it was done.",
     "refuse.arg_missing": "Give the {arg}.",
     "refuse.arg_bad": "The {arg} is not right.",
+    "refuse.arg_bad_hint": "The {arg} is not right: give {hint}.",
+    "refuse.locked": ("{user}'s account is locked after too many wrong PINs. It opens by itself "
+                      "in {n} minute, or at once when a manager runs: tablectl users enable "
+                      "{user} --as MANAGER. Then sign in again here.",
+                      "{user}'s account is locked after too many wrong PINs. It opens by itself "
+                      "in {n} minutes, or at once when a manager runs: tablectl users enable "
+                      "{user} --as MANAGER. Then sign in again here."),
 }
 
 #: the console and the reports: labels, headings, lines
 CONSOLE: dict[str, Message] = {
     "console.table": "Table {table}",
     "console.profile": "Profile {profile} ({game}, mode {mode}, {decks} decks)",
+    "console.profile_one": "Profile {profile} ({game}, {decks} decks)",
+    "mode.commission": "with commission", "mode.no_commission": "without commission",
     "console.state": "State",
     "console.shoe": ("Shoe {shoe}: {out} cards out, {n} round",
                      "Shoe {shoe}: {out} cards out, {n} rounds"),
@@ -351,6 +360,12 @@ CONSOLE: dict[str, Message] = {
     "console.hand.game_card": "GAME CARD",
     "console.panel.round": "Current round", "console.panel.alarms": "Alarms",
     "console.panel.history": "Last 10 rounds", "console.quit": "Quit",
+    "console.panel.hold": "On hold", "console.panel.roads": "Roads",
+    "console.panel.health": "Health",
+    "console.no_health": "This controller reports no health view.",
+    "console.no_roads": "No result yet in this shoe.",
+    "console.road_empty": "empty",
+    "console.road_last": ("the last {n} of {all} column", "the last {n} of {all} columns"),
     "console.not_signed_in": "Not signed in: sign in to see the table.",
     "console.signing_in": "Signing in…",
     "console.disconnected": "DISCONNECTED: no controller answers. Retrying every {seconds} s.",
