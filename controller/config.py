@@ -127,13 +127,46 @@ class Config:
     path: str = "(defaults)"
 
 
+#: how a value of each kind is written in an environment variable
+_ENV_FORMS = {"int": "a whole number", "float": "a number, e.g. 0.5",
+              "bool": "true or false", "str": "text"}
+
+
 def _env_value(raw: str, typ: type, name: str) -> Any:
+    """A setting from the environment: a list is written `a,b` or as the file writes it,
+    `["a", "b"]`."""
+    if typ is tuple:
+        text = raw.strip()
+        if text.startswith("["):
+            try:
+                items = tomllib.loads(f"v = {text}")["v"]
+            except tomllib.TOMLDecodeError:
+                items = None
+            if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+                raise InputError(f"environment {name}={raw!r}: not a list of texts; write "
+                                 f"{name}=misread@40,drop@90 or {name}='[\"misread@40\"]'")
+            return tuple(items)
+        return tuple(x.strip() for x in text.split(",") if x.strip())
+    if typ is bool:
+        if raw.strip().lower() in ("true", "1", "yes", "false", "0", "no"):
+            return raw.strip().lower() in ("true", "1", "yes")
+        raise InputError(f"environment {name}={raw!r}: write true or false")
     try:
-        if typ is tuple:
-            return tuple(x.strip() for x in raw.split(",") if x.strip())
         return typ(raw)
     except ValueError:
-        raise InputError(f"environment {name}={raw!r}: expected {typ.__name__}") from None
+        raise InputError(f"environment {name}={raw!r}: write "
+                         f"{_ENV_FORMS.get(typ.__name__, typ.__name__)}") from None
+
+
+def env_name(section: str, key: str) -> str:
+    return f"TABLECTL_{section.upper()}_{key.upper()}"
+
+
+def origin(cfg: "Config", section: str, key: str) -> str:
+    """Where a setting came from, for an error about its value: the environment variable
+    that set it, else the file's key."""
+    name = env_name(section, key)
+    return f"environment {name}" if os.environ.get(name) else f"{cfg.path}: {section}.{key}"
 
 
 _TYPES = {"str": str, "int": int, "float": float, "bool": bool}
@@ -151,7 +184,7 @@ def _section(sec: Section, cls: type) -> Any:
             v = tuple(v)
         else:
             v = sec.get(f.name, base, default)
-        env = f"TABLECTL_{sec.prefix.rstrip('.').upper()}_{f.name.upper()}"
+        env = env_name(sec.prefix.rstrip('.'), f.name)
         if os.environ.get(env):
             v = _env_value(os.environ[env], base, env)
         values[f.name] = v

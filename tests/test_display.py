@@ -270,7 +270,9 @@ def test_listen_addresses_and_a_busy_port(tmp_path, capsys):
         assert main(["run", "--config", "config/table.toml", "--no-control", "--journal",
                      str(journal), "--http", f"127.0.0.1:{port}"]) == 2
         err = capsys.readouterr().err.strip()
-        assert err.count("\n") == 0 and "already in use" in err and "--http" in err
+        assert err.count("\n") == 0 and "already in use" in err
+        assert err.endswith("give another HOST:PORT (--http or [display] listen), or stop what "
+                            "listens there"), err
         assert not journal.exists()                 # nothing was dealt or journaled
     finally:
         taken.close()

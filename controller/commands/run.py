@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from controller.argtypes import count, seconds
-from controller.config import ConfigError, load_config, override
+from controller.config import load_config, origin, override
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
 from controller.words import normalise
@@ -149,13 +149,12 @@ def run_table(cfg, profile, publishers: list, *, control: bool = True,
                          faults=tuple(parse_fault(f) for f in cfg.simulator.faults),
                          name="table", continuous=profile.continuous_shuffler)
         except FaultError as err:
-            raise ConfigError(cfg.path, "simulator.faults", str(err),
-                              "write KIND@N with N a card index of the shoe") from None
+            raise InputError(f"{origin(cfg, 'simulator', 'faults')}: {err}") from None
         for fault in rig.faults:
             if fault.kind in SHOE_FAULTS and fault.at >= profile.cards:
-                raise ConfigError(cfg.path, "simulator.faults", f"{fault}: the shoe holds "
-                                  f"{profile.cards} cards", f"give a card index from 0 to "
-                                  f"{profile.cards - 1}")
+                raise InputError(f"{origin(cfg, 'simulator', 'faults')}: {fault}: the shoe "
+                                 f"holds {profile.cards} cards; give a card index from 0 to "
+                                 f"{profile.cards - 1}")
     shuffler_url = None if s.url == "none" else s.url
     devices = DeviceSettings(
         shoe_url=c.url, protocol=c.protocol, shoe_options=shoe_options,
