@@ -223,6 +223,19 @@ def _finish(story: dict) -> dict:
     return story
 
 
+def format_story(story: dict, language: str = "en") -> str:
+    """One round told for a supervisor (controller.recall_text says it)."""
+    from controller.recall_text import format_story as tell
+    return tell(story, language)
+
+
+def format_text(stories: list[dict], *, source: str = "", asked: int | None = None,
+                language: str = "en") -> str:
+    """The recall screen (controller.recall_text says it)."""
+    from controller.recall_text import format_text as tell
+    return tell(stories, source=source, asked=asked, language=language)
+
+
 def format_json_lines(stories: list[dict]) -> str:
     """One JSON object per round, oldest first."""
     return "\n".join(json.dumps(s, ensure_ascii=False) for s in stories)

@@ -209,7 +209,10 @@ def test_the_floor_in_words_as_text_and_full_screen():
     async def scenario():
         app = FloorApp(floor, Watch(), "mqtt://127.0.0.1:1883", refresh_s=0.1)
         async with app.run_test(size=(200, 20)) as pilot:
-            await pilot.pause()
+            for _ in range(100):
+                await pilot.pause(0.05)
+                if app.query("DataTable") and app.query_one("DataTable").row_count == 3:
+                    break
             table = app.query_one("DataTable")
             assert table.row_count == 3
             t1 = [str(c) for c in table.get_row("T1")]

@@ -125,3 +125,12 @@ def test_audit_and_recall_say_the_record_in_words(overrides_journal, language):
     # the --json of both stays language-neutral: the codes
     assert '"action": "enter_card"' in tablectl("audit", "--journal", str(overrides_journal),
                                                 "--json")
+
+
+def test_making_the_first_account_says_it_in_one_readable_line(tmp_path):
+    done = subprocess.run(TABLECTL + ["users", "add", "mia", "--role", "manager", "--db",
+                                      str(tmp_path / "users.db")], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, cwd=ROOT, timeout=60,
+                          env=env(TABLECTL_NEW_PIN="mia-manager-7"))
+    assert done.returncode == 0, done.stdout
+    assert scanned(done.stdout).splitlines() == ["created the first account: 'mia' (manager)"]
