@@ -97,8 +97,7 @@ def test_the_pdf_shows_the_shoe_its_roads_and_charts(journal, tmp_path, capsys):
 def test_the_roads_are_drawn_as_on_the_board(journal):
     """Beads filled with their letters, the big road's rings, the big eye boy's rings, the
     small road's filled dots, the cockroach pig's slashes, every mark of the shoe."""
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Circle
+    from matplotlib.collections import LineCollection, PathCollection
 
     from controller.report.charts import roads_figure
     with Journal.open_readonly(journal) as j:
@@ -110,10 +109,13 @@ def test_the_roads_are_drawn_as_on_the_board(journal):
                         ("big_eye_boy", "Big eye boy"), ("small_road", "Small road"),
                         ("cockroach_pig", "Cockroach pig")):
         ax = axes[title]
-        circles = [p for p in ax.patches if isinstance(p, Circle)]
-        filled = [c for c in circles if c.get_fill()]
-        lines = [ln for ln in ax.lines if isinstance(ln, Line2D)]
-        marks[name] = (len(filled), len(circles) - len(filled), len(lines), len(ax.texts))
+        dots = [c for c in ax.collections if isinstance(c, PathCollection)]
+        filled = sum(len(c.get_offsets()) for c in dots if c.get_facecolors().any())
+        rings = sum(len(c.get_offsets()) for c in dots if not c.get_facecolors().any())
+        # the grid is two sets of lines across the road; the slashes are one a cell
+        lines = sum(len(c.get_segments()) for c in ax.collections
+                    if isinstance(c, LineCollection) and c.get_linewidths()[0] > 0.5)
+        marks[name] = (filled, rings, lines, len(ax.texts))
     entries = {r: len(roads[r]["entries"]) for r in ("big_road", "big_eye_boy", "small_road",
                                                       "cockroach_pig")}
     ties = sum(1 for c in roads["big_road"]["entries"] if c["ties"])
