@@ -1,8 +1,11 @@
 """The players' scoreboard in a real browser: headless Chromium (Debian's chromium and
 chromium-driver, through Selenium) watches `tablectl run` deal on the embedded simulator (in
 Traditional Chinese, `TABLECTL_TABLE_LANGUAGE=zh_Hant`), sees new results arrive without a
-reload, every drawn road cell agree with /api/roads and the SIMULATOR ribbon on both pages; and
-the dealer's page of a table on hold says the hold in the table's words, never in English.
+reload, every drawn road cell agree with /api/roads and the SIMULATOR ribbon on both pages; the
+dealer's page of a table on hold says the hold in the table's words, never in English; and the
+players' page, a wall display, fills each of five screens (HD to 4K, and a portrait pillar)
+with every road whole, the betting countdown and the hold banner — its screenshots are kept in
+the test's own folder (`screens/` under pytest's tmp_path).
 
 Skipped where Chromium is not installed, except in CI (`CI` set), where .ci/run installs it."""
 import json

@@ -148,6 +148,7 @@ def test_a_shoe_in_play_is_counted_and_the_columns_keep_straight_in_thai(journal
                  "--output", str(thai)]) == 0
     pages = pdf_pages(thai)
     assert all(len(p.split()) > 5 for p in pages)
+    assert "T1" in pages[0] and "macau" in pages[0]          # whose, and which game's profile
     shoe_row = next(line.split() for line in pages[1].splitlines() if "macau" in line)
     assert "16" in shoe_row and len([w for w in shoe_row if re.fullmatch(
         r"\d{4}-\d\d-\d\d", w)]) == 1, shoe_row                # started, not ended

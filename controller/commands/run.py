@@ -80,7 +80,6 @@ def log_apart(cfg, language: str) -> None:
     """The readable lines are for the people at the table: where the log would be written
     among them (stderr is the same terminal, file or pipe as stdout, and not journald's),
     it goes to a file beside the journal instead, and one line says where."""
-    import os
     import sys
     from pathlib import Path
 
@@ -89,8 +88,11 @@ def log_apart(cfg, language: str) -> None:
     if logsetup.to_file_given() or not same_stream(sys.stdout, sys.stderr):
         return
     path = Path(cfg.storage.journal).parent / "tablectl.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    logsetup.to_file(str(path))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        logsetup.to_file(str(path))
+    except OSError:
+        return          # no place for it there: the log stays on stderr (--log-file FILE)
     print(f"tablectl run: {word('run.log_file', language, path=str(path))}", file=sys.stderr,
           flush=True)
 
