@@ -220,7 +220,7 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
 _RANGES: Mapping[str, tuple[float, bool, float]] = {
     "table.betting_seconds": (0, True, 3600), "table.demo_rounds": (0, True, 3),
     "table.shoes": (0, True, 10 ** 6),
-    "table.min_bet": (0, True, 10 ** 12), "table.max_bet": (0, True, 10 ** 12),
+    "table.min_bet": (0, True, 10 ** 9), "table.max_bet": (0, True, 10 ** 9),
     "shoe.baudrate": (0, False, 4_000_000), "shoe.read_timeout_s": (0, False, 60),
     "shoe.dead_after_timeouts": (0, True, 10 ** 6),
     "shoe.reconnect_initial_s": (0, False, 3600), "shoe.reconnect_max_s": (0, False, 3600),
