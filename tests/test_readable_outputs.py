@@ -95,22 +95,24 @@ def test_run_says_the_table_in_words_one_line_a_hold_and_keeps_its_log_apart(tmp
 def overrides_journal(tmp_path_factory):
     """A simulated shoe with a misread the virtual supervisor clears: an override, a hold and
     its resume, an irregularity, a corrected round."""
+    from controller.cli import main
     path = tmp_path_factory.mktemp("words") / "journal.db"
-    done = subprocess.run(TABLECTL + ["simulate", "--profile", "macau", "--seed", "7",
-                                      "--fault", "misread@40", "--journal", str(path)],
-                          capture_output=True, text=True, env=env(), cwd=ROOT, timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert main(["simulate", "--profile", "macau", "--seed", "7", "--fault", "misread@40",
+                 "--journal", str(path)]) == 0
     return path
 
 
 @pytest.mark.parametrize("language", ["en", "th"])
-def test_audit_and_recall_say_the_record_in_words(overrides_journal, language):
+def test_audit_and_recall_say_the_record_in_words(overrides_journal, language, capsys,
+                                                  monkeypatch):
+    from controller.cli import main
+    monkeypatch.setenv("TABLECTL_TABLE_LANGUAGE", language)
+
     def tablectl(*args: str) -> str:
-        done = subprocess.run(TABLECTL + list(args), stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, cwd=ROOT, timeout=60,
-                              env=env(TABLECTL_TABLE_LANGUAGE=language))
-        assert done.returncode == 0, done.stdout
-        return done.stdout
+        capsys.readouterr()
+        assert main(list(args)) == 0
+        said = capsys.readouterr()
+        return said.out + said.err                    # all a person at the terminal sees
     audit = scanned(tablectl("audit", "--journal", str(overrides_journal)))
     recall = scanned(tablectl("recall", "--journal", str(overrides_journal), "--last", "80"))
     if language == "en":
