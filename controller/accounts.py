@@ -336,7 +336,7 @@ class AccountStore:
                                    "manager (--as MANAGER)")
             self._insert(db, name, "manager", secret)
             self._log_change(db, name, "bootstrap", name, "role=manager")
-        log.warning("first account made", user=name, path=str(self.path))
+        log.info("first account made", user=name, path=str(self.path))
 
     def add(self, name: str, role: str, secret: str, *, by: str) -> None:
         check_name(name)
@@ -471,8 +471,9 @@ class AccountStore:
                 result: Callable[..., AuthResult], role: str | None = None) -> AuthResult:
         minutes = max(1, math.ceil((locked_until - now) / 60))
         return result(False, "locked", f"account {name!r} is locked after {self.max_failures} "
-                      f"failed attempts; try again in {minutes} minute(s) or ask a manager to "
-                      "enable it", role=role, failures=failures, locked_minutes=minutes)
+                      f"failed attempts; it opens by itself in {minutes} minute(s), or at once "
+                      f"when a manager runs `tablectl users enable {name} --as MANAGER`",
+                      role=role, failures=failures, locked_minutes=minutes)
 
     def _wrong(self, name: str, failures: int, locks: bool, result: Callable[..., AuthResult],
                code: str = "wrong_pin", **more: Any) -> AuthResult:

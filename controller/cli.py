@@ -24,6 +24,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     parser.add_argument("--log-level", default="WARNING",
                         help="log level for stderr (DEBUG, INFO, WARNING, ERROR); default WARNING")
+    parser.add_argument("--log-file", metavar="FILE",
+                        help="write the log to FILE (JSON lines, appended) instead of stderr "
+                        "(`run` does so by itself, beside its journal, when its readable lines "
+                        "and stderr would share one screen)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     import controller.commands as pkg
@@ -49,7 +53,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tablectl: {err}", file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
-    configure(args.log_level)
+    try:
+        configure(args.log_level, path=args.log_file)
+    except OSError as err:
+        print(f"tablectl: --log-file {args.log_file}: cannot be written: "
+              f"{err.strerror or err}", file=sys.stderr)
+        return 2
     sys.excepthook = functools.partial(_uncaught, args.command)
     try:
         return int(args.func(args) or 0)
@@ -65,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tablectl {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        # the reader went away (`… | head`): nothing more to say, and nothing left to flush
+        # into a closed pipe at exit
+        quiet_stdout()
         return 0
 
 
@@ -80,6 +92,15 @@ def _uncaught(command: str, kind: type[BaseException], err: BaseException,
     get_logger("controller.cli").critical("command failed", command=command, exc_info=err)
     print(f"{prefix('critical')}tablectl {command}: internal error: {kind.__name__}: "
           f"{scrub(str(err))}", file=sys.stderr)
+
+
+def quiet_stdout() -> None:
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ class TableCfg:
     shoes: int = 0                    # shoes to run before exiting; 0 = until stopped
     language: str = "en"              # the dealer's prompts and screen: en, zh_Hant, hi, bn, th
     pit: str = ""                     # the floor's pit the table stands in (on the floor feed)
+    min_bet: int = 0                  # the table's limits, on the players' page; 0: not shown
+    max_bet: int = 0
 
 
 @dataclass(frozen=True)
@@ -150,13 +152,46 @@ class Config:
         return self.sources.get(key, self.path)
 
 
+#: how a value of each kind is written in an environment variable
+_ENV_FORMS = {"int": "a whole number", "float": "a number, e.g. 0.5",
+              "bool": "true or false", "str": "text"}
+
+
 def _env_value(raw: str, typ: type, name: str) -> Any:
+    """A setting from the environment: a list is written `a,b` or as the file writes it,
+    `["a", "b"]`."""
+    if typ is tuple:
+        text = raw.strip()
+        if text.startswith("["):
+            try:
+                items = tomllib.loads(f"v = {text}")["v"]
+            except tomllib.TOMLDecodeError:
+                items = None
+            if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+                raise InputError(f"environment {name}={raw!r}: not a list of texts; write "
+                                 f"{name}=misread@40,drop@90 or {name}='[\"misread@40\"]'")
+            return tuple(items)
+        return tuple(x.strip() for x in text.split(",") if x.strip())
+    if typ is bool:
+        if raw.strip().lower() in ("true", "1", "yes", "false", "0", "no"):
+            return raw.strip().lower() in ("true", "1", "yes")
+        raise InputError(f"environment {name}={raw!r}: write true or false")
     try:
-        if typ is tuple:
-            return tuple(x.strip() for x in raw.split(",") if x.strip())
         return typ(raw)
     except ValueError:
-        raise InputError(f"environment {name}={raw!r}: expected {typ.__name__}") from None
+        raise InputError(f"environment {name}={raw!r}: write "
+                         f"{_ENV_FORMS.get(typ.__name__, typ.__name__)}") from None
+
+
+def env_name(section: str, key: str) -> str:
+    return f"TABLECTL_{section.upper()}_{key.upper()}"
+
+
+def origin(cfg: "Config", section: str, key: str) -> str:
+    """Where a setting came from, for an error about its value: the environment variable
+    that set it, else the file's key."""
+    name = env_name(section, key)
+    return f"environment {name}" if os.environ.get(name) else f"{cfg.path}: {section}.{key}"
 
 
 _TYPES = {"str": str, "int": int, "float": float, "bool": bool}
@@ -181,10 +216,6 @@ def _section(sec: Section, cls: type, sources: dict[str, str]) -> Any:
         values[f.name] = v
     sec.done()
     return cls(**values)
-
-
-def env_name(section: str, key: str) -> str:
-    return f"TABLECTL_{section.upper()}_{key.upper()}"
 
 
 _SECTIONS = (("table", TableCfg), ("shoe", ShoeCfg), ("shuffler", ShufflerCfg),
@@ -250,6 +281,7 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
 _RANGES: Mapping[str, tuple[float, bool, float]] = {
     "table.betting_seconds": (0, True, 3600), "table.demo_rounds": (0, True, 3),
     "table.shoes": (0, True, 10 ** 6),
+    "table.min_bet": (0, True, 10 ** 9), "table.max_bet": (0, True, 10 ** 9),
     "shoe.baudrate": (0, False, 4_000_000), "shoe.read_timeout_s": (0, False, 60),
     "shoe.dead_after_timeouts": (0, True, 10 ** 6),
     "shoe.reconnect_initial_s": (0, False, 3600), "shoe.reconnect_max_s": (0, False, 3600),
@@ -305,6 +337,10 @@ def _check(cfg: Config) -> None:
     for key in _RANGES:
         section, name = key.split(".")
         check_number(where(key), key, getattr(getattr(cfg, section), name))
+    if cfg.table.max_bet and cfg.table.min_bet > cfg.table.max_bet:
+        raise ConfigError(where("table.max_bet"), "table.max_bet", f"{cfg.table.max_bet} is "
+                          f"below min_bet {cfg.table.min_bet}", "make max_bet at least min_bet "
+                          "(or 0: not shown)")
     if cfg.shoe.reconnect_max_s < cfg.shoe.reconnect_initial_s:
         raise ConfigError(where("shoe.reconnect_max_s"), "shoe.reconnect_max_s",
                           "is below reconnect_initial_s",

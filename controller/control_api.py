@@ -488,8 +488,12 @@ class ControlServer:
             if self.on_auth is not None:
                 self.on_auth(auth)
             if not auth.ok:
+                # a lock says how it ends: by itself in so many minutes, or by a manager now
+                words = Words("refuse.locked", {"user": user, "n": auth.locked_minutes}) \
+                    if auth.locked_minutes and (auth.code == "locked" or auth.locked_now) \
+                    else None
                 raise _Refusal(_AUTH_ERRORS.get(auth.code, auth.code if auth.code in ERROR_CODES
-                                                else "auth_failed"), auth.message)
+                                                else "auth_failed"), auth.message, words=words)
             role = auth.role or ""
             if action in roles.READ_ACTIONS:
                 req["_view_token"] = self._open_view(user, role)

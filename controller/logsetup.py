@@ -17,6 +17,9 @@ No secret leaves the process in a log line:
 When stderr is the journal (systemd sets JOURNAL_STREAM to its device and inode), each line
 starts with its syslog priority, `<3>` for an error, `<4>` a warning, `<6>` information, so
 journald files it at its level (the unit sets SyslogLevelPrefix=yes).
+
+With `--log-file FILE`, or `run` by itself when its readable lines and stderr share one
+stream, the log goes to a file instead: JSON lines, redacted and without locals alike.
 """
 from __future__ import annotations
 
@@ -132,21 +135,32 @@ class _Formatter(structlog.stdlib.ProcessorFormatter):
         return mark + line.replace("\n", "\n" + mark)
 
 
-def configure(level: str = "WARNING", json_logs: bool | None = None) -> None:
-    global _configured
-    if json_logs is None:
-        json_logs = not sys.stderr.isatty()
-    shared = [
+def _shared() -> list:
+    return [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
     ]
+
+
+def _json_tracebacks() -> Any:
+    """Tracebacks as a structured list, without any frame's local variables (a frame's locals
+    may hold a PIN)."""
+    from structlog.tracebacks import ExceptionDictTransformer
+    return structlog.processors.ExceptionRenderer(ExceptionDictTransformer(show_locals=False))
+
+
+def configure(level: str = "WARNING", json_logs: bool | None = None,
+              path: str | None = None) -> None:
+    """The log to stderr (JSON lines unless stderr is a terminal), or to the file `path`."""
+    global _configured
+    if json_logs is None:
+        json_logs = not sys.stderr.isatty()
+    shared = _shared()
     # tracebacks without any frame's local variables: structured in JSON lines, as plain text
     # on a terminal; then the secrets are taken out of everything, the traceback included
-    from structlog.tracebacks import ExceptionDictTransformer
-    tracebacks = (structlog.processors.ExceptionRenderer(ExceptionDictTransformer(
-        show_locals=False)) if json_logs else structlog.processors.format_exc_info)
+    tracebacks = _json_tracebacks() if json_logs else structlog.processors.format_exc_info
     renderer = (structlog.processors.JSONRenderer() if json_logs
                 else structlog.dev.ConsoleRenderer(colors=False,
                                                    exception_formatter=structlog.dev.plain_traceback))
@@ -161,13 +175,41 @@ def configure(level: str = "WARNING", json_logs: bool | None = None) -> None:
         foreign_pre_chain=shared, journald=journal_stream(), processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta, tracebacks, redact,
             renderer]))
+    handler._tablectl = True            # type: ignore[attr-defined]
     root = logging.getLogger()
     if not _configured:
         root.addHandler(handler)
     root.setLevel(level.upper())
     logging.getLogger("transitions").setLevel(max(logging.WARNING, root.level))
     _configured = True
+    if path:
+        to_file(path)
 
 
 def get_logger(name: str):
     return structlog.get_logger(name)
+
+
+_file_given = False
+
+
+def to_file(path: str) -> None:
+    """The log to `path` (JSON lines, appended) instead of stderr, from now on."""
+    global _file_given
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=_shared(), processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            _json_tracebacks(), redact, structlog.processors.JSONRenderer()]))
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "_tablectl", False)]:
+        root.removeHandler(old)
+        old.close()
+    handler._tablectl = True            # type: ignore[attr-defined]
+    root.addHandler(handler)
+    _file_given = True
+
+
+def to_file_given() -> bool:
+    """Whether the log already goes to a file (--log-file, or `to_file`)."""
+    return _file_given

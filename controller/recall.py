@@ -115,7 +115,8 @@ def _device_note(rec: Record) -> dict | None:
 
 
 _ROUND_LISTS = {
-    "irregularity": lambda r: ("irregularities", _stamp(r, ("kind", "detail"))),
+    "irregularity": lambda r: ("irregularities", {"seq": r.seq, "utc": r.utc, **{
+        k: v for k, v in r.data.items() if k not in ("event", "shoe", "round")}}),
     "hold": lambda r: ("holds", {**_stamp(r, ("reason",)), "event": "hold"}),
     "resume": lambda r: ("holds", {**_stamp(r, ("reason",)), "event": "resume"}),
     "override": lambda r: ("overrides",
@@ -222,165 +223,17 @@ def _finish(story: dict) -> dict:
     return story
 
 
-# --- text for a supervisor ---------------------------------------------------------------------
-
-def _clock(utc: str | None) -> str:
-    """HH:MM:SS.mmm of an ISO UTC time (the date is in the round header)."""
-    return utc[11:23] if isinstance(utc, str) and len(utc) >= 23 else str(utc)
-
-
-def _when(utc: str | None) -> str:
-    if not isinstance(utc, str) or len(utc) < 19:
-        return "unknown time"
-    return f"{utc[:10]} {utc[11:23]} UTC"
+def format_story(story: dict, language: str = "en") -> str:
+    """One round told for a supervisor (controller.recall_text says it)."""
+    from controller.recall_text import format_story as tell
+    return tell(story, language)
 
 
-def _number(value: object) -> str:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return f"+{value}" if value > 0 else str(value)
-    return str(value)
-
-
-def _compact(value: object) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
-
-
-def _status(story: dict) -> str:
-    words = []
-    if story["demo"]:
-        words.append("DEMO")
-    if story["void"]:
-        words.append("VOID" + (f" ({story['reason']})" if story["reason"] else ""))
-    if story["corrected"]:
-        words.append("CORRECTED")
-    words.append("complete" if story["complete"] else "IN PROGRESS (no result yet)")
-    return ", ".join(words)
-
-
-def _shoe_lines(info: dict) -> list[str]:
-    sha = info.get("profile_sha256")
-    parts = [f"{info.get('decks', '?')} decks", f"{info.get('cards', '?')} cards",
-             f"cut card after {info.get('cut_card_position', '?')} cards",
-             f"profile {info.get('profile', '?')}" + (f" (sha256 {str(sha)[:12]})" if sha else "")]
-    return [f"New shoe {info.get('shoe')} started {_when(info.get('utc'))}: " + ", ".join(parts)]
-
-
-def _card_lines(story: dict) -> list[str]:
-    rows = [(c, "burn before the round" if c["slot"] == "burn" else str(c["slot"]))
-            for c in story["burns_before"]]
-    rows += [(c, str(c["slot"])) for c in story["cards"]]
-    if not rows:
-        return ["  Cards: none read"]
-    lines = ["  Cards, in the order they left the shoe:",
-             "      n  card  slot                    flags              time"]
-    for card, slot in rows:
-        n = "" if card["n"] is None else card["n"]
-        flags = ", ".join(card["flags"]) or "-"
-        lines.append(f"    {n!s:>3}  {card['code']!s:<4}  {slot:<22}  {flags:<17}  "
-                     f"{_clock(card['utc'])}")
-    return lines
-
-
-def _outcome_lines(story: dict) -> list[str]:
-    if not story["results"]:
-        return ["  Result: none yet"]
-    lines = []
-    for hand, cards in story["hands"].items():
-        total = story["totals"].get(hand)
-        shown = " ".join(str(c) for c in cards) or "-"
-        lines.append(f"  {hand.capitalize():<8} {shown}" + ("" if total is None
-                                                               else f"  = {total}"))
-    rest = {k: v for k, v in story["outcome"].items()
-            if k not in story["hands"] and not k.endswith("_total") and k != "winner"}
-    winner = story["winner"]
-    if winner is not None:
-        lines.append(f"  Winner:  {str(winner).upper()}")
-    for name, value in rest.items():
-        lines.append(f"  {name.replace('_', ' ').capitalize()}: {_compact(value)}")
-    if story["bets"]:
-        bets = ", ".join(f"{bet} {_number(v)}" for bet, v in story["bets"].items())
-        lines.append(f"  Bets (net per unit staked): {bets}")
-    for old in story["results"][:-1]:
-        hands = "; ".join(f"{h} {' '.join(map(str, old[h]))}" for h in story["hands"] if h in old)
-        lines.append(f"  Superseded result ({_clock(old['utc'])}, seq {old['seq']}): "
-                     f"winner {old.get('winner')}" + (f"; {hands}" if hands else ""))
-    return lines
-
-
-def _event_lines(story: dict) -> list[str]:
-    lines = []
-    if story["irregularities"]:
-        lines.append("  Irregularities:")
-        lines += [f"    {_clock(i['utc'])}  {i['kind']}: {i['detail']}"
-                  for i in story["irregularities"]]
-    if story["holds"]:
-        lines.append("  Table held / resumed:")
-        lines += [f"    {_clock(h['utc'])}  {h['event']}" + (f" ({h['reason']})" if h["reason"]
-                                                             else "") for h in story["holds"]]
-    if story["overrides"]:
-        lines.append("  Supervisor actions:")
-        for o in story["overrides"]:
-            lines.append(f"    {_clock(o['utc'])}  {o['user']} ({o['role']}): {o['action']}")
-            lines.append(f"                  reason: {o['reason']}")
-            lines.append(f"                  before: {_compact(o['before'])}")
-            lines.append(f"                  after:  {_compact(o['after'])}")
-    if story["commands"]:
-        lines.append("  Commands entered:")
-        for c in story["commands"]:
-            args = f" {_compact(c['args'])}" if c["args"] else ""
-            why = f"; reason: {c['reason']}" if c["reason"] else ""
-            refused = f"  REFUSED: {c['refused']}" if c["refused"] else ""
-            lines.append(f"    {_clock(c['utc'])}  {c['user']} ({c['role']}): "
-                         f"{c['action']}{args}{why}{refused}")
-    if story["alarms"]:
-        lines.append("  Alarms:")
-        lines += [f"    {_clock(a['utc'])}  {a['source']} {a['code']}: {a['text']}"
-                  for a in story["alarms"]]
-    if story["device"]:
-        lines.append("  Device events (other than card reads):")
-        for d in story["device"]:
-            fields = ", ".join(f"{k}={v}" for k, v in d["fields"].items())
-            lines.append(f"    {_clock(d['utc'])}  {d['type']}" + (f" ({fields})" if fields
-                                                                    else ""))
-    return lines
-
-
-def format_story(story: dict) -> str:
-    """One round as text a supervisor who was not at the table can follow."""
-    lines: list[str] = []
-    if story["shoe_started"]:
-        lines += _shoe_lines(story["shoe_started"])
-    game = f" ({story['game']})" if story["game"] else ""
-    lines.append(f"=== Shoe {story['shoe']}, round {story['round']}{game}: {_status(story)}")
-    ended = f", result {_when(story['ended_utc'])}" if story["ended_utc"] else ""
-    if story.get("revealed_utc"):
-        ended += f", revealed {_when(story['revealed_utc'])}"
-    lines.append(f"  Started {_when(story['started_utc'])}{ended} "
-                 f"(journal seq {story['first_seq']}-{story['last_seq']})")
-    lines += _card_lines(story)
-    lines += _outcome_lines(story)
-    lines += _event_lines(story)
-    end = story["shoe_ended"]
-    if end:
-        lines.append(f"Shoe {end.get('shoe')} ended after this round at {_clock(end['utc'])}: "
-                     f"{end.get('rounds')} rounds, reason {end.get('reason')}")
-    return "\n".join(lines)
-
-
-def format_text(stories: list[dict], *, source: str = "", asked: int | None = None) -> str:
-    """The recall screen: a header, then each round oldest first."""
-    where = f" from {source}" if source else ""
-    count = len(stories)
-    head = (f"GAME RECALL{where}: {count} round{'s' if count != 1 else ''}"
-            + (f" (last {asked} asked)" if asked is not None else "")
-            + ", oldest first, in original sequence")
-    if not stories:
-        return head + "\n(no rounds in the journal)"
-    return head + "\n\n" + "\n\n".join(format_story(s) for s in stories)
+def format_text(stories: list[dict], *, source: str = "", asked: int | None = None,
+                language: str = "en") -> str:
+    """The recall screen (controller.recall_text says it)."""
+    from controller.recall_text import format_text as tell
+    return tell(stories, source=source, asked=asked, language=language)
 
 
 def format_json_lines(stories: list[dict]) -> str:

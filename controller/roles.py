@@ -1,10 +1,10 @@
 """Roles, the actions each may take, and the arguments each action accepts, as data.
 
-Segregation of duties: a dealer runs the round, a supervisor
-overrides, a manager administers accounts and profiles, an auditor only reads. A supervisor
-may also run the round (a supervisor relieves a dealer; every action is journaled with the
-supervisor's own name). Every role may read state, recall and audit. Every override (a
-supervisor or manager action) needs a non-empty reason, journaled with it.
+Segregation of duties: a dealer runs the round, a supervisor overrides, a manager administers
+accounts and profiles, an auditor only reads. A supervisor may also run the round (a supervisor
+relieves a dealer; every action is journaled with the supervisor's own name), though not call
+a supervisor. Every role may read state, recall and audit. Every override (a supervisor or
+manager action) needs a non-empty reason, journaled with it.
 """
 from __future__ import annotations
 
@@ -27,10 +27,15 @@ READ_ACTIONS = ("state", "recall", "audit", "health")
 
 ACTIONS: tuple[str, ...] = DEALER_ACTIONS + SUPERVISOR_ACTIONS + MANAGER_ACTIONS + READ_ACTIONS
 
+#: the dealer's actions a supervisor relieving the dealer does not take: calling a supervisor
+#: is for whoever is not one
+DEALER_ONLY = ("call_supervisor",)
+
 #: role → the actions it may take
 PERMISSIONS: Mapping[str, frozenset[str]] = {
     "dealer": frozenset(DEALER_ACTIONS + READ_ACTIONS),
-    "supervisor": frozenset(SUPERVISOR_ACTIONS + DEALER_ACTIONS + READ_ACTIONS),
+    "supervisor": frozenset(SUPERVISOR_ACTIONS + READ_ACTIONS
+                            + tuple(a for a in DEALER_ACTIONS if a not in DEALER_ONLY)),
     "manager": frozenset(MANAGER_ACTIONS + READ_ACTIONS),
     "auditor": frozenset(READ_ACTIONS),
 }

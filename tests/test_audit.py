@@ -53,26 +53,44 @@ def journal_path(tmp_path):
     return path
 
 
-def test_table_shows_who_did_what_and_why(journal_path, capsys):
+def test_table_shows_who_did_what_and_why(journal_path, capsys, monkeypatch):
+    monkeypatch.delenv("TABLECTL_TABLE_LANGUAGE", raising=False)
     assert main(["audit", "--journal", str(journal_path)]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("OVERRIDES in ") and "3 shown, oldest first, newest last" in out[0]
+    assert out[0].startswith("Overrides in ") and "3 shown, oldest first, newest last" in out[0]
     header = out[1].split()
-    assert header[:3] == ["SEQ", "TIME", "(UTC)"] and header[-2:] == ["REASON", "CHANGE"]
+    assert header[:3] == ["Record", "Time", "(UTC)"] and header[-2:] == ["What", "changed"]
     rows = out[2:]
     assert [r.split()[0] for r in rows] == ["3", "5", "7"]                  # newest last
     first = rows[0]
-    for cell in ("2024-05-01 12:00:03", "sam", "supervisor", "enter_card", "code=TH",
-                 "reader missed it", "state: hold -> dealing.B2",
-                 'hands: {"player":["9H"],"banker":["2S"]} -> {"player":["9H","TH"],'
-                 '"banker":["2S"]}', "hold: unreadable_card -> -"):
-        assert cell in first
+    for cell in ("2024-05-01 12:00:03", "sam", "supervisor", "Enter card", "Card: 10 of hearts",
+                 "reader missed it", "state: on hold → a round is being dealt",
+                 "cards on the table: PLAYER: 9 of hearts; BANKER: 2 of spades → PLAYER: 9 of "
+                 "hearts, 10 of hearts; BANKER: 2 of spades",
+                 "hold: a card the shoe could not read → none"):
+        assert cell in first, cell
     # a reason with a newline and an escape stays on its row and cannot drive the terminal
     assert "dealer exposed a card [2J" in rows[1] and "\x1b" not in rows[1]
     assert len(out) == 5
-    # the columns line up: every row's ACTION starts where the header's does
-    col = out[1].index("ACTION")
-    assert [r[col:].split()[0] for r in rows] == ["enter_card", "void_round", "end_shoe"]
+    # the columns line up: every row's action starts where the header's does
+    col = out[1].index("Action")
+    assert [r[col:col + 10] for r in rows] == ["Enter card", "Void round", "End shoe  "]
+
+
+def test_the_trail_in_the_readers_language_names_nothing_as_the_program_does(journal_path,
+                                                                            capsys):
+    from tests.test_words import leaks
+    assert main(["audit", "--journal", str(journal_path), "--language", "zh_Hant"]) == 0
+    out = capsys.readouterr().out
+    assert "輸入牌" in out and "暫停中 → 正在發牌" in out and "紅心10" in out
+    assert not leaks(out), leaks(out)
+    lines = out.splitlines()
+    # the columns line up as the terminal shows them (a Chinese letter takes two cells)
+    from rich.cells import cell_len
+    head = lines[1]
+    at = cell_len(head[:head.index("操作")])
+    assert all(cell_len(r[:r.index(w)]) == at for r, w in zip(lines[2:], ("輸入牌", "取消本局",
+                                                                         "結束牌靴")))
 
 
 def test_filters_by_user_and_last(journal_path, capsys):
@@ -123,7 +141,9 @@ def test_pieces(journal_path):
         assert [e["action"] for e in overrides(journal)] == ["enter_card", "void_round",
                                                              "end_shoe"]
         assert [e["seq"] for e in overrides(journal, user="sam", last=5)] == [3, 7]
-    assert change({"state": "a"}, {"state": "a"}) == "no change"
-    assert change(None, "x") == "- -> x"
-    assert format_table([]).split() == ["SEQ", "TIME", "(UTC)", "SHOE", "ROUND", "USER",
-                                        "ROLE", "ACTION", "ARGS", "REASON", "CHANGE"]
+    assert change({"state": "idle"}, {"state": "idle"}) == "no change"
+    assert change(None, "x") == "None → x"
+    assert change({"P2": "2C"}, {"P2": "3D"}, "en") == \
+        "the Player's second card: 2 of clubs → 3 of diamonds"
+    assert format_table([]).split() == ["Record", "Time", "(UTC)", "Shoe", "Round", "Who",
+                                        "Role", "Action", "Given", "Why", "What", "changed"]

@@ -57,8 +57,9 @@ def test_readable_lines(capsys):
     code, out, _ = run(capsys, "simulate", "--profile", "classic", "--seed", "2")
     assert code == 0
     lines = [line for line in out.splitlines() if line.startswith("#")]
-    assert lines and all(" P " in line and " B " in line for line in lines)
-    assert lines[0].split()[-1] in ("PLAYER", "BANKER", "TIE")
+    assert lines and all(" PLAYER " in line and " BANKER " in line for line in lines)
+    assert " ".join(lines[0].split()[-2:]) in ("PLAYER WINS", "BANKER WINS") or \
+        lines[0].split()[-1] == "TIE"
 
 
 @pytest.mark.parametrize("content,message", [
@@ -131,3 +132,24 @@ def test_simulate_reads_a_shoe_in_another_process(tmp_path):
     finally:
         dev.send_signal(signal.SIGTERM)
         dev.wait(timeout=10)
+
+
+def test_a_list_in_the_environment_is_written_either_way_and_blamed_on_the_variable(
+        monkeypatch, tmp_path, capsys):
+    from controller.config import load_config
+    monkeypatch.setenv("TABLECTL_SIMULATOR_FAULTS", '["misread@30", "drop@90"]')
+    assert load_config("config/table.toml").simulator.faults == ("misread@30", "drop@90")
+    monkeypatch.setenv("TABLECTL_SIMULATOR_FAULTS", "misread@30, drop@90")
+    assert load_config("config/table.toml").simulator.faults == ("misread@30", "drop@90")
+    for value, said in (('["boom@30"]', "environment TABLECTL_SIMULATOR_FAULTS: 'boom@30' is "
+                         "not a fault"),
+                        ("[misread@30", "environment TABLECTL_SIMULATOR_FAULTS='[misread@30': "
+                         "not a list of texts; write TABLECTL_SIMULATOR_FAULTS=misread@40,"
+                         "drop@90 or TABLECTL_SIMULATOR_FAULTS='[\"misread@40\"]'")):
+        monkeypatch.setenv("TABLECTL_SIMULATOR_FAULTS", value)
+        capsys.readouterr()
+        assert main(["run", "--no-control", "--journal", str(tmp_path / "j.db")]) == 2
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1, err
+        assert "config/table.toml" not in err        # the file did not say it
+    assert not (tmp_path / "j.db").exists()

@@ -177,7 +177,7 @@ async def test_hold_panel_shows_problem_and_what_clears_it(server):
         assert "checksum" not in shown
         assert "[E] Enter card" in shown and "[V] Void round" in shown
         assert "ON HOLD: THE SHOE COULD NOT READ A CARD" in shown       # the prompt, large
-        assert "Table T1" in shown and "macau (Punto Banco, mode default, 8 decks)" in shown
+        assert "Table T1" in shown and "macau (Punto Banco, 8 decks)" in shown
         assert "State: on hold" in shown
         assert "Shoe 3: 57 cards out, 9 rounds" in shown
         assert "PLAYER     9 of hearts   ▶ next" in shown and "2 of spades" in shown
@@ -263,7 +263,7 @@ async def test_form_checks_before_sending(server, table):
         await fill(pilot, app, "pin", PINS["sam"])
         await pilot.click("#send")
         await pilot.pause()
-        assert form_error(app) == "The Card is not right."
+        assert form_error(app) == "The Card is not right: give the card, e.g. 9H, TD, AS, 10c."
         await fill(pilot, app, "arg-code", "AS")
         # a button ignores clicks for a moment after it was pressed (Textual's -active)
         await until(pilot, lambda: not app.screen.query_one("#send").has_class("-active"))
@@ -535,3 +535,49 @@ async def test_a_pin_typed_blind_always_lands_in_the_pin_field(server, table):
             assert screen.focused.id == focused
             screen.dismiss(None)
             await pilot.pause()
+
+
+# --- a lock, and the way out of it -------------------------------------------------------------
+
+@run_async
+async def test_a_locked_account_is_told_the_way_out_and_signs_in_once_a_manager_opens_it(
+        short_dir, template_db, table):
+    """Wrong PINs from elsewhere (one console alone is slowed down before it could lock an
+    account) lock sam's account: the console's sign-in says how it opens (by itself, or a
+    manager's `tablectl users enable`), in the reader's language; once the manager has, sam's
+    next sign-in shows the table at once."""
+    shutil.copy(template_db, short_dir / "users.db")
+    store = AccountStore(short_dir / "users.db", kdf=FAST)
+    for attempt in range(store.max_failures):
+        assert not store.authenticate("sam", f"not-the-pin-{attempt}").ok
+    with ControlServer(short_dir / "ctl.sock", store, table.submit, reply_timeout_s=5) as srv:
+        app = ConsoleApp(ConsoleClient(srv.path, poll_timeout_s=5), user="sam", refresh_s=30.0,
+                         language="zh_Hant")
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: isinstance(app.screen, SignInScreen))
+            app.screen.query_one("#pin").value = PINS["sam"]
+            app.screen.sign_in()
+            await settle(app, pilot)
+            await until(pilot, lambda: isinstance(app.screen, SignInScreen))
+            said = form_error(app)
+            assert said.startswith("此帳戶已鎖定") and "sam 的帳戶" in said, said
+            assert "tablectl users enable sam --as MANAGER" in said and "分鐘後自動解鎖" in said
+            store.enable("sam", by="mia")                   # the manager opens it
+            app.screen.query_one("#pin").value = PINS["sam"]
+            app.screen.sign_in()
+            await settle(app, pilot)
+            await until(pilot, lambda: app.state is not None)
+            assert not isinstance(app.screen, SignInScreen)
+            assert app.query_one("#banner").message == ""
+
+
+@run_async
+async def test_every_panel_title_is_in_the_readers_language(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.refresh_state()
+        app._language_chosen("zh_Hant")
+        await settle(app, pilot)
+        titles = {p.id: str(p.border_title) for p in app.query("Panel")}
+        assert titles == {"hold": "暫停", "round": "本局", "roads": "路單", "alarms": "警報",
+                          "health": "系統狀況", "history": "最近 10 局"}, titles

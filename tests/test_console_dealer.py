@@ -36,7 +36,19 @@ def _view(t: Table, role: str) -> dict:
 
 
 def _shown_buttons(app) -> set[str]:
-    return {b.id[len("act-"):] for b in app.query("ActionBar Button") if b.display}
+    """The actions that can be taken now: their buttons shown and not greyed out."""
+    return {b.id[len("act-"):] for b in app.query("ActionBar Button")
+            if b.display and not b.disabled}
+
+
+def _key_bar(app) -> list[str]:
+    """Every button on the bar, in its place (greyed out or not)."""
+    return [b.id[len("act-"):] for b in app.query("ActionBar Button") if b.display]
+
+
+#: the dealer's keys, always the same, in the same places
+DEALER_BAR = ["reveal", "open_bets", "close_bets", "report_misplaced", "report_face_up",
+              "report_unread", "call_supervisor", "decide"]
 
 
 @run_async
@@ -49,6 +61,7 @@ async def test_a_dealer_gets_the_dealers_actions_the_prompt_and_the_round(server
         await settle(app, pilot)
         assert app.screen.has_class("-dealer")
         assert _shown_buttons(app) == {"open_bets", "call_supervisor"}
+        assert sorted(_key_bar(app)) == sorted(DEALER_BAR)
         assert ">>  OPEN BETS  <<" in screen_text(app)
         await pilot.press("h")                    # a supervisor's key: no form for a dealer
         await pilot.pause()
@@ -65,6 +78,7 @@ async def test_a_dealer_gets_the_dealers_actions_the_prompt_and_the_round(server
         assert "PLAYER     9 of hearts" in shown and "▶ next" in shown
         assert _shown_buttons(app) == {"report_misplaced", "report_face_up", "report_unread",
                                        "call_supervisor"}
+        assert sorted(_key_bar(app)) == sorted(DEALER_BAR)      # the bar did not move
         assert "Health" not in shown and "Alarms" not in shown       # the supervisor's panels
         # the dealer reports a face-up card: the form asks for no reason, only name and PIN
         await pilot.press("u")
@@ -82,6 +96,37 @@ async def test_a_dealer_gets_the_dealers_actions_the_prompt_and_the_round(server
         assert "A CARD CAME OUT FACE UP. WAIT FOR THE SUPERVISOR." in shown
         assert "Wait for a supervisor" in shown and "[V]" not in shown
         assert _shown_buttons(app) == {"call_supervisor"}
+        assert sorted(_key_bar(app)) == sorted(DEALER_BAR)
+
+
+@run_async
+async def test_the_dealers_unread_card_is_told_without_the_supervisors_remedies(server, table):
+    """The dealer reports a card that left the shoe unread: the hold reaches the dealer as the
+    dealer's screen says it (wait for the supervisor), never as the supervisor's "enter it from
+    the layout, or void the round"; the supervisor reads the latter."""
+    t = _attended_table()
+    t.apply(_sup("open_bets"))
+    t.apply(_sup("close_bets"))
+    t.apply({"type": "card", "code": "9H"})
+    t.apply({**_sup("report_unread"), "role": "dealer", "reason": ""})
+    assert t.state == "hold"
+    table.state = _view(t, "dealer")
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await app.refresh_state()
+        await settle(app, pilot)
+        shown = screen_text(app)
+        assert "Wait for the supervisor" in shown and "Wait for a supervisor" in shown
+        assert "void the round" not in shown and "enter it" not in shown.lower()
+        assert "[E]" not in shown and "[V]" not in shown
+        assert _shown_buttons(app) == {"call_supervisor"}
+        table.state = _view(t, "supervisor")
+        app.role = None                       # the same table, a supervisor's console
+        await app.refresh_state()
+        await settle(app, pilot)
+        shown = screen_text(app)
+        assert "The dealer saw a card leave the shoe" in shown and "void the round" in shown
+        assert {"enter_card", "void_round"} <= _shown_buttons(app)
 
 
 @run_async
@@ -96,9 +141,12 @@ async def test_a_supervisor_sees_what_applies_now_in_their_language(server, tabl
         await app.refresh_state()
         await settle(app, pilot)
         buttons = _shown_buttons(app)
-        assert {"hold", "void_round", "report_misplaced", "call_supervisor"} <= buttons
-        # a round is in progress: no end of the shoe, no resume, nothing to burn
-        assert not buttons & {"end_shoe", "change_shoe", "resume", "burn_card", "open_bets"}
+        assert {"hold", "void_round", "report_misplaced"} <= buttons
+        # a round is in progress: no end of the shoe, no resume, nothing to burn; and a
+        # supervisor does not call a supervisor
+        assert not buttons & {"end_shoe", "change_shoe", "resume", "burn_card", "open_bets",
+                              "call_supervisor"}
+        assert "call_supervisor" not in _key_bar(app) and "resume" in _key_bar(app)
         app._language_chosen("zh_Hant")
         await settle(app, pilot)
         shown = screen_text(app)

@@ -476,10 +476,14 @@ def test_override_cli(server, table, monkeypatch, capsys):
     assert out["ok"] and out["result"]["args"] == {"code": "KD"}
     assert table.commands[-1].reason == "misread"
 
-    assert main(["override", "hold", "--user", "sam", "--socket", sock]) == 1
+    # an override without a reason is not sent: one line says what to give
+    assert main(["override", "hold", "--user", "sam", "--socket", sock]) == 2
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["error"] == "reason_required"
-    assert "refused (reason_required)" in captured.err
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert 'hold is an override: give --reason "why"' in captured.err
+    # … and the controller refuses it all the same when asked without one
+    assert request(sock, {"user": "sam", "pin": PINS["sam"], "action": "hold",
+                          "reason": ""})["error"] == "reason_required"
 
     monkeypatch.setenv("TABLECTL_USER", "ann")
     monkeypatch.setenv("TABLECTL_PIN", PINS["ann"])

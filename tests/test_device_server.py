@@ -96,7 +96,7 @@ def test_server_on_ptys_prints_its_urls_and_deals_bee_tek_bytes(rigs, shoe_file)
     assert rig.stop() == 0
 
 
-def test_devices_command_over_tcp_reads_cards_then_a_delivered_shoe(rigs, shoe_file):
+def test_devices_command_over_tcp_reads_cards_then_a_delivered_shoe(rigs, shoe_file, capsys):
     shoe_mod = pytest.importorskip("drivers.shoe")
     from drivers.events import CardRead, CutCardSeen
     rig = rigs("-m", "controller.cli", "devices", "--shoe-file", shoe_file, "--tcp", "--blind",
@@ -125,6 +125,14 @@ def test_devices_command_over_tcp_reads_cards_then_a_delivered_shoe(rigs, shoe_f
     assert read_cards(5) == order[:5]          # the delivered order is the next shoe
     shuffler.close()
     shoe.close()
+    # a shuffle test asking for one deck of a shuffler that holds eight: what to give instead
+    from controller.cli import main
+    capsys.readouterr()
+    assert main(["shuffle-test", "--shuffler-url", rig.urls["shuffler"], "--decks", "1",
+                 "--runs", "30"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith("counted 416 cards, not the 52 of --decks 1: it holds 8 decks; give "
+                        "--decks 8"), err
     assert rig.stop() == 0
 
 

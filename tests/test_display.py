@@ -110,6 +110,35 @@ def test_the_views_say_simulator_and_the_hold_in_the_tables_words():
     assert plain.dealer()["simulator"] is plain.scoreboard()["simulator"] is False
 
 
+def test_the_players_view_names_the_table_counts_down_the_bets_and_says_a_hold():
+    view = PublicView(table="T7", game="punto_banco", limits={"min": 100, "max": 5000})
+    board = view.scoreboard()
+    assert (board["table"], board["game"], board["limits"]) == ("T7", "punto_banco",
+                                                               {"min": 100, "max": 5000})
+    assert board["betting"] is None and board["hold"] is False
+    # bets open for 20 s, received at t=1000: they close at 1020 on the server's clock
+    assert view.publish({"event": "bets_open", "shoe": 1, "round": 4, "closes_in_s": 20.0,
+                         "seq": 5}, now=1000.0) == {"scoreboard"}
+    assert view.scoreboard()["betting"] == {"round": 4, "closes_at": 1020.0}
+    # a window read back from the journal (no arrival time) is long past: not counted down
+    replay = PublicView()
+    replay.publish({"event": "bets_open", "shoe": 1, "round": 4, "closes_in_s": 20.0})
+    assert replay.scoreboard()["betting"] is None
+    # a hold: the players are told so (never why), and no bet is taken meanwhile
+    changed = view.publish({"event": "status", "state": "hold", "shoe": 1, "round": 4,
+                            "hold": {"kind": "unreadable_card", "detail": "E3"}})
+    assert "scoreboard" in changed
+    board = view.scoreboard()
+    assert board["hold"] is True and board["betting"] is None
+    assert "unreadable_card" not in str(board) and "E3" not in str(board)
+    view.publish({"event": "status", "state": "betting", "shoe": 1, "round": 4, "hold": None})
+    assert view.scoreboard()["hold"] is False
+    view.publish({"event": "bets_open", "shoe": 1, "round": 5, "closes_in_s": 20.0, "seq": 9},
+                 now=1100.0)
+    view.publish({"event": "bets_closed", "shoe": 1, "round": 5, "seq": 10}, now=1105.0)
+    assert view.scoreboard()["betting"] is None
+
+
 def test_the_pages_words_come_from_the_catalogue_in_every_language():
     english = labels("en")
     # every label a script asks for (by name, or by a prefix and a hand, winner, count…) exists
@@ -144,7 +173,7 @@ def test_the_pages_words_come_from_the_catalogue_in_every_language():
     found = re.search(r'<script id="labels" type="application/json">(.*?)</script>', dealer)
     assert found and json.loads(found.group(1)) == dict(chinese)
     index = page("index.html", "zh_Hant")
-    assert "{{" not in index and "<h2>大路 " in index and "曱甴路" in index
+    assert "{{" not in index and ">大路 <" in index and "曱甴路" in index
     assert '<html lang="en">' in page("index.html", "en")
 
 
@@ -272,7 +301,9 @@ def test_listen_addresses_and_a_busy_port(tmp_path, capsys):
         assert main(["run", "--config", "config/table.toml", "--no-control", "--journal",
                      str(journal), "--http", f"127.0.0.1:{port}"]) == 2
         err = capsys.readouterr().err.strip()
-        assert err.count("\n") == 0 and "already in use" in err and "--http" in err
+        assert err.count("\n") == 0 and "already in use" in err
+        assert err.endswith("give another HOST:PORT (--http or [display] listen), or stop what "
+                            "listens there"), err
         assert not journal.exists()                 # nothing was dealt or journaled
     finally:
         taken.close()

@@ -15,7 +15,8 @@ import pytest
 from controller.cli import main as tablectl
 from controller.journal import (SCHEMA_VERSION, Journal, JournalError, Record, device_data)
 from controller.journal.chain import GENESIS, record_canonical
-from controller.recall import format_json_lines, format_text, last_rounds
+from controller.recall import format_json_lines, last_rounds
+from controller.recall_text import format_text
 
 
 class FakeClock:
@@ -720,22 +721,28 @@ def test_recall_text_reads_for_a_supervisor(day):
     with Journal.open_readonly(day) as j:
         stories = last_rounds(j, 4)
     text = format_text(stories, source="journal.db", asked=4)
-    assert text.startswith("GAME RECALL from journal.db: 4 rounds (last 4 asked)")
-    assert "=== Shoe 1, round 3 (punto_banco): CORRECTED, complete" in text
-    assert "double_draw: 2 cards drawn together" in text
+    assert text.startswith("Game recall from journal.db: 4 rounds (the last 4 asked)")
+    assert "=== Shoe 1, round 3: CORRECTED, complete (Punto Banco)" in text
+    assert "for a reason this console does not know" in text   # a kind this one lacks
     assert "mchan (supervisor): restore_order" in text
-    assert 'before: {"P2": "2C", "B2": "3D"}' in text and "Natural: no" in text
-    assert "Winner:  BANKER" in text and "Player   9S 3D KC  = 2" in text
-    assert "Bets (net per unit staked): player -1, banker +0.95, tie -1" in text
-    assert "VOID (face_up)" in text
+    assert "the Player's second card: 2 of clubs → 3 of diamonds" in text
+    assert "natural: no" in text
+    assert "Winner: BANKER" in text and "PLAYER: 9 of spades, 3 of diamonds, king of clubs = 2" \
+        in text
+    assert "Bets (net per unit staked): Player -1, Banker +0.95, Tie -1" in text
+    assert "VOID (" in text
     assert "Shoe 1 ended after this round" in text
-    assert ("tlee (dealer): void_round; reason: link lost  REFUSED: a dealer cannot void a round"
-            in text)
-    assert 'mchan (supervisor): restore_order {"P2": "3D", "B2": "2C"}; reason: wrong boxes' in text
+    assert "tlee (dealer): Void round; reason: link lost  REFUSED: a dealer cannot void a round" \
+        in text
     assert "New shoe 2 started 2025-03-14" in text
-    assert "=== Shoe 2, round 1 (punto_banco): IN PROGRESS" in text
-    assert "burn before the round" in text
+    assert "=== Shoe 2, round 1: IN PROGRESS" in text
+    assert "burned before the round" in text
     assert text.index("round 3") < text.index("round 4") < text.index("round 5")
+    # in another language: the same story, no name of the machine in it
+    from tests.test_words import leaks
+    chinese = format_text(stories, source="journal.db", asked=4, language="zh_Hant")
+    assert "第 1 靴，第 3 局" in chinese and "閒家第二張牌" in chinese
+    assert not leaks(chinese) and not leaks(text), leaks(text)
 
 
 def test_recall_window_of_two_and_superseded_result():
@@ -755,7 +762,7 @@ def test_recall_window_of_two_and_superseded_result():
     assert third["corrected"] and len(third["results"]) == 2
     assert third["hands"]["banker"] == ["2S", "QC"] and third["totals"]["banker"] == 2
     assert "Superseded result" in format_text(stories)
-    assert format_text([]).endswith("(no rounds in the journal)")
+    assert format_text([]).endswith("No rounds in the journal.")
 
 
 def test_recall_json_lines(day):
@@ -770,7 +777,7 @@ def test_recall_json_lines(day):
 def test_tablectl_recall(day, capsys):
     assert tablectl(["recall", "--journal", day]) == 0
     out = capsys.readouterr().out
-    assert "6 rounds (last 10 asked)" in out and "Shoe 1, round 1" in out
+    assert "6 rounds (the last 10 asked)" in out and "Shoe 1, round 1" in out
     assert tablectl(["recall", "--journal", day, "--last", "2", "--json"]) == 0
     objs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [o["round"] for o in objs] == [5, 1]
@@ -783,7 +790,7 @@ def test_tablectl_recall_default_path_and_errors(tmp_path, monkeypatch, capsys):
     assert err.count("\n") == 1 and "var/journal.db: no such file" in err
     table_day(tmp_path / "var" / "journal.db")
     assert tablectl(["recall", "--last", "1"]) == 0
-    assert "1 round (last 1 asked)" in capsys.readouterr().out
+    assert "1 round (the last 1 asked)" in capsys.readouterr().out
     assert tablectl(["recall", "--last", "0"]) == 2
     assert "--last must be at least 1" in capsys.readouterr().err
     (tmp_path / "junk.db").write_bytes(b"junk" * 1000)

@@ -199,7 +199,7 @@ def test_a_second_start_closes_what_the_embedded_simulator_left_and_deals_on(tmp
     proc.wait()
     again = tablectl(*args, "--shoes", "1")
     assert again.returncode == 0, again.stderr[-2000:]
-    assert "resumed" in again.stderr and "shoe 1" in again.stderr
+    assert "Resumed the journal" in again.stderr and "shoe 1" in again.stderr
     events = [json.loads(x) for x in again.stdout.splitlines()]
     ended = [e for e in events if e["event"] == "shoe_ended"]
     assert [e["reason"] for e in ended][:1] == ["devices_lost"]

@@ -77,3 +77,18 @@ def test_the_table_reader_sees_escaped_pipes_and_every_span():
     text = ("| command | what it does |\n|---|---|\n"
             "| `tablectl x [--a A\\|B]` and `x y --b` | one |\n| `tablectl z` | two |\n")
     assert table_rows(text) == {"x": "tablectl x [--a A|B] x y --b", "z": "tablectl z"}
+
+
+def test_the_synopses_argparse_cannot_write_say_what_the_readme_says():
+    """`--to` goes with `--from` (a group argparse cannot nest), `--reason` is asked of every
+    override, and every command says what it does."""
+    rows = table_rows(README.read_text(encoding="utf-8"))
+    cmds = commands()
+    report = cmds["report"][0].format_usage()
+    assert "[--shoe N | --from T [--to T]]" in report and "[--shoe N | --from T [--to T]]" in \
+        rows["report"]
+    override = cmds["override"][0].format_usage()
+    assert "--reason REASON" in override and "[--reason" not in override
+    assert '--reason "…"' in rows["override"] and '[--reason' not in rows["override"]
+    for name, parsers in cmds.items():
+        assert parsers[0].description, f"{name} --help says nothing of what it does"

@@ -4,7 +4,12 @@ reader's language: the Chinese HTML and PDF (its text layer: the machine may hav
 draw Chinese with), the table's language by default, an unknown one refused."""
 from __future__ import annotations
 
+import html
+import os
 import re
+import shutil
+import sqlite3
+import subprocess
 
 import pytest
 
@@ -28,29 +33,141 @@ def journal(tmp_path_factory):
     return path
 
 
+PDFTOTEXT = shutil.which("pdftotext")
+needs_pdftotext = pytest.mark.skipif(not PDFTOTEXT and not os.environ.get("CI"),
+                                     reason="pdftotext is not installed (Debian's poppler-utils)")
+
+
+def pdf_pages(path) -> list[str]:
+    """Each page's text as poppler reads it back (`pdftotext -layout`)."""
+    assert PDFTOTEXT, "pdftotext is not installed (apt-get install poppler-utils)"
+    out = subprocess.run([PDFTOTEXT, "-layout", str(path), "-"], capture_output=True,
+                         text=True, check=True).stdout
+    return out.split("\f")[:-1]
+
+
+def pdf_words(path) -> list[list[tuple[float, float, float, str]]]:
+    """Each page's words with where they are: (x min, x max, y min, word)."""
+    out = subprocess.run([PDFTOTEXT, "-bbox", str(path), "-"], capture_output=True, text=True,
+                         check=True).stdout
+    pages = []
+    for page in out.split("<page ")[1:]:
+        pages.append([(float(a), float(c), float(b), html.unescape(w)) for a, b, c, w in
+                      re.findall(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" '
+                                 r'yMax="[\d.]+">([^<]*)</word>', page)])
+    return pages
+
+
+@needs_pdftotext
 def test_the_pdf_shows_the_shoe_its_roads_and_charts(journal, tmp_path, capsys):
-    from pypdf import PdfReader
     out = tmp_path / "shoe.pdf"
     capsys.readouterr()
     assert main(["report", "--journal", str(journal), "--shoe", "1", "--output", str(out)]) == 0
-    assert re.search(r"shoe 1: \d+ pages to", capsys.readouterr().out)
-    pages = [p.extract_text() for p in PdfReader(out).pages]
-    first = pages[0]
-    for heading in ("Table report: shoe 1", "SHOES", "RESULTS PER BET", "OUTCOMES AGAINST THE "
-                    "EXACT ODDS", "IRREGULARITIES", "HOLDS", "OVERRIDES", "DEVICES"):
-        assert heading in "\n".join(pages[:2]), heading
-    assert "Punto Banco" in first and "the cut card came out" in first
+    said = capsys.readouterr().out
+    assert re.search(r"shoe 1: written to \S+shoe.pdf \(PDF, \d+ pages\)", said), said
+    pages = pdf_pages(out)
+    # no page without something on it
+    assert all(len(p.split()) > 5 for p in pages), [len(p.split()) for p in pages]
+    first = " ".join(pages[0].split())
+    # the first page: what, whose, when, simulated, and the totals
+    for said in ("Table report: shoe 1", "Table T1", "Game Punto Banco (profile macau)",
+                 "SIMULATOR: these shoes were dealt on the simulator", "Rounds 78 rounds",
+                 "Holds 1 hold", "Overrides 1", "Irregularities 1", "Records Journal"):
+        assert said in first, said
+    assert re.search(r"From – to \(UTC\) \d{4}-\d\d-\d\d \d\d:\d\d – \d{4}", first)
+    assert re.search(r"Results Player \d+ \([\d.]+%\) · Banker \d+", first)
+    tables = "\n".join(pages[1:3])
+    for heading in ("Shoes", "Results per bet", "Outcomes against the exact odds",
+                    "Irregularities", "Holds", "Overrides", "Devices"):
+        assert heading in tables, heading
+    assert "Punto Banco" in tables and "the cut card came out" in tables
     text = "\n".join(pages)
     # the misread: its hold, how long, who cleared it and why
     assert "The shoe could not read a card" in text and "(Enter card)" in text
     assert "card read by eye" in text
     assert "SIM-SHUFFLER-12" in text                      # the shuffler that shuffled the shoe
-    pictures = "\n".join(pages[1:])
+    pictures = "\n".join(pages[2:])
     for title in ("Shoe 1: roads", "Bead plate", "Big road", "Big eye boy", "Small road",
                   "Cockroach pig", "Rounds per hour", "Hold time by cause",
                   "Results against the exact odds"):
         assert title in pictures, title
     assert len(pages) >= 5
+
+
+def test_the_roads_are_drawn_as_on_the_board(journal):
+    """Beads filled with their letters, the big road's rings, the big eye boy's rings, the
+    small road's filled dots, the cockroach pig's slashes, every mark of the shoe."""
+    from matplotlib.collections import LineCollection, PathCollection
+
+    from controller.report.charts import roads_figure
+    with Journal.open_readonly(journal) as j:
+        roads = collect(j).shoes[0].roads
+    fig = roads_figure(1, roads)
+    axes = {ax.get_title(loc="left"): ax for ax in fig.axes}
+    marks = {}
+    for name, title in (("bead_plate", "Bead plate"), ("big_road", "Big road"),
+                        ("big_eye_boy", "Big eye boy"), ("small_road", "Small road"),
+                        ("cockroach_pig", "Cockroach pig")):
+        ax = axes[title]
+        dots = [c for c in ax.collections if isinstance(c, PathCollection)]
+        filled = sum(len(c.get_offsets()) for c in dots if c.get_facecolors().any())
+        rings = sum(len(c.get_offsets()) for c in dots if not c.get_facecolors().any())
+        # the grid is two sets of lines across the road; the slashes are one a cell
+        lines = sum(len(c.get_segments()) for c in ax.collections
+                    if isinstance(c, LineCollection) and c.get_linewidths()[0] > 0.5)
+        marks[name] = (filled, rings, lines, len(ax.texts))
+    entries = {r: len(roads[r]["entries"]) for r in ("big_road", "big_eye_boy", "small_road",
+                                                      "cockroach_pig")}
+    ties = sum(1 for c in roads["big_road"]["entries"] if c["ties"])
+    assert marks["bead_plate"] == (len(roads["bead_plate"]), 0, 0, len(roads["bead_plate"]))
+    assert marks["big_road"][:3] == (0, entries["big_road"], ties)
+    assert marks["big_eye_boy"] == (0, entries["big_eye_boy"], 0, 0)
+    assert marks["small_road"] == (entries["small_road"], 0, 0, 0)
+    assert marks["cockroach_pig"] == (0, 0, entries["cockroach_pig"], 0)
+
+
+@needs_pdftotext
+def test_a_shoe_in_play_is_counted_and_the_columns_keep_straight_in_thai(journal, tmp_path,
+                                                                        capsys):
+    """The shoe cut short after 16 rounds, as a shoe still in play: its rounds so far are
+    counted and it is said to be in progress, no page is blank, and in Thai every column of a
+    table ends where it ends on the row above."""
+    path = tmp_path / "in-play.db"
+    shutil.copy(journal, path)
+    with Journal.open_readonly(path) as j:
+        results = list(j.records(kinds=["round_result"]))
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM records WHERE seq > ?", (results[15].seq,))
+        conn.execute("DELETE FROM snapshots")
+    with Journal.open_readonly(path) as j:
+        [shoe] = collect(j, start=parse_time("2000-01-01", "--from")).shoes
+    assert (shoe.rounds, shoe.end) == (16, None)
+    capsys.readouterr()
+    thai = tmp_path / "shift-th.pdf"
+    assert main(["report", "--journal", str(path), "--from", "2000-01-01", "--language", "th",
+                 "--output", str(thai)]) == 0
+    pages = pdf_pages(thai)
+    assert all(len(p.split()) > 5 for p in pages)
+    assert "T1" in pages[0] and "macau" in pages[0]          # whose, and which game's profile
+    shoe_row = next(line.split() for line in pages[1].splitlines() if "macau" in line)
+    assert "16" in shoe_row and len([w for w in shoe_row if re.fullmatch(
+        r"\d{4}-\d\d-\d\d", w)]) == 1, shoe_row                # started, not ended
+    # the shoe's row as the reader reads it (a PDF's Thai text layer repeats some letters)
+    html_out = tmp_path / "shift.html"
+    assert main(["report", "--journal", str(path), "--from", "2000-01-01", "--language", "th",
+                 "--output", str(html_out)]) == 0
+    page = html_out.read_text(encoding="utf-8")
+    assert "<td>16</td>" in page and "<td>กำลังดำเนินอยู่</td>" in page
+    rows: dict = {}
+    for x0, x1, y, word in pdf_words(thai)[1]:
+        rows.setdefault(round(y), []).append((x0, x1, word))
+    # the outcomes' figures (after each outcome's Thai name): each column's numbers end at
+    # the same place, row after row
+    figure_rows = [sorted(r) for r in rows.values()
+                   if sum(bool(re.fullmatch(r"0\.\d{6}", w)) for _, _, w in r) == 2]
+    assert len(figure_rows) >= 8
+    ends = [[x1 for _, x1, w in r if re.fullmatch(r"0\.\d{6}", w)] for r in figure_rows]
+    assert all(abs(e[0] - ends[0][0]) < 0.5 and abs(e[1] - ends[0][1]) < 0.5 for e in ends)
 
 
 def test_the_html_has_the_same_tables_and_the_pictures_inline(journal, tmp_path):

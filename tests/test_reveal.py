@@ -100,4 +100,4 @@ def test_the_journal_keeps_read_time_and_reveal_time(tmp_path, capsys):
     with Journal.open_readonly(journal) as j:
         story = last_rounds(j, 2)[0]
     assert story["ended_utc"] <= story["revealed_utc"] and "reveal" not in story["outcome"]
-    assert ", revealed " in format_story(story)
+    assert ", shown to the table " in format_story(story)

@@ -46,7 +46,14 @@ SAMPLE = {
     "seconds": 1.0, "time": "12:00:00", "text": "head dirty", "label": "Note", "what": "Hold",
     "rank": "A", "suit": "S", "winner": "BANKER",
     "start": "2026-12-01 08:00", "end": "2026-12-01 14:00", "path": "var/journal.db",
-    "low": 1, "high": 5, "done": 2000, "total": 30000,
+    "low": 1, "high": 5, "min": 100, "max": 10000, "done": 2000, "total": 30000,
+    "cut": 402, "shown": "9♥ K♦", "reason": Words("end.cut_card"),
+    "kinds": [Words("kind.foreign_card")], "round": 12, "seq": "118", "sha": "b1979dd8b22c",
+    "first": "109", "last": "127", "result": "2026-12-01 08:01:02.345 UTC",
+    "revealed": "2026-12-01 08:01:09.000 UTC", "asked": 10, "source": "var/journal.db",
+    "bets": "Banker +0.95", "before": "on hold", "after": "between rounds", "code": "E3",
+    "count": 416, "model": "SIM-SHUFFLER-12", "serial": "SIM-000001", "firmware": "sim-1.0.0",
+    "status": "complete", "void": 0, "demo": 1, "hint": "the card, e.g. 9H", "all": 45,
 }
 
 

@@ -233,9 +233,10 @@ class TableAssembly:
             self.journal.append_many([(kind, n) for n in notes])
 
     def start_display(self, sock: Any, language: str = "en",
-                      extra_routes: list | None = None) -> None:
+                      extra_routes: list | None = None, limits: dict | None = None) -> None:
         """The web display on a bound socket: first the current shoe's events from the
-        journal (a table started again mid-shoe), then the live ones."""
+        journal (a table started again mid-shoe), then the live ones; the players' page names
+        the table, its game and `limits` ({"min", "max"})."""
         from controller import display
         from controller.display.history import DISPLAY_KINDS, shoe_events
         history: list[dict] = []
@@ -247,7 +248,8 @@ class TableAssembly:
                 past.close()
         hub, self.display = display.start(sock, reveal=self.profile.reveal, history=history,
                                           language=language, simulator=self.service.simulated,
-                                          extra_routes=extra_routes)
+                                          table=self.service.name, game=self.profile.game,
+                                          limits=limits, extra_routes=extra_routes)
         self.service.publishers.append(hub)
         self.service.subscribers.append(hub.on_status)
         self._closers.append(self.display.close)
@@ -281,29 +283,38 @@ class TableAssembly:
         feed.start()
 
     # ------------------------------------------------------------------ a restart
-    def resume(self, *, devices_lost: bool) -> str | None:
-        """What to do with a shoe the journal left open; one line saying what was resumed."""
+    def resume(self, *, devices_lost: bool) -> list[Words]:
+        """What to do with a shoe the journal left open; what was resumed, in words (nothing
+        for a new journal)."""
         rec: Recovery = self.recovery
         table = self.service.table
         if not rec.resumed:
-            return None
+            return []
         # what a crash left journaled but seen by nobody goes out first (at least once), to the
         # publishers and to the actors and devices that react to it
         self.service.publish(rec.undelivered)
         self.service.published_seq = self.journal.last_seq
         redone = {e.get("action") for e in rec.undelivered if e["event"] == "device_request"}
-        where = f"journal {self.journal_path} at seq {self.journal.last_seq}"
+        where = {"path": self.journal_path, "seq": self.journal.last_seq,
+                 "shoe": table.shoe_no}
         state = table.state
         if state in (CLOSED, SHOE_ENDED) and not (table.shoe and table.shoe.counting):
-            return f"resumed {where}: no shoe in play (shoe {table.shoe_no} done)"
-        line = f"resumed {where}: shoe {table.shoe_no}" + (
-            f", round {table.round.number}" if table.round is not None else "") + f", {state}"
+            return [Words("run.restart_no_shoe", where)]
+        if table.round is not None:
+            where["round"] = table.round.number
         if table.hold is not None:
-            line += f", on hold for {table.hold.last.kind}"
+            where["kind"] = table.hold.last.kind
+        else:
+            where["state"] = state
+        if "kind" in where:
+            code = "run.restart_round_hold" if "round" in where else "run.restart_hold"
+        else:
+            code = "run.restart_round" if "round" in where else "run.restart_shoe"
+        line = [Words(code, where)]
         if devices_lost:
             # the embedded simulator died with the last process: its shoe is gone
             self.service.submit(command("abandon_shoe", reason="simulated devices restarted"))
-            return line + "; the simulated shoe did not survive the restart: it is closed"
+            return line + [Words("run.restart_sim_closed")]
         if self.shoe is not None and rec.shoe_seq and self.shoe.resends:
             self.shoe.resume(rec.shoe_seq)
         # a shoe that cannot resend (Bee-Tek, barcode) may have lost a read in flight: the
@@ -321,7 +332,7 @@ class TableAssembly:
             sub(ev)
 
     # ------------------------------------------------------------------ the rest of the check
-    def check_rest_meanwhile(self) -> str | None:
+    def check_rest_meanwhile(self) -> Words | None:
         """The older part of the journal left by the start check, on a reader of its own while
         the table waits: cards and commands wait behind a gate, the prompt says how far it has
         got, and a journal that does not verify stops the table (the command exits 2). One
@@ -359,7 +370,7 @@ class TableAssembly:
                 svc.submit(self._checked)
 
         threading.Thread(target=work, name="journal-check", daemon=True).start()
-        return f"the {total} older records are checked before the first card"
+        return Words("run.checking_rest", {"total": total})
 
     def _checked(self) -> None:
         log.info("journal verified", records=self.start_check.pending)

@@ -215,6 +215,7 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
     if rig_state:
         asm.service.before_input.append(lambda: rig.save(rig_state))
     asm.service.crash_after = opts.crash_after
+    asm.cycle.simulator = True          # every shoe it deals is a simulation's, on record
     asm.wire()
     if opts.feed:
         try:

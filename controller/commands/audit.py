@@ -17,8 +17,10 @@ from controller.commands._store import add_store_options, per_table, period, sto
 from controller.errors import InputError
 
 DEFAULT_JOURNAL = os.path.join("var", "journal.db")
-COLUMNS = ("SEQ", "TIME (UTC)", "SHOE", "ROUND", "USER", "ROLE", "ACTION", "ARGS", "REASON",
-           "CHANGE")
+#: the columns of the trail, by their words (report.col.*, audit.col.*)
+COLUMNS = ("audit.col.seq", "report.col.time", "report.col.shoe", "report.col.round",
+           "report.col.who", "report.col.role", "report.col.action", "audit.col.args",
+           "report.col.why", "audit.col.change")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -30,6 +32,9 @@ def register(subparsers: Any) -> None:
                    help=f"journal file (default {DEFAULT_JOURNAL})")
     p.add_argument("--last", type=int, metavar="N", help="only the newest N overrides")
     p.add_argument("--user", metavar="U", help="only the overrides of user U")
+    p.add_argument("--language", metavar="LANG", help="the trail's language: en, zh_Hant, hi, "
+                   "bn or th (default: [table] language of the config, env "
+                   "TABLECTL_TABLE_LANGUAGE; --json stays language-neutral)")
     add_store_options(p)
     p.add_argument("--json", action="store_true", help="one JSON object per override (from "
                    "--store with its \"table\" and \"pit\")")
@@ -45,43 +50,46 @@ def _clean(value: Any) -> str:
     return _CONTROL.sub(" ", value).strip() or "-"
 
 
-def _args_cell(args: Any) -> str:
-    if isinstance(args, dict):
-        return " ".join(f"{k}={_clean(v)}" for k, v in args.items()) or "-"
-    return _clean(args)
+def change(before: Any, after: Any, language: str = "en") -> str:
+    """What an override changed, in words: `state: on hold → a round is being dealt`."""
+    from controller.words import record
+    return _clean(record.change(before, after, language))
 
 
-def change(before: Any, after: Any) -> str:
-    """What an override changed: `key: old -> new` for each field that differs."""
-    if not isinstance(before, dict) or not isinstance(after, dict):
-        return f"{_clean(before)} -> {_clean(after)}"
-    parts = [f"{k}: {_clean(before.get(k))} -> {_clean(after.get(k))}"
-             for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k)]
-    return "; ".join(parts) or "no change"
-
-
-def rows(entries: Iterable[dict]) -> list[tuple[str, ...]]:
-    """The table cells of each override."""
+def rows(entries: Iterable[dict], language: str = "en") -> list[tuple[str, ...]]:
+    """The table cells of each override, in `language`."""
+    from controller.words import record
+    from controller.words.fields import number
     out = []
     for e in entries:
         utc = str(e.get("utc") or "")
-        out.append((str(e["seq"]), _clean(utc[:19].replace("T", " ")), _clean(e.get("shoe")),
-                    _clean(e.get("round")), _clean(e.get("user")), _clean(e.get("role")),
-                    _clean(e.get("action")), _args_cell(e.get("args")), _clean(e.get("reason")),
-                    change(e.get("before"), e.get("after"))))
+
+        def num(v: Any) -> str:
+            return number(v, language) if isinstance(v, int) else _clean(v)
+        out.append((str(e["seq"]), _clean(utc[:19].replace("T", " ")), num(e.get("shoe")),
+                    num(e.get("round")), _clean(e.get("user")),
+                    _clean(record.role(e.get("role"), language)),
+                    _clean(record.action(e.get("action"), language)),
+                    _clean(record.args(e.get("args"), language)), _clean(e.get("reason")),
+                    change(e.get("before"), e.get("after"), language)))
     return out
 
 
-def format_table(entries: list[dict]) -> str:
+def format_table(entries: list[dict], language: str = "en") -> str:
     """The trail as aligned columns under a header (the last column is not padded); with a
-    TABLE column first when the entries come from several tables (the floor store)."""
-    cells = [COLUMNS, *rows(entries)]
+    TABLE column first when the entries come from several tables (the floor store). Columns
+    are as wide as the terminal shows their letters (a Chinese one takes two cells)."""
+    from rich.cells import cell_len
+
+    from controller.words.fields import word
+    head = tuple(word(c, language) for c in COLUMNS)
+    cells = [head, *rows(entries, language)]
     if entries and "table" in entries[0]:
-        cells = [("TABLE", *COLUMNS), *[(_clean(e.get("table")), *r)
-                                         for e, r in zip(entries, rows(entries))]]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]) - 1)]
-    lines = ["  ".join([*(c.ljust(w) for c, w in zip(row, widths)), row[-1]]).rstrip()
-             for row in cells]
+        cells = [(word("report.col.table", language), *head),
+                 *[(_clean(e.get("table")), *r) for e, r in zip(entries, cells[1:])]]
+    widths = [max(cell_len(row[i]) for row in cells) for i in range(len(cells[0]) - 1)]
+    lines = ["  ".join([*(c + " " * (w - cell_len(c)) for c, w in zip(row, widths)),
+                        row[-1]]).rstrip() for row in cells]
     return "\n".join(lines)
 
 
@@ -95,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     if args.last is not None and args.last < 1:
         raise InputError(f"--last must be at least 1, not {args.last}")
     start, end = period(args)
+    args.language = reader_language(args)
     url = store_url(args)
     if url is not None:
         with per_table(args, url, start=start, end=end) as (where, chosen):
@@ -122,16 +131,28 @@ def _within(utc: Any, start: Any, end: Any) -> bool:
     return (start is None or t >= start) and (end is None or t < end)
 
 
+def reader_language(args: argparse.Namespace) -> str:
+    """--language, else the table's ([table] language; TABLECTL_TABLE_LANGUAGE over it)."""
+    from controller.config import load_config
+    from controller.words import normalise
+    try:
+        return normalise(args.language or load_config(getattr(args, "config", None))
+                         .table.language)
+    except ValueError as err:
+        raise InputError(f"--language: {err}") from None
+
+
 def _print(args: argparse.Namespace, entries: list[dict], source: str, status: int = 0) -> int:
+    from controller.words.fields import word
     if args.json:
         for entry in entries:
             print(json.dumps(entry, ensure_ascii=False))
         return status
-    who = f" by {args.user}" if args.user else ""
+    lang, who = args.language, {"user": args.user} if args.user else {}
     if not entries:
-        print(f"No overrides{who} in {source}.")
+        print(word("audit.none_user" if who else "audit.none", lang, source=source, **who))
         return status
-    count = len(entries)
-    print(f"OVERRIDES{who} in {source}: {count} shown, oldest first, newest last")
-    print(format_table(entries))
+    print(word("audit.head_user" if who else "audit.head", lang, source=source,
+               n=len(entries), **who))
+    print(format_table(entries, lang))
     return status

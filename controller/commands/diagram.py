@@ -6,8 +6,13 @@ from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("diagram", help="export the table machine's diagram (mermaid)")
-    p.add_argument("--output", default="-", help="file to write (default: standard output)")
+    p = sub.add_parser("diagram", help="export the table machine's diagram (mermaid)",
+                       description="The table machine's states and transitions as mermaid "
+                       "diagrams, one section per game, generated from each game's procedure "
+                       "(the same data the machine is built from), as docs/table-machine.md "
+                       "shows them.")
+    p.add_argument("--output", default="-", metavar="FILE",
+                   help="file to write (default: standard output)")
     p.set_defaults(func=run)
 
 

@@ -7,23 +7,26 @@ import argparse
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("floor", help="watch every table on the floor feed's broker",
                        description="Every table publishing to the broker: game, state, "
-                       "shoe/round, last result, hold and its age, links, feed lag, offline "
-                       "tables. Full screen, or JSON Lines with --json.")
+                       "shoe/round, last result, hold and its age, devices, feed lag, stopped "
+                       "tables, in the viewer's language. Full screen; --once: the floor as it "
+                       "is now, as text; --json: JSON Lines (language-neutral); --web: the pit "
+                       "view in a browser.")
     p.add_argument("--feed", metavar="URL", help="the broker, mqtt://HOST:PORT or mqtts://… "
                    "(default [feed] url; credentials and TLS from [feed])")
     p.add_argument("--config", help="config whose [feed] section to use (default "
                    "$TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one)")
     p.add_argument("--json", action="store_true", help="print one JSON object per table change "
                    "(a table's whole row) instead of the full screen")
-    p.add_argument("--once", action="store_true", help="with --json: print every table once, "
-                   "as the broker has them now, and exit")
+    p.add_argument("--once", action="store_true", help="print every table once, as the broker "
+                   "has them now, and exit (as text; with --json one JSON object a table)")
     p.add_argument("--web", metavar="HOST:PORT", help="serve the pit view to browsers instead "
                    "(port 0: any free port; the URL is printed)")
     p.add_argument("--db", metavar="URL", help="with --web: the floor store, for hands an "
                    "hour, time on hold, irregularities, dealers and its gaps (default "
                    "$TABLECTL_FLOOR_DB)")
-    p.add_argument("--language", metavar="LANG", help="with --web: the page's language when "
-                   "the browser asks for none (?lang=; default [table] language)")
+    p.add_argument("--language", metavar="LANG", help="the floor's language: en, zh_Hant, hi, "
+                   "bn or th (with --web: when the browser asks for none, ?lang=; default "
+                   "[table] language)")
     p.add_argument("--hold-alert-min", type=float, default=5.0, metavar="N",
                    help="with --web: a hold longer than N minutes is an alert (default 5)")
     p.add_argument("--shift-start", default="06:00", metavar="HH:MM",
@@ -46,20 +49,32 @@ def run(args: argparse.Namespace) -> int:
     url = args.feed or cfg.url
     if not url:
         raise InputError("give --feed mqtt://HOST:PORT (or set [feed] url in the config)")
-    if args.once and not args.json:
-        raise InputError("--once goes with --json")
     broker = broker_from(cfg, url=url)
     if args.web:
         return _web(args, broker, config)
     from controller.floor.model import Floor
     from controller.floor.watch import FloorWatch
+    from controller.words import normalise
+    try:
+        language = normalise(args.language or config.table.language)
+    except ValueError as err:
+        raise InputError(f"--language: {err}") from None
     floor = Floor(broker.prefix)
     if args.json:
         return _lines(broker, floor, once=args.once)
+    if args.once:
+        from controller.floor.words import floor_text
+        watch = FloorWatch(broker, floor).start()
+        try:
+            watch.settle()
+            print(floor_text(floor.rows(), broker.where, language), flush=True)
+        finally:
+            watch.close()
+        return 0
     watch = FloorWatch(broker, floor).start()
     try:
         from controller.floor.app import FloorApp
-        FloorApp(floor, watch, broker.where).run()
+        FloorApp(floor, watch, broker.where, language=language).run()
     finally:
         watch.close()
     return 0
@@ -71,11 +86,17 @@ def _lines(broker, floor, *, once: bool) -> int:
     import threading
 
     from controller.floor.watch import FloorWatch
+    gone = threading.Event()                # the reader closed the pipe (`floor --json | head`)
 
     def print_row(table: str) -> None:
         # on the MQTT client's one thread, as each message comes: nothing else writes here
-        sys.stdout.write(json.dumps(floor.row(table), separators=(",", ":")) + "\n")
-        sys.stdout.flush()
+        if gone.is_set():
+            return
+        try:
+            sys.stdout.write(json.dumps(floor.row(table), separators=(",", ":")) + "\n")
+            sys.stdout.flush()
+        except (BrokenPipeError, ValueError):
+            gone.set()
     watch = FloorWatch(broker, floor, on_change=None if once else print_row).start()
     try:
         if once:
@@ -83,8 +104,8 @@ def _lines(broker, floor, *, once: bool) -> int:
             for row in floor.rows():
                 print(json.dumps(row, separators=(",", ":")), flush=True)
             return 0
-        threading.Event().wait()        # until Ctrl-C or SIGTERM: the rows come by themselves
-        return 0
+        gone.wait()                     # until Ctrl-C, SIGTERM or the reader goes away
+        raise BrokenPipeError
     finally:
         watch.close()
 
@@ -106,7 +127,8 @@ def _web(args, broker, config) -> int:
     from controller.floor.web import create_app
     from controller.words import normalise
     if args.json or args.once:
-        raise InputError("--web serves a page: leave out --json and --once")
+        raise InputError("--web serves a page to browsers: leave out --json and --once (or "
+                         "leave out --web to print the floor)")
     if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", args.shift_start):
         raise InputError(f"--shift-start {args.shift_start!r}: give HH:MM, e.g. 06:00")
     for flag, value, top in (("--shift-hours", args.shift_hours, 24),

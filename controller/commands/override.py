@@ -24,11 +24,17 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "override", help="send an authenticated command (dealer, supervisor, manager, auditor) "
         "to the running controller", description=__doc__,
+        # the reason is asked of every override (a supervisor's or manager's action), so the
+        # synopsis shows it as the README does; a dealer's action may leave it out
+        usage="tablectl override [-h] ACTION [ARG ...] --reason REASON [--user USER] "
+              "[--socket SOCKET] [--config CONFIG] [--timeout SECONDS]",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="actions: " + ", ".join(roles.ACTIONS))
     parser.add_argument("action", metavar="ACTION")
     parser.add_argument("args", nargs="*", metavar="ARG", help="KEY=VALUE or a bare value")
-    parser.add_argument("--reason", default="", help="why (required for every override)")
+    parser.add_argument("--reason", default="", help="why: required for every override (a "
+                        "supervisor's or manager's action) and kept in the journal with your "
+                        "name; a dealer's action may leave it out")
     parser.add_argument("--user", help="who you are (default: env TABLECTL_USER)")
     parser.add_argument("--socket", help="control socket (default: [console] socket in the "
                         "config, else var/tablectl.sock; env TABLECTL_CONSOLE_SOCKET)")
@@ -63,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     user = args.user or os.environ.get("TABLECTL_USER")
     if not user:
         raise InputError("say who you are: --user NAME (or set TABLECTL_USER)")
+    if roles.needs_reason(args.action) and not args.reason.strip():
+        raise InputError(f"{args.action} is an override: give --reason \"why\" (it is kept in "
+                         "the journal with your name)")
     payload = {"user": user, "action": args.action, "args": parse_args(args.action, args.args),
                "reason": args.reason}
     socket_path = console_setting("socket", args.socket, args.config)

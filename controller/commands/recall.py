@@ -23,6 +23,9 @@ def register(subparsers) -> None:
                    "with --from/--to every round of the period)")
     p.add_argument("--user", metavar="U", help="only the rounds in which user U made an "
                    "override or entered a command")
+    p.add_argument("--language", metavar="LANG", help="the recall's language: en, zh_Hant, hi, "
+                   "bn or th (default: [table] language of the config, env "
+                   "TABLECTL_TABLE_LANGUAGE; --json stays language-neutral)")
     add_store_options(p)
     p.add_argument("--json", action="store_true", help="one JSON object per round (from "
                    "--store with its \"table\")")
@@ -34,11 +37,14 @@ def run(args: argparse.Namespace) -> int:
     from controller.commands._unproven import warn
     from controller.journal import JournalError
     from controller.journal.archive import open_with_archives
-    from controller.recall import format_json_lines, format_text, select_rounds
+    from controller.commands.audit import reader_language
+    from controller.recall import format_json_lines, select_rounds
+    from controller.recall_text import format_text
 
     if args.last is not None and args.last < 1:
         raise InputError(f"--last must be at least 1, not {args.last}")
     start, end = period(args)
+    args.language = reader_language(args)
     url = store_url(args)
     if url is not None:
         return _from_store(args, url, start, end)
@@ -57,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         if stories:
             print(format_json_lines(stories))
     else:
-        print(format_text(stories, source=args.journal, asked=_asked(args)))
+        print(format_text(stories, source=args.journal, asked=_asked(args),
+                          language=args.language))
     return status
 
 
@@ -69,7 +76,8 @@ def _from_store(args: argparse.Namespace, url: str, start, end) -> int:
     """The same rounds from the floor store, table after table."""
     import json
 
-    from controller.recall import format_text, select_rounds
+    from controller.recall import select_rounds
+    from controller.recall_text import format_text
     texts = []
     with per_table(args, url, start=start, end=end) as (where, chosen):
         for info, journal in chosen:
@@ -79,7 +87,8 @@ def _from_store(args: argparse.Namespace, url: str, start, end) -> int:
                 for story in stories:
                     print(json.dumps({"table": info.name, **story}, ensure_ascii=False))
             else:
-                texts.append(format_text(stories, source=journal.path, asked=_asked(args)))
+                texts.append(format_text(stories, source=journal.path, asked=_asked(args),
+                                         language=args.language))
     if texts:
         print("\n\n".join(texts))
     return 0

@@ -1,4 +1,4 @@
-"""`tablectl report --journal J [--shoe N | --from T --to T] [--language LANG] --output FILE`.
+"""`tablectl report [--journal J] [--shoe N | --from T [--to T]] [--language LANG] --output FILE`.
 
 A shoe or a shift, from the journal, to print or to read: each shoe's start and end, its roads
 as the scoreboard showed them, the results and the net result of every bet beside the exact
@@ -28,7 +28,11 @@ DEFAULT_JOURNAL = os.path.join("var", "journal.db")
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "report", help="a shoe or shift report (roads, results, holds, overrides, charts) as "
-        "PDF or HTML", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "PDF or HTML", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        # --to goes with --from: argparse cannot nest a group, so the synopsis says it
+        usage="tablectl report [-h] [--journal J] [--shoe N | --from T [--to T]] "
+              "[--language LANG] [--config CONFIG] --output FILE [--store URL] [--table T] "
+              "[--pit P]")
     p.add_argument("--journal", default=DEFAULT_JOURNAL, metavar="J",
                    help=f"journal file (default {DEFAULT_JOURNAL})")
     which = p.add_mutually_exclusive_group()
@@ -84,12 +88,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         if out.suffix.lower() == ".pdf":
             pages = write_pdf(report, out, language)
-            print(f"tablectl report: {first.selection}{_tables(report)}: {pages} pages to "
-                  f"{out}")
+            print(f"tablectl report: {first.selection}{_tables(report)}: written to {out} "
+                  f"(PDF, {pages} page{'s' if pages != 1 else ''})")
         else:
             images = write_html(report, out, language)
-            print(f"tablectl report: {first.selection}{_tables(report)}: {images} pictures to "
-                  f"{out}")
+            print(f"tablectl report: {first.selection}{_tables(report)}: written to {out} "
+                  f"(one HTML file, its {images} picture{'s' if images != 1 else ''} of roads "
+                  f"and charts inside it)")
     except OSError as err:          # a full disk, a file that cannot be replaced…
         raise InputError(f"--output {args.output}: cannot be written: "
                          f"{err.strerror or err}") from None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from controller.argtypes import count, seconds
-from controller.config import ConfigError, load_config, override
+from controller.config import load_config, origin, override
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
 from controller.words import normalise
@@ -76,10 +76,46 @@ def run(args: argparse.Namespace) -> int:
         from controller.journal.anchor import load_key
         anchor_key = load_key(cfg.storage.anchor_key_file, "--anchor-key" if args.anchor_key
                               else f"{cfg.path}: storage.anchor_key_file")
-    feed = JsonFeed() if args.json else TextFeed(verbose=True,
-                                                 language=normalise(cfg.table.language))
+    language = normalise(cfg.table.language)
+    if not args.json:
+        log_apart(cfg, language)
+    feed = JsonFeed() if args.json else TextFeed(verbose=True, language=language)
     return run_table(cfg, profile, [feed], control=not args.no_control, anchor_key=anchor_key,
                      virtual_supervisor=args.virtual_supervisor)
+
+
+def log_apart(cfg, language: str) -> None:
+    """The readable lines are for the people at the table: where the log would be written
+    among them (stderr is the same terminal, file or pipe as stdout, and not journald's),
+    it goes to a file beside the journal instead, and one line says where."""
+    import sys
+    from pathlib import Path
+
+    from controller import logsetup
+    from controller.words.fields import word
+    if logsetup.to_file_given() or not same_stream(sys.stdout, sys.stderr):
+        return
+    path = Path(cfg.storage.journal).parent / "tablectl.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        logsetup.to_file(str(path))
+    except OSError:
+        return          # no place for it there: the log stays on stderr (--log-file FILE)
+    print(f"tablectl run: {word('run.log_file', language, path=str(path))}", file=sys.stderr,
+          flush=True)
+
+
+def same_stream(out, err) -> bool:
+    """Whether two streams end in the same place, which is not systemd's journal."""
+    import os
+    try:
+        a, b = os.fstat(out.fileno()), os.fstat(err.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not os.path.samestat(a, b):
+        return False
+    journal = os.environ.get("JOURNAL_STREAM", "")
+    return journal != f"{b.st_dev}:{b.st_ino}"
 
 
 def is_sim_url(url: str) -> bool:
@@ -129,6 +165,7 @@ def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key,
     from controller.logsetup import get_logger
     from controller.service.cycle import ShoePlan
     from controller.software import release_digest
+    from controller.words import english, render
     sim = is_sim_url(cfg.shoe.url) or is_sim_url(cfg.shuffler.url)
     c, s = cfg.shoe, cfg.shuffler
     shoe_options = dict(read_timeout_s=c.read_timeout_s, dead_after_timeouts=c.dead_after_timeouts,
@@ -156,13 +193,12 @@ def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key,
                          faults=tuple(parse_fault(f) for f in cfg.simulator.faults),
                          name="table", continuous=profile.continuous_shuffler)
         except FaultError as err:
-            raise ConfigError(cfg.path, "simulator.faults", str(err),
-                              "write KIND@N with N a card index of the shoe") from None
+            raise InputError(f"{origin(cfg, 'simulator', 'faults')}: {err}") from None
         for fault in rig.faults:
             if fault.kind in SHOE_FAULTS and fault.at >= profile.cards:
-                raise ConfigError(cfg.path, "simulator.faults", f"{fault}: the shoe holds "
-                                  f"{profile.cards} cards", f"give a card index from 0 to "
-                                  f"{profile.cards - 1}")
+                raise InputError(f"{origin(cfg, 'simulator', 'faults')}: {fault}: the shoe "
+                                 f"holds {profile.cards} cards; give a card index from 0 to "
+                                 f"{profile.cards - 1}")
     shuffler_url = None if s.url == "none" else s.url
     devices = DeviceSettings(
         shoe_url=c.url, protocol=c.protocol, shoe_options=shoe_options,
@@ -189,6 +225,7 @@ def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key,
         # a bad feed setting is one line, before anything is journaled
         from controller.feed.broker import broker_from
         broker = broker_from(cfg.feed)
+    language = normalise(cfg.table.language)
     try:
         asm = TableAssembly(profile, journal_path=cfg.storage.journal, devices=devices,
                             publishers=publishers, plan=lambda number: plan,
@@ -209,6 +246,9 @@ def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key,
         raise
     if rig is not None and asm.recovery.resumed:
         rig.reseed(asm.service.table.shoe_no)
+    for publisher in publishers:
+        if hasattr(publisher, "on_status"):         # the readable lines: after every input
+            asm.service.subscribers.append(publisher.on_status)
     try:
         # the software checked, the service manager, the clock and the health view
         pc = TablePC(asm, cfg, simulated=sim, shoe_waiting=shoe_waiting)
@@ -229,15 +269,22 @@ def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key,
                            retry_max_s=cfg.feed.retry_max_s, pit=cfg.table.pit)
         if listener is not None:
             # before resume: the events a restart republishes reach the display too
-            asm.start_display(listener, language=normalise(cfg.table.language),
+            t = cfg.table
+            limits = {"min": t.min_bet, "max": t.max_bet} if t.min_bet or t.max_bet else None
+            asm.start_display(listener, language=language, limits=limits,
                               extra_routes=monitoring.routes() if monitoring else None)
             print(f"tablectl run: web display at {asm.display.url}", file=sys.stderr)
         checking = asm.check_rest_meanwhile()
-        line = asm.resume(devices_lost=sim)
-        if line:
-            line += f"; {checking}" if checking else ""
+        said = asm.resume(devices_lost=sim)
+        for n, words in enumerate(said):
+            # said to the people at the table in their language, and to the log in English;
+            # the first line says too what is still to be checked
+            line, detail = render(words, language), english(words)
+            if checking and n == 0:
+                line = f"{line.rstrip('.')}; {render(checking, language)}"
+                detail = f"{detail.rstrip('.')}; {english(checking)}"
             print(f"tablectl run: {line}", file=sys.stderr)
-            get_logger("controller.run").info("resumed", detail=line)
+            get_logger("controller.run").info("resumed", detail=detail)
         asm.start_sources()
         if control:
             k = cfg.console

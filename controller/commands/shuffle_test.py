@@ -57,14 +57,26 @@ def driver_source(driver, decks: int, timeout_s: float) -> Callable[[], tuple[li
     factory = [c.code for c in ordered_shoe(decks)]
 
     def source() -> tuple[list, list]:
+        from drivers.shuffler import ShuffleCountError
         driver.shuffle(decks)
-        driver.wait_ready(timeout_s)
+        try:
+            driver.wait_ready(timeout_s, decks=decks)
+        except ShuffleCountError as err:
+            raise InputError(count_hint(driver.url, err.count, decks)) from None
         order = driver.deliver()
         if order is None:
             raise InputError(f"the shuffler at {driver.url} does not report the order it "
                              "delivered; test real hardware from recorded shoe logs")
         return factory, order
     return source
+
+
+def count_hint(url: str, counted: int, decks: int) -> str:
+    """A shuffler holding other than the decks asked for: what to give instead."""
+    line = f"the shuffler at {url} counted {counted} cards, not the {52 * decks} of --decks {decks}"
+    if counted and counted % 52 == 0:
+        return f"{line}: it holds {counted // 52} decks; give --decks {counted // 52}"
+    return f"{line}: load it with whole new decks (52 cards each) and give --decks to match"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,12 @@ from controller.errors import InputError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("software-id", help="SHA-256 of this release, of its locked "
                        "dependencies and of both (what [software] approved lists), and a seeded "
-                       "HMAC for on-demand authentication")
+                       "HMAC for on-demand authentication",
+                       description="The software's identity for a regulator or the floor: the "
+                       "SHA-256 of this release's files, of its installed dependencies, and of "
+                       "both together (the digest each shoe's start records and [software] "
+                       "approved lists); --files lists every file's own; --hmac-seed answers a "
+                       "verifier's challenge with HMAC-SHA256(seed, release).")
     p.add_argument("--files", action="store_true", help="also list every file's SHA-256")
     p.add_argument("--hmac-seed", metavar="HEX",
                    help="the verifier's seed (hex): print HMAC-SHA256(seed, release)")

@@ -204,7 +204,7 @@ class ConsoleApp(App[int]):
             panel.remove_class("stale")
             panel.show(state)
         bar = self.query_one(ActionBar)
-        bar.offer(self.offered_actions(), self.language)
+        bar.offer(self.offered_actions(), self.language, self.role)
         bar.highlight(self.needed_actions())
 
     def offered_actions(self) -> list[str]:

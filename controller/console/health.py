@@ -56,7 +56,8 @@ def problems(h: Mapping[str, Any]) -> list[str]:
 
 def health_lines(h: Mapping[str, Any]) -> list[str]:
     """The health view, one aspect a line."""
-    lines = [f"Table {h.get('table', '?')}: {h.get('state', '?')}"
+    from controller.words.fields import field
+    lines = [f"Table {h.get('table', '?')}: {field('state', h.get('state', 'unknown'), 'en')}"
              + ("   SIMULATOR" if h.get("simulator") else "")]
     for p in problems(h):
         lines.append(f"  ! {p}")
@@ -94,7 +95,8 @@ def health_lines(h: Mapping[str, Any]) -> list[str]:
     feed = _d(h.get("feed"))
     if feed:
         lag = feed.get("lag_events", feed.get("behind", 0))
-        state = "up to date" if not lag and feed.get("connected") else f"behind by {lag} event(s)"
+        current = (not lag or feed.get("late") is False) and feed.get("connected")
+        state = "up to date" if current else f"behind by {lag} event(s)"
         lines.append(f"Feed      {feed.get('broker', '?')}: {state}"
                      + (f" ({feed['problem']})" if feed.get("problem") else ""))
     else:

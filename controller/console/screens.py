@@ -193,9 +193,11 @@ class ActionScreen(ModalScreen[Outcome | None]):
         if problem:
             bad = next((a for a in self.spec if a.name in problem), self.spec[0] if self.spec
                        else None)
-            self._fail(word("refuse.arg_bad", self.language,
-                            arg=word(f"arg.{bad.name}" if bad else "arg.unknown",
-                                     self.language)),
+            # what is wrong, and what to type instead (the field's own hint)
+            name = bad.name if bad else "unknown"
+            self._fail(word("refuse.arg_bad_hint", self.language,
+                            arg=word(f"arg.{name}", self.language),
+                            hint=word(f"arg.{name}.hint", self.language)),
                        f"arg-{bad.name}" if bad else None)
             return None
         return args

@@ -150,10 +150,12 @@ def header_text(state: Mapping[str, Any], language: str = "en") -> Text:
         out.append("  ")
     out.append(clean(word("console.table", language, table=str(state.get("table", "?")))),
                style="bold")
-    out.append("   " + clean(word("console.profile", language,
+    mode = str(profile.get("mode", "default"))
+    # a profile with one paytable has no mode to speak of
+    out.append("   " + clean(word("console.profile" if mode != "default" else
+                                  "console.profile_one", language,
                                   profile=str(profile.get("name", "?")),
-                                  game=profile.get("game", "unknown"),
-                                  mode=str(profile.get("mode", "?")),
+                                  game=profile.get("game", "unknown"), mode=mode,
                                   decks=profile.get("decks", "?"))))
     table_state = clean(state.get("state", "?"))
     out.append(f"   {word('console.state', language)}: ")
@@ -185,7 +187,8 @@ def feed_text(feed: Any, language: str = "en") -> Text:
         return Text()
     behind = feed.get("behind") or 0
     where = clean(feed.get("broker", "?"))
-    if not behind and feed.get("connected"):
+    # a record or two owed for a moment is a feed in full flow, not one behind
+    if (not behind or feed.get("late") is False) and feed.get("connected"):
         return Text(word("console.feed_ok", language, broker=where), style="dim")
     out = Text(clean(word("console.feed_behind", language, broker=where,
                           n=behind if isinstance(behind, int) else 0)), style="bold yellow")
@@ -303,9 +306,14 @@ def hold_text(hold: Any, language: str = "en", role: str | None = None) -> Text:
     hold = _dict(hold)
     out = Text(word("console.hold_title", language) + "\n", style="bold")
     problems = _list(hold.get("problems")) or [{}]
+    actions = [a for a in hold_actions(hold) if role is None or roles.allowed(role, a)]
+    # who cannot clear it (a dealer) is told it as the dealer's screen tells it: by its kind,
+    # with none of the actions that are a supervisor's to take
+    mine = role is None or bool(actions) or roles.allowed(role, "resume")
     for n, problem in enumerate(problems, start=1):
-        out.append("  " + clean(word("console.problem_n", language, n=n,
-                                     problem=problem_words(_dict(problem)))) + "\n")
+        said = problem_words(_dict(problem)) if mine else \
+            dealer_words(_dict(problem).get("kind", "unknown"), _dict(problem))
+        out.append("  " + clean(word("console.problem_n", language, n=n, problem=said)) + "\n")
     kept = _list(hold.get("queued"))
     if kept:
         out.append("  " + clean(word("console.kept_reads", language, n=len(kept),
@@ -313,7 +321,6 @@ def hold_text(hold: Any, language: str = "en", role: str | None = None) -> Text:
     if hold.get("resume_to"):
         out.append("  " + clean(word("console.goes_back_to", language,
                                      state=str(hold["resume_to"]))) + "\n")
-    actions = [a for a in hold_actions(hold) if role is None or roles.allowed(role, a)]
     if actions:
         out.append(word("console.clear_with", language) + "\n", style="bold")
         for name in actions:
@@ -383,13 +390,13 @@ def history_line(result: Any, language: str = "en") -> str:
     return f"#{clean(result.get('round', '?'))}  " + "   ".join(parts + [outcome]) + demo
 
 
-def roads_panel_text(roads: Any, width: int = 30) -> Text:
+def roads_panel_text(roads: Any, width: int = 30, language: str = "en") -> Text:
     """The big road and bead plate of the current shoe, and its counts."""
     from controller.display.terminal import roads_text
     roads = _dict(roads)
     if not roads.get("bead_plate"):
-        return Text("No result yet in this shoe.", style="dim")
-    return roads_text(roads, width, parts=("big_road", "bead_plate"))
+        return Text(word("console.no_roads", language), style="dim")
+    return roads_text(roads, width, parts=("big_road", "bead_plate"), language=language)
 
 
 def history_text(last_rounds: Any, language: str = "en") -> Text:

@@ -116,6 +116,7 @@ class HoldPanel(Panel):
         super().__init__("HOLD", **kwargs)
 
     def show(self, state: Mapping[str, Any]) -> None:
+        self.border_title = text.word("console.panel.hold", _language(self))
         on_hold = text.on_hold(state)
         self.set_class(on_hold, "-shown")
         self.update(text.hold_text(state.get("hold"), _language(self), _role(self))
@@ -141,7 +142,8 @@ class RoadsPanel(Panel):
         super().__init__("Roads", **kwargs)
 
     def show(self, state: Mapping[str, Any]) -> None:
-        self.update(text.roads_panel_text(state.get("roads")))
+        self.border_title = text.word("console.panel.roads", _language(self))
+        self.update(text.roads_panel_text(state.get("roads"), language=_language(self)))
 
 
 class HealthPanel(Panel):
@@ -153,9 +155,10 @@ class HealthPanel(Panel):
 
     def show(self, state: Mapping[str, Any]) -> None:
         from controller.console.health import health_lines
+        self.border_title = text.word("console.panel.health", _language(self))
         health = state.get("health")
         if not isinstance(health, dict):
-            self.update(Text("This controller reports no health view.", style="dim"))
+            self.update(Text(text.word("console.no_health", _language(self)), style="dim"))
             return
         lines = health_lines(health)[1:]          # the header bar names the table already
         out = Text()
@@ -177,7 +180,9 @@ class HistoryList(Panel):
 
 
 class ActionBar(Grid):
-    """One button per override, its key first; the ones that clear the hold stand out."""
+    """One button per action the viewer's role may take, its key first, always in the same
+    place: what does not apply now is greyed out (not removed, so the keys do not move from
+    card to card); the ones that clear the hold stand out."""
 
     DEFAULT_CSS = """
     ActionBar { grid-size: 5; grid-gutter: 0 1; height: auto; padding: 0 1; }
@@ -190,12 +195,16 @@ class ActionBar(Grid):
             yield Button(Text(f"{info.key.upper()} {info.title}"), id=f"act-{info.name}",
                          compact=True, tooltip=info.help)
 
-    def offer(self, names: Iterable[str], language: str = "en") -> None:
-        """Show only the buttons of `names` (what applies now, for this role), in `language`."""
+    def offer(self, names: Iterable[str], language: str = "en", role: str | None = None
+              ) -> None:
+        """The buttons of the role's actions (every one without a role), in `language`, those
+        of `names` (what applies now) enabled."""
+        from controller import roles
         wanted = set(names)
         for button in self.query(Button):
             name = (button.id or "")[len("act-"):]
-            button.display = name in wanted
+            button.display = name in wanted if role is None else roles.allowed(role, name)
+            button.disabled = name not in wanted
             if name in text.ACTIONS:
                 button.label = Text(f"{text.ACTIONS[name].key.upper()} "
                                     f"{text.title(name, language)}")

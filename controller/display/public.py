@@ -15,7 +15,10 @@ So everything they show passes through here, and only named fields of named even
 - both views say whether the table runs on the simulator (`simulator`), so the pages can say so;
 - the dealer's view also names its prompt by its message code (`prompt_code`, e.g.
   `prompt.count_back_shuffler`), so that a program can follow the dealer's display without
-  reading its words (the rig's dealer does).
+  reading its words (the rig's dealer does);
+- the players' page names the table, its game and its limits, counts down the betting window
+  while bets are open (`betting.closes_at`, the server's clock) and says when the table is on
+  hold (`hold`: true or false, never why).
 
 The supervisor's console, the `--json` feed and the journal see everything at once; they do
 not go through here.
@@ -68,17 +71,23 @@ class PublicView:
     already seen (a seq at or below the last one) are ignored, so a journal read at start and
     the events republished after a restart can overlap."""
 
-    def __init__(self, reveal: str = "on_read", language: str = "en", simulator: bool = False):
+    def __init__(self, reveal: str = "on_read", language: str = "en", simulator: bool = False,
+                 *, table: str = "", game: str | None = None,
+                 limits: Mapping[str, Any] | None = None):
         self.reveal = reveal
         self.language = language          # the table's ([table] language)
         self.simulator = simulator        # a simulated table: the pages say SIMULATOR
+        self.table = table                # the table's name ([table] name)
+        self.limits = dict(limits) if limits else None    # {"min": …, "max": …}: the bets'
+        self.betting: dict[str, Any] | None = None        # {"round", "closes_at"} while open
+        self.held = False
         self.roads = ShoeRoads()
         self.last_seq = 0
         self.gate = RevealGate()
         self.last_result: dict[str, Any] | None = None
         self.shown_at: float | None = None   # when the last result reached the display
         self.shoe: Any = None
-        self.game: Any = None
+        self.game: Any = game             # the profile's, then each shoe's
         self.round: Any = None
         self.cards: list[dict[str, Any]] = []   # the current round's, maybe face down
         self.prompt = ""
@@ -114,6 +123,12 @@ class PublicView:
         if kind == "round_started":
             self.shoe, self.round, self.cards = e.get("shoe"), e.get("round"), []
             return {"dealer"}
+        if kind == "bets_open":
+            return self._bets(e, now)
+        if kind == "bets_closed":
+            return self._bets(None, now)
+        if kind in ("hold", "resume"):
+            return self._held(kind == "hold")
         if kind == "card":
             return self._card(e)
         if kind in ("round_result", "reveal"):
@@ -131,7 +146,27 @@ class PublicView:
         if status == self.status:
             return set()
         self.status = status
-        return {"dealer"}
+        return {"dealer"} | self._held(status["state"] == "hold" or status["hold"] is not None)
+
+    def _held(self, held: bool) -> set[str]:
+        if held == self.held:
+            return set()
+        self.held = held
+        if held:
+            self.betting = None           # no bet is taken on hold
+        return {"scoreboard"}
+
+    def _bets(self, e: Mapping[str, Any] | None, now: float | None) -> set[str]:
+        """Bets opened (with the seconds they stay open) or closed. A window read back from
+        the journal (`now` unknown) is long past: only a live one is counted down."""
+        closes_in = e.get("closes_in_s") if e is not None else None
+        betting = None
+        if isinstance(closes_in, (int, float)) and closes_in > 0 and now is not None:
+            betting = {"round": e.get("round"), "closes_at": round(now + closes_in, 3)}
+        if betting == self.betting:
+            return set()
+        self.betting = betting
+        return {"scoreboard"}
 
     def _card(self, e: Mapping[str, Any]) -> set[str]:
         if e.get("round") is None:
@@ -157,9 +192,13 @@ class PublicView:
         return self.roads.to_json()
 
     def scoreboard(self) -> dict[str, Any]:
-        """The players' page: the roads, the last result shown and when it reached us."""
-        return {"roads": self.roads_json(), "last_result": self.last_result,
-                "shown_at": self.shown_at, "simulator": self.simulator}
+        """The players' page: the table, its game and limits, the roads, the last result shown
+        and when it reached us, the betting window while bets are open, and whether the table
+        is on hold."""
+        return {"table": self.table, "game": self.game, "limits": self.limits,
+                "roads": self.roads_json(), "last_result": self.last_result,
+                "shown_at": self.shown_at, "betting": self.betting, "hold": self.held,
+                "simulator": self.simulator}
 
     def dealer(self) -> dict[str, Any]:
         """The dealer's page (and `/api/state`): the prompt, or on hold the hold in words (then

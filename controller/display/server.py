@@ -57,10 +57,12 @@ def bind(listen: str, where: str = "[display] listen") -> socket.socket:
         sock.listen(64)
     except OSError as err:
         sock.close()
+        busy = err.errno == errno.EADDRINUSE
         why = "the port is already in use (another program, or another table, listens " \
-              "there)" if err.errno == errno.EADDRINUSE else err.strerror or str(err)
-        raise InputError(f"display: cannot listen on {host}:{port}: {why}; choose another "
-                         f"with --http HOST:PORT or {where}") from None
+              "there)" if busy else err.strerror or str(err)
+        fix = f"give another HOST:PORT ({where})" + (", or stop what listens there" if busy
+                                                      else "")
+        raise InputError(f"display: cannot listen on {host}:{port}: {why}; {fix}") from None
     sock.set_inheritable(True)
     return sock
 

@@ -15,6 +15,7 @@ comment every 15 s so proxies keep it open; the browser's EventSource reconnects
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -80,7 +81,12 @@ async def _events(hub: DisplayHub, name: str) -> AsyncIterator[str]:
         version = hub.versions[name]
         if version != seen:
             seen = version
-            yield f"event: {name}\ndata: {hub.json(name)}\n\n"
+            data = hub.json(name)
+            if name == "scoreboard":
+                # the server's clock as it sends, so that a page counts the betting window
+                # down to the server's `closes_at` whatever its own clock says
+                data = f'{{"now":{time.time():.3f},{data[1:]}'
+            yield f"event: {name}\ndata: {data}\n\n"
         elif not await hub.wait(KEEPALIVE_S) and not hub.closed:
             yield ": keep-alive\n\n"
 

@@ -22,50 +22,90 @@ class JsonFeed:
             self.stream.flush()
 
 
-def _hand(cards: list[str]) -> str:
-    return " ".join(cards)
+SUIT_SIGNS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 
 
-def format_round(e: dict) -> str:
-    """`#12  P 9H 5C KD = 4   B 2S 3D = 5   BANKER` (and the Andar Bahar / two-hand forms)."""
-    tag = f"#{e['round']:<3}"
-    if "game_card" in e:
-        body = (f"GAME {e['game_card']}   A {_hand(e['andar'])}   B {_hand(e['bahar'])}   "
-                f"{str(e.get('winner', '')).upper()} ({e.get('cards_dealt', 0)} cards)")
-    elif "player" in e and "player_total" in e:
-        body = (f"P {_hand(e['player'])} = {e['player_total']}   "
-                f"B {_hand(e['banker'])} = {e['banker_total']}   {e['winner'].upper()}")
+def card_sign(code: object) -> str:
+    """A card as the table's screens draw it, in any language: 9♥, 10♠, K♦."""
+    text = str(code)
+    rank, suit = text[:-1], text[-1:]
+    return ("10" if rank == "T" else rank) + SUIT_SIGNS.get(suit, suit)
+
+
+def _hand(cards: object) -> str:
+    if isinstance(cards, str):
+        cards = [cards]
+    return " ".join(card_sign(c) for c in cards) if isinstance(cards, list) else ""
+
+
+#: the hands of a result, in the order a line names them
+HANDS = ("game_card", "player", "banker", "andar", "bahar", "right", "left", "bank")
+
+
+def format_round(e: dict, language: str = "en") -> str:
+    """A round's result on one line, every word in `language`: `#12  PLAYER 9♥ 5♣ K♦ = 4
+    BANKER 2♠ 3♦ = 5   BANKER WINS` (and the Andar Bahar and two-tableaux forms)."""
+    from controller.words.fields import number, word
+    parts = []
+    for hand in HANDS:
+        cards = e.get(hand)
+        if cards is None or cards == []:
+            continue
+        total = e.get(f"{hand}_total")
+        parts.append(f"{word(f'console.hand.{hand}', language)} {_hand(cards)}"
+                     + ("" if total is None else f" = {number(total, language)}"))
+    if e.get("void"):
+        reason = str(e.get("reason") or "")
+        outcome = word("console.void", language) + (
+            f" ({word(f'void.{reason}', language)})" if reason else "")
+    elif e.get("winner") == "tie":
+        outcome = word("console.winner.tie", language)
+    elif e.get("winner"):
+        outcome = word("page.wins", language,
+                       winner=word(f"console.winner.{e['winner']}", language))
     else:
-        hands = [(k, v) for k, v in e.items() if isinstance(v, list) and k not in
-                 ("burned_before", "irregularities")]
-        body = "   ".join(f"{k} {_hand(v)}" for k, v in hands)
-        if "winner" in e:
-            body += f"   {str(e['winner']).upper()}"
+        sides = [(side, e.get(f"{side}_winner")) for side in ("right", "left")]
+        outcome = " · ".join(f"{word(f'console.hand.{side}', language)}: "
+                             f"{word(f'console.winner.{who}', language)}"
+                             for side, who in sides if who)
+    if "cards_dealt" in e:
+        outcome += " (" + word("run.cards_dealt", language, n=e["cards_dealt"]) + ")"
     notes = []
     if e.get("burned_before"):
-        notes.append("burn " + _hand(e["burned_before"]))
+        notes.append(f"{word('console.burned_before', language)} {_hand(e['burned_before'])}")
     if e.get("demo"):
-        notes.append("DEMO")
-    if e.get("void"):
-        notes.append(f"VOID ({e.get('reason', '')})")
+        notes.append(word("console.demo_short", language))
     if e.get("irregularities"):
-        notes.append("corrected: " + ", ".join(e["irregularities"]))
-    return f"{tag} {body}" + (f"   [{'; '.join(notes)}]" if notes else "")
+        notes.append(word("run.corrected", language, kinds=[
+            {"code": f"kind.{k}"} for k in e["irregularities"]]))
+    tag = f"#{number(e.get('round', '?'), language) if isinstance(e.get('round'), int) else '?'}"
+    return f"{tag:<4} " + "   ".join(parts + [outcome]) + (
+        f"   [{'; '.join(notes)}]" if notes else "")
 
 
 class TextFeed:
-    """Readable lines: the shoe, its burn, each round, irregularities, holds and overrides; the
-    prompts, holds and irregularities in `language` (the table's, `[table] language`)."""
+    """Readable lines for the people at the table PC: the shoe, its burn, each round,
+    irregularities, holds (one line each), the table going on, overrides and alarms, and the
+    prompts; every word in `language` (the table's, `[table] language`) from the catalogue.
+    The `--json` feed is the language-neutral one.
+
+    A hold comes with the irregularity that caused it: the two are one line, the hold's. An
+    irregularity is held back until the next event (or the table's next status) says whether
+    a hold follows it."""
 
     def __init__(self, stream: IO[str] | None = None, verbose: bool = False,
                  language: str = "en"):
         self.stream = stream or sys.stdout
         self.verbose = verbose
         self.language = language
+        self._pending: tuple[str, str] | None = None     # (kind, line) of an irregularity
 
     def words(self, words: object) -> str:
         from controller.words import render
         return render(words, self.language)     # type: ignore[arg-type]
+
+    def say(self, code: str, **fields: object) -> str:
+        return self.words({"code": code, "fields": fields})
 
     def problem(self, e: dict, kind: str) -> str:
         from controller.words.problems import problem_words
@@ -75,33 +115,57 @@ class TextFeed:
         self.stream.write(text + "\n")
         self.stream.flush()
 
+    def flush(self) -> None:
+        if self._pending is not None:
+            line, self._pending = self._pending[1], None
+            self.line(line)
+
+    def on_status(self, e: dict) -> None:
+        """A subscriber: the table's status after every input; what was held back is said."""
+        if e.get("event") == "status":
+            self.flush()
+
     def publish(self, e: dict) -> None:
         kind = e["event"]
+        if kind == "hold" and self._pending is not None and \
+                self._pending[0] == str(e.get("reason")):
+            self._pending = None                 # the hold says it: one line
+        self.flush()
         if kind == "round_result":
-            self.line(format_round(e))
+            self.line(format_round(e, self.language))
         elif kind == "shoe_started":
             cut = e.get("cut_card_position")
-            self.line(f"== shoe {e['shoe']}: {e['profile']}, {e['decks']} deck(s), {e['cards']} "
-                      f"cards" + (f", cut card after card {cut}" if cut is not None else ""))
+            fields = dict(shoe=e["shoe"], profile=e.get("profile", ""), n=e.get("decks"),
+                          cards=e.get("cards"))
+            self.line(self.say("run.shoe_started", cut=cut, **fields) if cut is not None
+                      else self.say("run.shoe_started_continuous", **fields))
         elif kind == "burn":
-            self.line(f"   burn {_hand(e['cards'])}")
+            self.line(self.say("run.burn", shown=_hand(e["cards"])))
         elif kind == "shoe_ended":
-            self.line(f"== shoe {e['shoe']} ended after {e['rounds']} round(s): {e['reason']}")
+            self.line(self.say("run.shoe_ended", shoe=e["shoe"], n=e.get("rounds", 0),
+                               reason={"code": f"end.{e.get('reason')}"}))
         elif kind == "irregularity":
-            self.line(f"!! {self.problem(e, e['kind'])}")
+            self._pending = (str(e["kind"]), f"!! {self.problem(e, e['kind'])}")
         elif kind == "hold":
-            held = self.words({"code": "prompt.hold_plain"})
-            self.line(f"!! {held}: {self.problem(e, e['reason'])}")
+            self.line(f"!! {self.say('prompt.hold', problem=self._problem_words(e))}")
         elif kind == "resume":
-            self.line("   table resumed")
+            self.line(self.say("run.resumed"))
         elif kind == "override":
-            self.line(f"   override {e['action']} by {e['user']} ({e['role']}): {e['reason']}")
+            self.line(self.say("run.override", action=e.get("action"), user=e.get("user", ""),
+                               role=e.get("role"), reason=e.get("reason", "")))
         elif kind == "alarm" and e.get("severity") != "info":
-            self.line(f"!! {e['source']} {e['code']}: {e['text']}")
+            from controller.words.problems import alarm_words
+            self.line(f"!! {self.words(alarm_words(e))}")
         elif kind == "prompt" and self.verbose:
-            said = e["text"]
-            if e.get("words"):
-                said = self.words(e["words"])
-                if e.get("simulator"):
-                    said = f"{self.words({'code': 'console.simulator'})}: {said}"
+            words = e.get("words")
+            code = words.get("code") if isinstance(words, dict) else None
+            if code in ("prompt.hold", "prompt.hold_plain"):
+                return                           # the hold's own line has said it
+            said = self.words(words) if words else e["text"]
+            if words and e.get("simulator"):
+                said = f"{self.say('console.simulator')}: {said}"
             self.line(f"   > {said}")
+
+    def _problem_words(self, e: dict) -> object:
+        from controller.words.problems import problem_words
+        return problem_words({**e, "kind": e.get("reason")})

@@ -40,6 +40,10 @@ WINDOW = 64                  # messages published and not yet acknowledged, at m
 STATE_EVERY_S = 0.2          # the retained state is republished at most this often
 BEHIND_EVERY_S = 0.5         # how often the "behind" figure is counted while behind
 STILL_BEHIND_S = 60.0        # a reminder in the log while the broker stays away
+#: a feed is late (the floor says "behind") when its oldest record the broker has not yet
+#: acknowledged was journaled this long ago: a table in full flow is always a record or two
+#: behind for some milliseconds, which is no lag
+LATE_AFTER_S = 5.0
 
 
 #: MQTT 5 DISCONNECT reasons a broker gives for refusing what the feed sends
@@ -87,7 +91,7 @@ class FloorFeed:
         self._connected = False
         self._lost = False
         self._state: dict | None = None          # the newest view (replaced, never mutated)
-        self._state_sent: tuple[dict | None, int] = (None, 0)    # (view, behind) last sent
+        self._state_sent: tuple = (None, 0, False)     # (view, behind, late) last sent
         self._state_at = 0.0
         self._closing = False
         self._finished = False                   # everything owed delivered, offline sent
@@ -96,7 +100,13 @@ class FloorFeed:
         self._failed_at = 0.0
         self._reminded_at = 0.0
         self.behind = 0
+        self.late = False                        # the lag is older than LATE_AFTER_S
         self._behind_at = 0.0
+        # when each record was journaled (the loop's monotonic clock): the lag's age is the
+        # oldest one not yet acknowledged; what the journal held unsent at start counts from now
+        self._noted: collections.deque[tuple[int, float]] = collections.deque(maxlen=100_000)
+        if self.newest > self.acked:
+            self._noted.append((self.newest, time.monotonic()))
         self._thread: threading.Thread | None = None
         self._reader: Journal | None = None
         self._report()
@@ -106,6 +116,8 @@ class FloorFeed:
         """A publisher on the loop's thread: note the newest seq and wake the feed."""
         seq = event.get("seq")
         if seq:
+            if seq > self.newest:
+                self._noted.append((seq, time.monotonic()))
             self.newest = max(self.newest, seq)
             self._wake.set()
 
@@ -257,7 +269,7 @@ class FloorFeed:
         pos = self.acked
         assert self._reader is not None
         records = PublicRecords(self._reader, pos)       # result at reveal, from pos on
-        self._state_sent = (None, 0)
+        self._state_sent = (None, 0, False)
         up = False
         while True:
             if self._lost:
@@ -285,10 +297,14 @@ class FloorFeed:
             if pos < self.newest and len(in_flight) < WINDOW:
                 pos = self._send(client, pos, pending, in_flight, records)
             self._count_behind_now()
+            late = self.lag_s() >= LATE_AFTER_S
+            if late != self.late:
+                self.late = late
+                self._report()
             self._send_state(client)
             if self._closing:
                 if self.acked >= self.newest and not in_flight and \
-                        self._state_sent == (self._state, self.behind):
+                        self._state_sent[:2] == (self._state, self.behind):
                     self._goodbye(client)
                     return up
                 if time.monotonic() >= self._deadline:
@@ -319,17 +335,30 @@ class FloorFeed:
                 break
         return pos
 
+    def lag_s(self) -> float:
+        """How long ago the oldest record the broker has not acknowledged was journaled (0 when
+        nothing is owed)."""
+        noted = self._noted
+        while noted and noted[0][0] <= self.acked:
+            noted.popleft()
+        if self.acked >= self.newest or not noted:
+            return 0.0
+        return max(0.0, time.monotonic() - noted[0][1])
+
     def _send_state(self, client: Any) -> None:
-        """The newest view with the feed's lag, retained; at most every STATE_EVERY_S."""
+        """The newest view with the feed's lag (events owed, and for how long), retained; at
+        most every STATE_EVERY_S, and again when the lag turns late or back."""
         view, now = self._state, time.monotonic()
-        if view is None or self._state_sent[0] is view and self._state_sent[1] == self.behind:
+        lag = self.lag_s()
+        sent = (view, self.behind, lag >= LATE_AFTER_S)
+        if view is None or self._state_sent[0] is view and self._state_sent[1:] == sent[1:]:
             return
         if now - self._state_at < STATE_EVERY_S and not self._closing:
             return
-        self._state_sent, self._state_at = (view, self.behind), now
+        self._state_sent, self._state_at = sent, now
         client.publish(self.topics["state"], _json(
-            {**view, "feed_behind": self.behind, "utc": utc_now()}), qos=1,
-            retain=True)
+            {**view, "feed_behind": self.behind, "feed_lag_s": round(lag, 1),
+             "utc": utc_now()}), qos=1, retain=True)
 
     def _goodbye(self, client: Any) -> None:
         info = client.publish(self.topics["status"], _json(
@@ -422,7 +451,7 @@ class FloorFeed:
         """What the state view and the console show (a new dict each time)."""
         self.outlets["feed"] = {
             "broker": self.broker.where, "connected": self._connected,
-            "behind": self.behind, "acknowledged_seq": self.acked,
+            "behind": self.behind, "late": self.late, "acknowledged_seq": self.acked,
             "problem": self._failure.text if self._failure else None}
 
 

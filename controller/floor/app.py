@@ -1,5 +1,6 @@
-"""`tablectl floor`: every table on the broker, one line each, refreshed every second. Tables on
-hold, offline, with a link down or a feed behind stand out; the line above counts them."""
+"""`tablectl floor`: every table on the broker, one line each, refreshed every second, in the
+viewer's language. Tables on hold, stopped, with a device disconnected or a feed behind stand
+out; the line above counts them."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,48 +9,21 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable, Footer, Static
 
-from controller.floor.model import Floor, counts, result_words
-
-COLUMNS = ("table", "game", "state", "shoe/round", "last result", "hold", "links", "feed",
-           "status")
+from controller.floor.model import Floor
+from controller.floor.words import COLUMNS, row_words, say, summary
 
 
-def _age(seconds: Any) -> str:
-    if not isinstance(seconds, (int, float)):
-        return "?"
-    s = int(seconds)
-    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else \
-        f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
-
-
-def cells(row: dict) -> list[Text]:
-    """A row's cells, styled: hold red, offline dim, link down and feed behind yellow."""
-    offline = row["status"] != "online"
-    dim = "dim" if offline else ""
-    hold = row["hold"]
-    shoe_round = f"{row['shoe'] if row['shoe'] is not None else '-'}/" \
-                 f"{row['round'] if row['round'] is not None else '-'}"
-    status = row["status"] + ("" if not offline or row["clean_exit"] else " (lost)")
-    behind = row["feed_behind"]
-    return [
-        Text(row["table"], style="bold"),
-        Text(str(row["game"] or ""), style=dim),
-        Text(str(row["state"] or "?"), style="bold red" if hold else dim),
-        Text(shoe_round, style=dim),
-        Text(result_words(row["last_result"]), style=dim),
-        Text(f"{hold['kind']} {_age(hold['age_s'])}" if hold else "", style="bold red"),
-        Text(" ".join(f"{d} down" for d in row["links_down"]) or "ok",
-             style="yellow" if row["links_down"] else dim),
-        Text(f"behind {behind}" if behind else "ok", style="yellow" if behind else dim),
-        Text(status, style="bold yellow" if offline else ""),
-    ]
-
-
-def summary(rows: list[dict], where: str, connected: bool) -> str:
-    c = counts(rows)
-    link = "" if connected else "   (broker connection lost: reconnecting)"
-    return (f"{where}   {c['tables']} tables   {c['on_hold']} on hold   {c['offline']} offline"
-            f"   {c['links_down']} link down   {c['feed_behind']} feed behind{link}")
+def cells(row: dict, language: str = "en") -> list[Text]:
+    """A row's cells, styled: hold red, stopped dim, link down and feed behind yellow."""
+    stopped = row["status"] != "online"
+    dim = "dim" if stopped else ""
+    said = {**row_words(row, language), "table": str(row["table"])}
+    styles = {"table": "bold", "state": "bold red" if row["hold"] and not stopped else dim,
+              "hold": "bold red" if not stopped else dim,
+              "links": "yellow" if row["links_down"] and not stopped else dim,
+              "feed": "yellow" if row["feed_late"] else dim,
+              "status": "bold yellow" if stopped else ""}
+    return [Text(said[key], style=styles.get(key, dim)) for _, key in COLUMNS]
 
 
 class FloorApp(App):
@@ -57,10 +31,12 @@ class FloorApp(App):
     BINDINGS = [("q", "quit", "Quit")]
     CSS = "#summary { padding: 0 1; background: $boost; } DataTable { height: 1fr; }"
 
-    def __init__(self, floor: Floor, link: Any, where: str, refresh_s: float = 1.0):
+    def __init__(self, floor: Floor, link: Any, where: str, refresh_s: float = 1.0,
+                 language: str = "en"):
         super().__init__()
         # `link`: the FloorWatch (not `watch`, which is Textual's own method)
         self.floor, self.link, self.where, self.refresh_s = floor, link, where, refresh_s
+        self.language = language
 
     def compose(self) -> ComposeResult:
         yield Static("", id="summary")
@@ -69,8 +45,8 @@ class FloorApp(App):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for name in COLUMNS:
-            table.add_column(name, key=name)
+        for code, key in COLUMNS:
+            table.add_column(say(code, self.language), key=key)
         self.redraw()
         self.set_interval(self.refresh_s, self.redraw)
 
@@ -78,14 +54,15 @@ class FloorApp(App):
         table = self.query_one(DataTable)
         rows = self.floor.rows()
         for row in rows:
-            values = cells(row)
+            values = cells(row, self.language)
             if row["table"] in table.rows:
-                for name, value in zip(COLUMNS, values):
-                    table.update_cell(row["table"], name, value, update_width=True)
+                for (_, key), value in zip(COLUMNS, values):
+                    table.update_cell(row["table"], key, value, update_width=True)
             else:
                 table.add_row(*values, key=row["table"])
         gone = set(table.rows) - {r["table"] for r in rows}
         for key in gone:
             table.remove_row(key)
         connected = getattr(self.link, "connected", True)
-        self.query_one("#summary", Static).update(summary(rows, self.where, connected))
+        self.query_one("#summary", Static).update(
+            summary(rows, self.where, connected, self.language))

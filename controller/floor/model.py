@@ -1,5 +1,10 @@
 """The floor as the broker tells it: every table's retained `state` and `status`, one row per
-table for a person (`tablectl floor`) or a program (`--json`). Pure: no MQTT, no Textual."""
+table for a person (`tablectl floor`) or a program (`--json`). Pure: no MQTT, no Textual.
+
+A table is behind only when its feed really lags: events are owed (by seq) and the oldest of
+them was journaled `LATE_AFTER_S` ago or more (by time) — a table in full flow always owes a
+record or two for a few milliseconds. A table that stopped (offline) is counted as stopped,
+not as on hold, and a hold it stopped in keeps the age it had when it stopped."""
 from __future__ import annotations
 
 import json
@@ -7,16 +12,36 @@ import threading
 from datetime import datetime, timezone
 from typing import Any
 
+#: the oldest event owed this many seconds: the feed is behind (the table's own threshold)
+LATE_AFTER_S = 5.0
+#: a table that does not say how old its lag is: behind from this many events owed
+LATE_EVENTS = 20
 
-def _age_s(utc: Any, now: datetime) -> float | None:
-    """Seconds since an ISO UTC time (`…Z`); None when absent or unreadable."""
+
+def _when(utc: Any) -> datetime | None:
     if not isinstance(utc, str) or not utc:
         return None
     try:
-        then = datetime.fromisoformat(utc.replace("Z", "+00:00"))
+        return datetime.fromisoformat(utc.replace("Z", "+00:00"))
     except ValueError:
         return None
+
+
+def _age_s(utc: Any, now: datetime) -> float | None:
+    """Seconds since an ISO UTC time (`…Z`); None when absent or unreadable."""
+    then = _when(utc)
+    if then is None:
+        return None
     return round(max(0.0, (now - then).total_seconds()), 1)
+
+
+def late(behind: Any, lag_s: Any) -> bool:
+    """Whether a feed that owes `behind` events, the oldest `lag_s` seconds old, is behind."""
+    if not isinstance(behind, int) or behind <= 0:
+        return False
+    if isinstance(lag_s, (int, float)):
+        return lag_s >= LATE_AFTER_S
+    return behind >= LATE_EVENTS
 
 
 def result_words(result: Any) -> str:
@@ -77,16 +102,21 @@ class Floor:
         hold = s.get("hold") if isinstance(s.get("hold"), dict) else None
         links: dict = s["links"] if isinstance(s.get("links"), dict) else {}
         status = str(st.get("status") or "unknown")
+        # a stopped table's hold is as old as it was when the table stopped (a table lost
+        # without a word: when it was last heard of)
+        until = (_when(st.get("utc")) or _when(s.get("utc"))) if status == "offline" else None
+        until = min(now, until) if until is not None else now
         return {
             "table": table, "game": s.get("game"), "profile": s.get("profile"),
             "state": s.get("state"), "shoe": s.get("shoe"), "round": s.get("round"),
             "last_result": s.get("last_result"), "road": s.get("road") or {},
             "hold": None if hold is None else {"kind": hold.get("kind"),
                                                "detail": hold.get("detail"),
-                                               "age_s": _age_s(hold.get("since"), now)},
+                                               "age_s": _age_s(hold.get("since"), until)},
             "links_down": sorted(k for k, v in links.items() if v == "down"),
-            "feed_behind": s.get("feed_behind"), "status": status,
-            "clean_exit": st.get("clean") if status == "offline" else None,
+            "feed_behind": s.get("feed_behind"), "feed_lag_s": s.get("feed_lag_s"),
+            "feed_late": status == "online" and late(s.get("feed_behind"), s.get("feed_lag_s")),
+            "status": status, "clean_exit": st.get("clean") if status == "offline" else None,
             "state_age_s": _age_s(s.get("utc"), now)}
 
     def rows(self, now: datetime | None = None) -> list[dict]:
@@ -95,9 +125,11 @@ class Floor:
 
 
 def counts(rows: list[dict]) -> dict[str, int]:
-    """Tables, those on hold, offline, with a link down, with a feed behind."""
+    """Tables; of those dealing (online), the ones on hold, with a device disconnected, with
+    a feed behind; and the ones stopped or not heard from (offline)."""
+    online = [r for r in rows if r["status"] == "online"]
     return {"tables": len(rows),
-            "on_hold": sum(1 for r in rows if r["hold"] is not None),
-            "offline": sum(1 for r in rows if r["status"] != "online"),
-            "links_down": sum(1 for r in rows if r["links_down"]),
-            "feed_behind": sum(1 for r in rows if r["feed_behind"])}
+            "on_hold": sum(1 for r in online if r["hold"] is not None),
+            "offline": len(rows) - len(online),
+            "links_down": sum(1 for r in online if r["links_down"]),
+            "feed_behind": sum(1 for r in online if r["feed_late"])}

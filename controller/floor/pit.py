@@ -14,9 +14,10 @@ from typing import Any
 from controller.floor.figures import (KINDS, Figures, dealer_hold_share, dealer_pace,
                                       shift_figures)
 from controller.floor.model import Floor
+from controller.floor.words import row_words
 from controller.logsetup import get_logger
 from controller.words import Words, render
-from controller.words.fields import field, join, number, template
+from controller.words.fields import join, number
 
 log = get_logger("controller.floor.pit")
 
@@ -127,45 +128,28 @@ class PitView:
         hold = live.get("hold")
         pit = self.floor.states.get(name, {}).get("pit") or self.pits.get(name)
         status = live["status"]
-        if status == "online":
-            status_text = say("pit.online")
-        elif status == "offline":
-            status_text = say("pit.offline" if live.get("clean_exit") else "pit.offline_lost")
+        said = row_words(live, language)
+        if status == "offline":
             alerts.append({"kind": "offline", "table": name, "text": say(
                 "pit.alert.offline" if live.get("clean_exit") else "pit.alert.offline_lost",
                 table=name)})
-        else:
-            status_text = say("pit.not_heard")
-        hold_text = ""
-        if hold is not None:
+        if hold is not None and status == "online":
+            # a stopped table's hold is no longer ticking: its alert is that it stopped
             age = hold.get("age_s") or 0.0
-            kind = hold.get("kind") or "unknown"
-            hold_text = say("pit.hold_seconds", kind=kind, seconds=int(age)) if age < 60 else \
-                say("pit.hold_minutes", kind=kind, n=int(age // 60))
             if age >= self.hold_alert_s:
                 alerts.append({"kind": "hold", "table": name, "text": say(
-                    "pit.alert.hold", table=name, n=max(1, int(age // 60)), kind=kind)})
-        where = ""
-        if live.get("shoe") is not None:
-            where = say("page.shoe", n=live["shoe"]) + (
-                f" · {say('console.round', n=live['round'])}" if live.get("round") else "")
+                    "pit.alert.hold", table=name, n=max(1, int(age // 60)),
+                    kind=hold.get("kind") or "unknown")})
         down = live.get("links_down") or []
-        behind = live.get("feed_behind") or 0
-        heard = status in ("online", "offline")
+        behind = (live.get("feed_behind") or 0) if live.get("feed_late") else 0
         pace_hour, pace_shift = figures.pace_hour(now), figures.pace_shift(now)
         share = figures.hold_share(now)
         return {
-            "table": name, "pit": pit or "",
-            "game": template(f"game.{live['game']}", language) if live.get("game") else "",
-            "state": field("state", state, language) if state else "",
-            "held": hold is not None, "hold": hold_text, "where": where,
-            "last": self._result(live.get("last_result"), language, say),
-            "links": "" if not heard else join([say("pit.link_down", device=d) for d in down],
-                                                 language) if down else say("pit.links_up"),
-            "links_down": bool(down),
-            "feed": "" if not heard else say("pit.feed_behind", n=behind) if behind
-            else say("pit.feed_ok"),
-            "behind": behind, "online": status == "online", "status": status_text,
+            "table": name, "pit": pit or "", "game": said["game"], "state": said["state"],
+            "held": hold is not None and status == "online", "hold": said["hold"],
+            "where": said["where"], "last": said["last"], "links": said["links"],
+            "links_down": bool(down) and status == "online", "feed": said["feed"],
+            "behind": behind, "online": status == "online", "status": said["status"],
             "pace_hour": self._num(pace_hour, language),
             "pace_shift": self._num(pace_shift, language),
             "hold_share": self._percent(share, language),
@@ -178,20 +162,6 @@ class PitView:
                      "hold_share": share if share is not None else -1,
                      "irregularities": figures.irregularities, "behind": behind,
                      "online": status == "online"}}
-
-    @staticmethod
-    def _result(result: Any, language: str, say: Any) -> str:
-        if not isinstance(result, dict) or result.get("round") is None:
-            return ""
-        head = say("console.round", n=result["round"]) + ": "
-        if result.get("void"):
-            return head + template("console.void", language)
-        winner = result.get("winner")
-        text = head + (template(f"console.winner.{winner}", language) if winner else "")
-        if "player_total" in result and "banker_total" in result:
-            text += (f" {number(result['player_total'], language)}–"
-                     f"{number(result['banker_total'], language)}")
-        return text
 
     @staticmethod
     def _num(value: float | None, language: str) -> str:

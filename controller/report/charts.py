@@ -40,62 +40,104 @@ def _axis_numbers(axis: Any, say: Speaker) -> None:
         axis.set_major_formatter(_Numbers(say))
 
 
+#: the columns a road's grid shows at least (a whole shoe always fits: its cells are made
+#: smaller for a longer one)
+BOARD_COLS = 30
+ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
+
+
 def roads_figure(number: Any, roads: dict, say: Speaker | None = None) -> Figure:
-    """One shoe's bead plate, big road and derived roads, as the scoreboard draws them."""
+    """One shoe's roads as the scoreboard draws them, one under the other on one grid: beads
+    with their letters, the big road's rings with their tie slashes, the big eye boy's rings,
+    the small road's dots and the cockroach pig's slashes (Andar Bahar: its bead plate)."""
     say = say or Speaker()
     fig = Figure(figsize=A4)
     fig.suptitle(say("report.roads_title", shoe=number), fontsize=14, x=0.02, ha="left")
-    parts = [(say("page.bead_plate"), roads.get("bead_plate") or [], "bead"),
-             (say("page.big_road"), (roads.get("big_road") or {}).get("entries", []), "big")]
-    for name in ("big_eye_boy", "small_road", "cockroach_pig"):
-        if name in roads:
-            parts.append((say(f"page.{name}"), (roads.get(name) or {}).get("entries", []),
-                          "derived"))
+    parts = [r for r in ROADS if r in roads]
+    cells = {r: roads.get(r) or [] if r == "bead_plate" else (roads.get(r) or {}).get(
+        "entries", []) for r in parts}
+    cols = max([int(c.get("col", 0)) + 1 for group in cells.values() for c in group]
+               + [BOARD_COLS])
     axes = fig.subplots(len(parts), 1, squeeze=False)[:, 0]
-    for ax, (title, cells, kind) in zip(axes, parts):
-        _grid(ax, title, cells, kind, say)
+    fig.subplots_adjust(left=0.03, right=0.985, top=0.9, bottom=0.07, hspace=0.45)
+    for ax, road in zip(axes, parts):
+        _road(ax, road, cells[road], cols, say)
     counts = roads.get("counts") or {}
-    fig.text(0.02, 0.01, "   ".join(f"{say.known('page.count', k)}: {say.number(v)}"
-                                    for k, v in counts.items()), fontsize=9)
-    fig.subplots_adjust(left=0.04, right=0.98, top=0.92, bottom=0.06, hspace=0.55)
+    fig.text(0.02, 0.015, "   ".join(f"{say.known('page.count', k)}: {say.number(v)}"
+                                     for k, v in counts.items()), fontsize=9)
     return fig
 
 
-def _grid(ax: Any, title: str, cells: list[dict], kind: str, say: Speaker) -> None:
-    cols = max([c.get("col", 0) for c in cells] + [20]) + 1
-    ax.set_title(title, fontsize=10, loc="left")
+def _road(ax: Any, road: str, cells: list[dict], cols: int, say: Speaker) -> None:
+    """One road on its grid: the marks drawn as collections (one a colour and kind: a whole
+    shoe is a few hundred marks), the grid as two sets of lines."""
+    from matplotlib.collections import LineCollection
+    fig = ax.figure
+    box = ax.get_position()
+    width_pt = box.width * fig.get_figwidth() * 72
+    height_pt = box.height * fig.get_figheight() * 72
+    # the cells as large as the axes allow; as many columns as fit at that size
+    cell_pt = min(width_pt / cols, height_pt / 6)
+    cols = max(cols, int(width_pt / cell_pt))
+    ax.set_title(say(f"page.{road}"), fontsize=10, loc="left")
     ax.set_xlim(-0.5, cols - 0.5)
     ax.set_ylim(5.5, -0.5)
-    ax.set_aspect("equal")
-    ax.set_xticks([x - 0.5 for x in range(cols + 1)], minor=True)
-    ax.set_yticks([y - 0.5 for y in range(7)], minor=True)
+    ax.set_aspect("equal", anchor="W")
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.grid(which="minor", color="#dddddd", lw=0.4)
-    ax.tick_params(which="both", length=0)
-    by_colour: dict[str, list[dict]] = {}
+    ax.vlines([x - 0.5 for x in range(cols + 1)], -0.5, 5.5, colors="#dddddd", lw=0.4)
+    ax.hlines([y - 0.5 for y in range(7)], -0.5, cols - 0.5, colors="#dddddd", lw=0.4)
+    line = max(0.6, cell_pt * 0.09)
+    dots: dict[tuple[str, bool], list[tuple[float, float]]] = {}
+    slashes: dict[str, list] = {}
     for c in cells:
-        by_colour.setdefault(COLOURS.get(c.get("winner") or c.get("colour") or "", "#555555"),
-                             []).append(c)
-    for colour, group in by_colour.items():
-        xs, ys = [c.get("col", 0) for c in group], [c.get("row", 0) for c in group]
-        if kind == "bead":
-            ax.scatter(xs, ys, s=60, color=colour)
-        elif kind == "big":
-            ax.scatter(xs, ys, s=50, facecolors="none", edgecolors=colour, linewidths=1.5)
-        else:
-            ax.scatter(xs, ys, s=18, facecolors="none", edgecolors=colour, linewidths=1)
-    if kind == "bead":
-        for c in cells:
+        x, y = c.get("col", 0), c.get("row", 0)
+        colour = COLOURS.get(str(c.get("winner") or c.get("colour") or ""), "#555555")
+        if road == "bead_plate":
+            dots.setdefault((colour, True), []).append((x, y))
             winner = str(c.get("winner"))
-            ax.text(c.get("col", 0), c.get("row", 0),
-                    say(f"page.bead.{winner}") if winner in BEADS else "?",
-                    color="white", fontsize=5, ha="center", va="center")
-    if kind == "big":
-        ties = [c for c in cells if c.get("ties")]
-        for c in ties:
-            x, y = c.get("col", 0), c.get("row", 0)
-            ax.plot([x - 0.3, x + 0.3], [y + 0.3, y - 0.3], color=COLOURS["tie"], lw=1)
+            letter = say(f"page.bead.{winner}") if winner in BEADS else "?"
+            ax.text(x, y, letter, color="white", fontsize=_letter_size(letter, cell_pt),
+                    ha="center", va="center", fontweight="bold")
+        elif road in ("big_road", "big_eye_boy"):
+            dots.setdefault((colour, False), []).append((x, y))
+            if road == "big_road" and c.get("ties"):
+                slashes.setdefault(COLOURS["tie"], []).append(
+                    [(x - 0.36, y + 0.36), (x + 0.36, y - 0.36)])
+                if int(c["ties"]) > 1:
+                    ax.text(x, y, say.number(int(c["ties"])), color=COLOURS["tie"],
+                            fontsize=cell_pt * 0.45, ha="center", va="center",
+                            fontweight="bold")
+        elif road == "small_road":
+            dots.setdefault((colour, True), []).append((x, y))
+        else:
+            slashes.setdefault(colour, []).append([(x - 0.34, y + 0.34), (x + 0.34, y - 0.34)])
+    for (colour, filled), points in dots.items():
+        # a marker's size is its diameter in points, squared: 0.84 of a cell for a bead,
+        # 0.72 for a ring or a dot
+        size = (cell_pt * (0.84 if road == "bead_plate" else 0.72)) ** 2
+        xs, ys = zip(*points)
+        if filled:
+            ax.scatter(xs, ys, s=size, color=colour, linewidths=0, zorder=2)
+        else:
+            ax.scatter(xs, ys, s=size, facecolors="none", edgecolors=colour, linewidths=line,
+                       zorder=2)
+    for colour, segments in slashes.items():
+        ax.add_collection(LineCollection(segments, colors=colour, linewidths=line * 1.3,
+                                         capstyle="round", zorder=3))
+
+
+def _letter_size(letter: str, cell_pt: float) -> float:
+    """A bead's letter as large as its bead allows: a wide one (two letters, a script's
+    conjunct) smaller, so that it stays inside the bead."""
+    from matplotlib import rcParams
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+    size = cell_pt * 0.5
+    prop = FontProperties(family=list(rcParams["font.family"]), size=size, weight="bold")
+    wide = RendererAgg(10, 10, 72).get_text_width_height_descent(letter, prop, ismath=False)[0]
+    room = cell_pt * 0.7
+    return size * room / wide if wide > room else size
 
 
 def rounds_per_hour_figure(report: Report, say: Speaker | None = None) -> Figure:

@@ -64,9 +64,12 @@ class ShoeReport:
     start: datetime | None = None
     end: datetime | None = None
     end_reason: str = ""
-    rounds: int = 0
+    rounds: int = 0                 # the shoe's own count once ended; meanwhile, its rounds so far
     reconciliation: dict | None = None
     roads: dict = field(default_factory=dict)
+    table: str = ""                 # the table's name, as the shoe's start recorded it
+    simulator: bool = False         # dealt on the simulator (the shoe's start says so)
+    played: set = field(default_factory=set)    # the rounds with a result
 
 
 @dataclass
@@ -89,6 +92,16 @@ class Report:
     alarms: Counter = field(default_factory=Counter)
     identities: dict[str, dict] = field(default_factory=dict)
     cleared: list[Hold] = field(default_factory=list)           # the holds a resume just ended
+
+    @property
+    def table_name(self) -> str:
+        """The table's name: the floor store's, else as its shoes recorded it."""
+        return self.table or next((s.table for s in self.shoes if s.table), "")
+
+    @property
+    def simulated(self) -> bool:
+        """Any of its shoes dealt on the simulator."""
+        return any(s.simulator for s in self.shoes)
 
     @property
     def counted(self) -> list[dict]:
@@ -147,7 +160,8 @@ def collect(journal: Any, *, shoe: int | None = None, start: datetime | None = N
             if rec.seq in firsts:
                 current = ShoeReport(d.get("shoe"), str(d.get("game", "")),
                                      str(d.get("profile", "")), str(d.get("profile_sha256", "")),
-                                     d.get("decks"), when)
+                                     d.get("decks"), when, table=str(d.get("table_name") or ""),
+                                     simulator=d.get("simulator") is True)
                 report.shoes.append(current)
                 roads, gate = ShoeRoads(), RevealGate()
                 roads.publish(d)
@@ -172,6 +186,9 @@ def _take(report: Report, shoe: ShoeReport, kind: str, d: dict, when: datetime,
     elif kind in ("round_result", "reveal"):
         if kind == "round_result":
             _result(report, d, when)
+            if shoe.end is None and d.get("round") is not None:
+                shoe.played.add(d.get("round"))          # a shoe still in play: so far
+                shoe.rounds = len(shoe.played)
             if d.get("void") and open_holds:          # a void ends the hold it was on
                 report.cleared = list(open_holds)
                 _close_holds(open_holds, when, "")

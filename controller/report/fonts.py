@@ -172,12 +172,22 @@ def drawing(language: str) -> Iterator[None]:
     if language == SOURCE:
         yield
         return
+    import logging
+
     import matplotlib
     family = font_for(language)
-    with matplotlib.rc_context(settings(language)), \
-            warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
+    # a font without a bold face is drawn in its regular one: matplotlib would say so in the
+    # log at every heading, which tells nobody anything to do
+    finder = logging.getLogger("matplotlib.font_manager")
+    level = finder.level
+    finder.setLevel(logging.ERROR)
+    try:
+        with matplotlib.rc_context(settings(language)), \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        finder.setLevel(level)
     missing = [w for w in caught if _is_missing_glyph(w)]
     for w in caught:
         if not _is_missing_glyph(w):

@@ -6,11 +6,9 @@ from __future__ import annotations
 import base64
 import html
 import io
-import textwrap
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from controller.report import charts, fonts
 from controller.report.collect import Report, finished_holds
@@ -151,7 +149,11 @@ def tables(report: Report, exact: Any, odds_note: Words | None,
 def figures(report: Report, exact: Any, say: Speaker | None = None) -> list[Any]:
     say = say or Speaker()
     figs = [charts.roads_figure(s.number, s.roads, say) for s in report.shoes if s.roads]
-    figs += [charts.rounds_per_hour_figure(report, say), charts.hold_figure(report, say)]
+    # a chart only where there is something to draw: an empty one says nothing
+    if report.result_times:
+        figs.append(charts.rounds_per_hour_figure(report, say))
+    if finished_holds(report):
+        figs.append(charts.hold_figure(report, say))
     if exact is not None and report.counted:
         figs.append(charts.odds_figure(outcome_rows(report, exact), len(report.counted), say))
     if report.table:               # several tables in one report: each picture says whose
@@ -195,139 +197,19 @@ def _many(report: "Report | list[Report]") -> list[Report]:
     return list(report) if isinstance(report, list) else [report]
 
 
-# ---- the PDF's text pages: monospaced lines, 150 columns ------------------------------------
-#
-# English is one column a letter. Another script's letters are as wide as its font draws them
-# (a Chinese one about two columns, a Thai vowel sign none): each cell is measured as the
-# renderer lays it out, and each column starts where it should, whatever came before it.
-
-COLUMNS = 150
-FONT_SIZE = 7.2
-Measure = Callable[[str], float]
-
-
-def measure_for(language: str, family: Any) -> Measure | None:
-    """How many columns a text takes on the text pages in `language` (None for English: one
-    a letter). Called where the figures are drawn (`fonts.drawing`), with their font."""
-    if language == SOURCE:
-        return None
-    from matplotlib.backends.backend_agg import RendererAgg
-    from matplotlib.font_manager import FontProperties
-    renderer = RendererAgg(10, 10, 72)
-    prop = FontProperties(family=list(family) if isinstance(family, tuple) else family,
-                          size=FONT_SIZE)
-
-    def ink(text: str) -> float:
-        return float(renderer.get_text_width_height_descent(text, prop, ismath=False)[0])
-
-    column = ink("0" * 20) / 20
-
-    @lru_cache(maxsize=4096)
-    def measure(text: str) -> float:
-        return ink(text) / column if text.strip() else float(len(text))
-    return measure
-
-
-def _row(cells: list[str], widths: list[float], measure: Measure) -> str:
-    out, at, start = "  ", 2.0, 2.0
-    for i, (cell, w) in enumerate(zip(cells, widths)):
-        pad = max(1 if i else 0, round(start - at))
-        out += " " * pad + cell
-        at += pad + measure(cell)
-        start += w + 2
-    return out.rstrip()
-
-
-def _wrap(text: str, indent: str, measure: Measure | None) -> list[str]:
-    if measure is None:
-        return textwrap.wrap(text, COLUMNS, subsequent_indent=indent) or [""]
-    if measure(text) <= COLUMNS:
-        return [text]
-    lines: list[str] = []
-    line, at = "", 0.0
-    for ch in text:
-        w = measure(ch)
-        if line.strip() and at + w > COLUMNS:
-            cut = line.rfind(" ")
-            if cut > len(indent) + COLUMNS // 2:        # at a space, where there is one
-                lines.append(line[:cut].rstrip())
-                line = indent + line[cut + 1:]
-            else:
-                lines.append(line.rstrip())
-                line = indent
-            at = measure(line)
-            if ch == " " and not line.strip():
-                continue
-        line += ch
-        at += w
-    lines.append(line.rstrip())
-    return lines
-
-
-def _lines(report: Report, parts: list[Table], say: Speaker | None = None,
-           measure: Measure | None = None) -> list[str]:
-    say = say or Speaker()
-    lines = [title(report, say), source(report, say), ""]
-    for t in parts:
-        lines += _table_lines(t, say, measure)
-    return lines
-
-
-def _table_lines(t: Table, say: Speaker, measure: Measure | None) -> list[str]:
-    """A table as text lines: its title, its header and rows in columns, its note."""
-    lines = [t.title.upper()]
-    if not t.rows:
-        return lines + ["  " + say("report.none"), ""]
-    if measure is None:
-        widths = [max(len(h), *(len(r[i]) for r in t.rows)) for i, h in enumerate(t.header)]
-        rows = ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths))
-                for r in [t.header] + t.rows]
-        rows[0] = rows[0].rstrip()
-    else:
-        sizes = [max(measure(h), *(measure(r[i]) for r in t.rows))
-                 for i, h in enumerate(t.header)]
-        rows = [_row(r, sizes, measure) for r in [t.header] + t.rows]
-    lines.append(rows[0])
-    for r in rows[1:]:
-        lines += _wrap(r, "      ", measure)
-    if t.note:
-        lines += _wrap("  " + t.note, "  ", measure)
-    lines.append("")
-    return lines
-
-
 def write_pdf(report: "Report | list[Report]", path: Path, language: str = SOURCE) -> int:
-    """The report as a PDF (several tables': a line each first, then each table's report);
-    its number of pages."""
-    from matplotlib.backends.backend_pdf import PdfPages
-    from matplotlib.figure import Figure
+    """The report as a PDF (several tables': the floor's first page and a line a table, then
+    each table's report); its number of pages."""
+    from controller.report import pdf
     say = Speaker(language)
     reports = _many(report)
-    odds = [exact_odds(r) for r in reports]
-    pages = 0
-    mono = fonts.monospace(language)
+    odds = {id(r): exact_odds(r) for r in reports}
     heading = title(reports[0], say) if len(reports) == 1 else floor_title(reports, say)
-    with fonts.drawing(language), \
-            PdfPages(path, metadata={"Title": heading, "Creator": "tablectl report"}) as pdf:
-        measure = measure_for(language, mono)
-        lines = []
-        if len(reports) > 1:
-            lines = [heading, ""] + _table_lines(summary(reports, say), say, measure) + [""]
-        for r, (exact, note) in zip(reports, odds):
-            lines += _lines(r, tables(r, exact, note, say), say, measure)
-        per_page = 52
-        for start in range(0, len(lines), per_page):
-            fig = Figure(figsize=charts.A4)
-            for i, line in enumerate(lines[start:start + per_page]):
-                fig.text(0.03, 0.96 - i * 0.0178, line, family=mono, fontsize=FONT_SIZE,
-                         va="top")
-            pdf.savefig(fig)
-            pages += 1
-        for r, (exact, _) in zip(reports, odds):
-            for fig in figures(r, exact, say):
-                pdf.savefig(fig)
-                pages += 1
-    return pages
+    return pdf.write(reports, path, language, heading,
+                     parts=lambda r: tables(r, *odds[id(r)], say),
+                     figures=lambda r: figures(r, odds[id(r)][0], say),
+                     summary=summary(reports, say) if len(reports) > 1 else None,
+                     sources=lambda r: source(r, say))
 
 
 def write_html(report: "Report | list[Report]", path: Path, language: str = SOURCE) -> int:
@@ -340,16 +222,31 @@ def write_html(report: "Report | list[Report]", path: Path, language: str = SOUR
            f"<title>{heading}</title>",
            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;"
            "margin-bottom:1.5em}td,th{border:1px solid #ccc;padding:2px 8px;font-size:90%}"
-           "th{background:#eee}img{max-width:100%}</style></head><body>",
+           "th{background:#eee}img{max-width:100%}.simulator{background:#facc15;"
+           "border:2px solid #111;padding:4px 10px;font-weight:bold;display:inline-block}"
+           "dl.facts{display:grid;grid-template-columns:max-content auto;gap:2px 16px}"
+           "dl.facts dt{font-weight:bold}dl.facts dd{margin:0}</style></head><body>",
            f"<h1>{heading}</h1>"]
+    from controller.report.pdf import cover_facts, joined
+    if any(r.simulated for r in reports):
+        out.append(f"<p class='simulator'>{html.escape(say('report.cover.simulated'))}</p>")
     if len(reports) > 1:
+        out += _facts([(say("report.tables"), ", ".join(r.table_name for r in reports))]
+                      + cover_facts(joined(reports), say, table=False))
         out += _html_table(summary(reports, say), say)
+    else:
+        out += _facts(cover_facts(reports[0], say))
     images = 0
     for r in reports:
         images += _html_report(r, out, say, language, many=len(reports) > 1)
     out.append("</body></html>")
     path.write_text("\n".join(out), encoding="utf-8")
     return images
+
+
+def _facts(rows: list[tuple[str, str]]) -> list[str]:
+    return ["<dl class='facts'>" + "".join(f"<dt>{html.escape(k)}</dt><dd>{html.escape(v)}</dd>"
+                                            for k, v in rows) + "</dl>"]
 
 
 def _html_table(t: Table, say: Speaker) -> list[str]:
@@ -366,9 +263,12 @@ def _html_table(t: Table, say: Speaker) -> list[str]:
 
 def _html_report(report: Report, out: list[str], say: Speaker, language: str, *,
                  many: bool) -> int:
+    from controller.report.pdf import cover_facts
     exact, note = exact_odds(report)
     if many:
-        out.append(f"<h1>{html.escape(title(report, say))}</h1>")
+        out.append(f"<h1>{html.escape(say('report.table_section', table=report.table_name))}"
+                   "</h1>")
+        out += _facts(cover_facts(report, say, table=False))
     out.append(f"<p>{html.escape(source(report, say))}</p>")
     for t in tables(report, exact, note, say):
         out += _html_table(t, say)

@@ -25,6 +25,7 @@ class ShoeCycle:
     def __init__(self, service: TableService, plan: Callable[[int], ShoePlan | None], *,
                  shoes: int = 0, software: str = "", count_resumed: bool = True):
         self.service, self.plan, self.shoes, self.software = service, plan, shoes, software
+        self.simulator = False       # the shoes are a simulation's (also when service.simulated)
         self.started = 0            # shoes started (or resumed) by this process
         self._first = count_resumed
         self.finished = 0
@@ -74,7 +75,8 @@ class ShoeCycle:
         self._asked_at = st["shoe"]
         self.service.submit(command("new_shoe", cut_position=plan.cut_position,
                                     demo_rounds=plan.demo_rounds, shuffler=plan.shuffler,
-                                    software=self.software))
+                                    software=self.software, table=self.service.name,
+                                    simulator=bool(self.simulator or self.service.simulated)))
 
 
 class BettingTimer:

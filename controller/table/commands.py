@@ -63,7 +63,8 @@ class CommandsMixin(StakesMixin):
 
     # ---------------------------------------------------------------- shoes
     def new_shoe(self, cut_position: int | None = None, demo_rounds: int = 0,
-                 shuffler: bool = False, software: str = "") -> None:
+                 shuffler: bool = False, software: str = "", table: str = "",
+                 simulator: bool | None = None) -> None:
         if self.state not in (CLOSED, SHOE_ENDED):
             raise refuse("new_shoe_not_now", state=self.state)
         p = self.profile
@@ -89,6 +90,10 @@ class CommandsMixin(StakesMixin):
         self.emit("shoe_started", decks=p.decks, cards=p.cards, cut_card_position=cut_position,
                   profile=p.name, profile_sha256=p.sha256, game=p.game,
                   **({"software_sha256": software} if software else {}),
+                  # which table, and whether its cards are a simulator's: the record says so
+                  # for whoever reads it later (a report, the floor store)
+                  **({"table_name": table} if table else {}),
+                  **({"simulator": simulator} if isinstance(simulator, bool) else {}),
                   **({"reveal": p.reveal} if p.reveal != "on_read" else {}))
         if shuffler:
             self.emit("device_request", device="shuffler", action="shuffle", decks=p.decks)

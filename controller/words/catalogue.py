@@ -163,12 +163,13 @@ KINDS: dict[str, Message] = {
     "kind.integrity_alarm": "an unshuffled shoe", "kind.missed_shoe_burn": "a missed burn",
     "kind.false_coup": "a false coup", "kind.multiple_cards": "cards drawn together",
     "kind.misplaced_cards": "cards on the wrong box", "kind.dealer_call": "the dealer's call",
+    "kind.card_entered": "a card entered by hand",
     "kind.unknown": "another problem",
 }
 
 ROLES: dict[str, Message] = {
     "role.dealer": "dealer", "role.supervisor": "supervisor", "role.manager": "manager",
-    "role.auditor": "auditor",
+    "role.auditor": "auditor", "role.system": "the controller",
 }
 
 DEVICES: dict[str, Message] = {
@@ -196,6 +197,7 @@ ACTIONS: dict[str, Message] = {
     "action.new_shoe": "New shoe", "action.change_profile": "Change profile",
     "action.users": "Accounts", "action.state": "View the table", "action.recall": "Recall",
     "action.audit": "Audit", "action.accept_software": "Accept software",
+    "action.abandon_shoe": "Close the shoe",
     "action.unknown": "this action",
 }
 
@@ -318,12 +320,21 @@ REFUSALS: dict[str, Message] = {
     "refuse.reason_required": "Give a reason: every override is kept with why it was done.",
     "refuse.arg_missing": "Give the {arg}.",
     "refuse.arg_bad": "The {arg} is not right.",
+    "refuse.arg_bad_hint": "The {arg} is not right: give {hint}.",
+    "refuse.locked": ("{user}'s account is locked after too many wrong PINs. It opens by itself "
+                      "in {n} minute, or at once when a manager runs: tablectl users enable "
+                      "{user} --as MANAGER. Then sign in again here.",
+                      "{user}'s account is locked after too many wrong PINs. It opens by itself "
+                      "in {n} minutes, or at once when a manager runs: tablectl users enable "
+                      "{user} --as MANAGER. Then sign in again here."),
 }
 
 #: the console and the reports: labels, headings, lines
 CONSOLE: dict[str, Message] = {
     "console.table": "Table {table}",
     "console.profile": "Profile {profile} ({game}, mode {mode}, {decks} decks)",
+    "console.profile_one": "Profile {profile} ({game}, {decks} decks)",
+    "mode.commission": "with commission", "mode.no_commission": "without commission",
     "console.state": "State",
     "console.shoe": ("Shoe {shoe}: {out} cards out, {n} round",
                      "Shoe {shoe}: {out} cards out, {n} rounds"),
@@ -369,6 +380,12 @@ CONSOLE: dict[str, Message] = {
     "console.hand.game_card": "GAME CARD",
     "console.panel.round": "Current round", "console.panel.alarms": "Alarms",
     "console.panel.history": "Last 10 rounds", "console.quit": "Quit",
+    "console.panel.hold": "On hold", "console.panel.roads": "Roads",
+    "console.panel.health": "Health",
+    "console.no_health": "This controller reports no health view.",
+    "console.no_roads": "No result yet in this shoe.",
+    "console.road_empty": "empty",
+    "console.road_last": ("the last {n} of {all} column", "the last {n} of {all} columns"),
     "console.not_signed_in": "Not signed in: sign in to see the table.",
     "console.signing_in": "Signing in…",
     "console.disconnected": "DISCONNECTED: no controller answers. Retrying every {seconds} s.",
@@ -397,6 +414,131 @@ CONSOLE: dict[str, Message] = {
     "console.condition.journal_check": "CHECKING THE JOURNAL",
     "console.entered_mark": "(entered by hand)",
 
+}
+
+#: a device's alarm or warning, by the controller's own code (a device's own code is shown as
+#: the device gives it, with its text: only its maker names it)
+ALARMS: dict[str, Message] = {
+    "alarm.not_counted": "The last shoe ended without its rest counted back.",
+    "alarm.reconciliation": "The shoe's cards do not reconcile with what was dealt and burned.",
+    "alarm.link_lost": "The link to the {device} is lost.",
+    "alarm.link_back": "The link to the {device} is back.",
+    "alarm.open_failed": "The {device} cannot be opened: check its cable and power.",
+    "alarm.fault": "The {device} failed to do what it was asked.",
+    "alarm.unapproved_firmware": "The {device}'s firmware is not on the approved list.",
+    "alarm.door_open": "The {device}'s door is open.",
+    "alarm.jam": "The {device} is jammed.",
+    "alarm.error": "The {device} reports an error.",
+    "alarm.device": "The {device} reports {alarm}: {text}",
+}
+
+#: the readable lines of `tablectl run` (its `--json` is language-neutral)
+RUN: dict[str, Message] = {
+    "run.shoe_started": ("== Shoe {shoe}: profile {profile}, {n} deck, {cards} cards, the cut "
+                         "card after card {cut}",
+                         "== Shoe {shoe}: profile {profile}, {n} decks, {cards} cards, the cut "
+                         "card after card {cut}"),
+    "run.shoe_started_continuous": ("== Shoe {shoe}: profile {profile}, {n} deck, {cards} "
+                                    "cards, from a continuous shuffler",
+                                    "== Shoe {shoe}: profile {profile}, {n} decks, {cards} "
+                                    "cards, from a continuous shuffler"),
+    "run.burn": "   Burned: {shown}",
+    "run.shoe_ended": ("== Shoe {shoe} ended after {n} round: {reason}",
+                       "== Shoe {shoe} ended after {n} rounds: {reason}"),
+    "run.resumed": "   The table goes on.",
+    "run.override": "   {action} by {user} ({role}): {reason}",
+    "run.cards_dealt": ("{n} card dealt", "{n} cards dealt"),
+    "run.corrected": "corrected: {kinds}",
+    "run.restart_no_shoe": "Resumed the journal {path} at record {seq}: no shoe in play (shoe "
+                           "{shoe} is done).",
+    "run.restart_shoe": "Resumed the journal {path} at record {seq}: shoe {shoe}, {state}.",
+    "run.restart_round": "Resumed the journal {path} at record {seq}: shoe {shoe}, round "
+                         "{round}, {state}.",
+    "run.restart_hold": "Resumed the journal {path} at record {seq}: shoe {shoe}, on hold for "
+                        "{kind}.",
+    "run.restart_round_hold": "Resumed the journal {path} at record {seq}: shoe {shoe}, round "
+                              "{round}, on hold for {kind}.",
+    "run.restart_sim_closed": "The simulated shoe did not survive the restart: it is closed.",
+    "run.checking_rest": "the {total} older records are checked before the first card",
+    "run.log_file": "The log is written to {path} (this screen shows the table's lines only).",
+}
+
+#: what the journal records, in words (`tablectl audit` and `recall`, the floor's views)
+RECORD: dict[str, Message] = {
+    "record.none": "none", "record.yes": "yes", "record.no": "no",
+    "record.field.cards_dealt": "cards dealt", "record.field.natural": "natural",
+    "record.field.naturals": "naturals",
+    "record.change": "{what}: {before} → {after}",
+    "record.no_change": "no change",
+    "record.field.state": "state", "record.field.round": "round", "record.field.hold": "hold",
+    "record.field.hands": "cards on the table",
+    "record.device.cut_card": "The shoe saw the cut card.",
+    "record.device.read_failed": "The {device} could not read a card ({reason}).",
+    "record.device.multiple": ("{n} card left the shoe at once.",
+                               "{n} cards left the shoe together."),
+    "record.device.alarm": "The {device} raised an alarm, {code}: {text}",
+    "record.device.warning": "The {device} gave a warning, {code}: {text}",
+    "record.device.link_lost": "The link to the {device} was lost ({reason}).",
+    "record.device.link_back": "The link to the {device} is back.",
+    "record.device.shuffled": "The shuffler delivered a shoe of {count} cards.",
+    "record.device.identity": "The {device} is a {model}, serial {serial}, firmware "
+                              "{firmware}.",
+    "record.device.remainder": "The rest of the shoe was counted: {count} cards.",
+    "record.device.restarted": "The controller started again.",
+    "record.device.unknown": "A device event.",
+    # game recall (`tablectl recall`)
+    "recall.head": ("Game recall from {source}: {n} round, oldest first, in the order played",
+                    "Game recall from {source}: {n} rounds, oldest first, in the order played"),
+    "recall.head_asked": ("Game recall from {source}: {n} round (the last {asked} asked), oldest "
+                          "first, in the order played",
+                          "Game recall from {source}: {n} rounds (the last {asked} asked), "
+                          "oldest first, in the order played"),
+    "recall.none": "No rounds in the journal.",
+    "recall.shoe": ("New shoe {shoe} started {time}: {n} deck, {cards} cards, the cut card after "
+                    "{cut} cards, profile {profile} (SHA-256 {sha}…)",
+                    "New shoe {shoe} started {time}: {n} decks, {cards} cards, the cut card "
+                    "after {cut} cards, profile {profile} (SHA-256 {sha}…)"),
+    "recall.shoe_continuous": ("New shoe {shoe} started {time}: {n} deck, {cards} cards from a "
+                               "continuous shuffler, profile {profile} (SHA-256 {sha}…)",
+                               "New shoe {shoe} started {time}: {n} decks, {cards} cards from "
+                               "a continuous shuffler, profile {profile} (SHA-256 {sha}…)"),
+    "recall.round_head": "=== Shoe {shoe}, round {round}: {status}",
+    "recall.demo": "DEMONSTRATION", "recall.void": "VOID ({reason})",
+    "recall.corrected": "CORRECTED", "recall.complete": "complete",
+    "recall.in_progress": "IN PROGRESS (no result yet)",
+    "recall.times": "Started {time} (records {first}–{last})",
+    "recall.times_result": "Started {time}, result {result} (records {first}–{last})",
+    "recall.times_revealed": "Started {time}, result {result}, shown to the table {revealed} "
+                             "(records {first}–{last})",
+    "recall.no_cards": "Cards: none read",
+    "recall.cards": "Cards, in the order they left the shoe:",
+    "recall.col.n": "No.", "recall.col.card": "Card", "recall.col.slot": "Dealt as",
+    "recall.col.flags": "Notes", "recall.col.time": "Time",
+    "recall.burned_before": "burned before the round",
+    "recall.flag.entered": "entered by hand", "recall.flag.multiple": "drawn with another",
+    "recall.flag.face_up": "face up", "recall.flag.with_previous": "drawn with the card before",
+    "recall.flag.unknown": "noted",
+    "recall.no_result": "Result: none yet",
+    "recall.winner": "Winner: {winner}",
+    "recall.bets": "Bets (net per unit staked): {bets}",
+    "recall.superseded": "Superseded result ({time}, record {seq}): {winner}",
+    "recall.irregularities": "Irregularities:", "recall.holds": "The table held and resumed:",
+    "recall.held": "on hold: {kind}", "recall.held_plain": "on hold",
+    "recall.resumed": "resumed",
+    "recall.overrides": "Supervisor actions:", "recall.who": "{user} ({role}): {what}",
+    "recall.reason": "reason: {reason}", "recall.commands": "Commands entered:",
+    "recall.refused": "REFUSED: {why}", "recall.alarms": "Alarms:",
+    "recall.device": "Device events (other than card reads):",
+    "recall.shoe_ended": ("Shoe {shoe} ended after this round at {time}: {n} round, {reason}",
+                          "Shoe {shoe} ended after this round at {time}: {n} rounds, {reason}"),
+    # the override trail (`tablectl audit`)
+    "audit.head": ("Overrides in {source}: {n} shown, oldest first, newest last",
+                   "Overrides in {source}: {n} shown, oldest first, newest last"),
+    "audit.head_user": ("Overrides by {user} in {source}: {n} shown, oldest first, newest last",
+                        "Overrides by {user} in {source}: {n} shown, oldest first, newest last"),
+    "audit.none": "No overrides in {source}.",
+    "audit.none_user": "No overrides by {user} in {source}.",
+    "audit.col.seq": "Record", "audit.col.args": "Given", "audit.col.change": "What changed",
 }
 
 #: why a request was refused (the control socket's answer codes)
@@ -466,6 +608,14 @@ PAGE: dict[str, Message] = {
     "page.count.natural": "Natural", "page.count.rounds": "Rounds",
     "page.bead.banker": "B", "page.bead.player": "P", "page.bead.tie": "T",
     "page.bead.andar": "A", "page.bead.bahar": "B",
+    "page.table": "Table {table}",
+    # the game as the players know it (the reports and the console name it in full)
+    "page.game.punto_banco": "Punto Banco", "page.game.andar_bahar": "Andar Bahar",
+    "page.game.chemin_de_fer": "Chemin de Fer", "page.game.baccarat_banque": "Baccarat en Banque",
+    "page.limits": "Limits {min} – {max}", "page.limit_min": "Minimum bet {min}",
+    "page.limit_max": "Maximum bet {max}",
+    "page.bets_open": "PLACE YOUR BETS", "page.seconds_left": "{n} s",
+    "page.hold_wait": "Please wait: the game goes on once the table is cleared.",
 }
 
 #: the shoe and shift report (`tablectl report`): headings, columns, notes and its pictures
@@ -484,7 +634,7 @@ REPORT: dict[str, Message] = {
     "report.col.shoe": "Shoe", "report.col.game": "Game", "report.col.decks": "Decks",
     "report.col.started": "Started (UTC)", "report.col.ended": "Ended (UTC)",
     "report.col.end_reason": "Why it ended", "report.col.card_count": "Card count",
-    "report.not_ended": "not ended", "report.reconciled": "reconciled",
+    "report.not_ended": "in progress", "report.reconciled": "reconciled",
     "report.differences": ("{n} difference", "{n} differences"),
     "report.results": "Results", "report.col.result": "Result", "report.col.share": "Share",
     "report.void_rounds": "void rounds", "report.demo_rounds": "demonstration rounds",
@@ -542,6 +692,17 @@ REPORT: dict[str, Message] = {
     "report.floor_title": ("Floor report: {what}, {n} table", "Floor report: {what}, {n} tables"),
     "report.tables": "Tables", "report.col.table": "Table",
     "report.store_table": "Table {table}, from the floor store {path}",
+    # the first page: what the report covers
+    "report.cover.game": "{game} (profile {profile})",
+    "report.cover.period": "From – to (UTC)",
+    "report.cover.rounds": ("{n} round ({void} void, {demo} demonstration)",
+                            "{n} rounds ({void} void, {demo} demonstration)"),
+    "report.cover.holds": ("{n} hold, {seconds} s on hold in all",
+                           "{n} holds, {seconds} s on hold in all"),
+    "report.cover.simulated": "SIMULATOR: these shoes were dealt on the simulator, not at a live "
+                              "table.",
+    "report.cover.source": "Records", "report.cover.written": "Written",
+    "report.table_section": "Table {table}",
 }
 
 #: the pit view (`tablectl floor --web`): every table of the floor with its pace and holds, the
@@ -575,11 +736,22 @@ PIT: dict[str, Message] = {
     "pit.no_store": "Hands an hour and time on hold come from the floor store, which this view "
                     "was not given.",
     "pit.shift": "Shift from {time} UTC",
+    # the floor in a terminal (`tablectl floor`, `floor --once`)
+    "floor.count.tables": ("{n} table", "{n} tables"),
+    "floor.count.on_hold": ("{n} on hold", "{n} on hold"),
+    "floor.count.offline": ("{n} stopped", "{n} stopped"),
+    "floor.count.links_down": ("{n} with a device disconnected",
+                               "{n} with a device disconnected"),
+    "floor.count.feed_behind": ("{n} with its feed behind", "{n} with their feed behind"),
+    "floor.broker_lost": "(the connection to the broker is lost: reconnecting)",
+    "floor.no_tables": "No table has published to this broker yet.",
+    "floor.stopped": "stopped",
     "pit.updated": "Updated {time} UTC",
 }
 
 SECTIONS = (PROMPTS, STEPS, DECISIONS, STATES, PROBLEMS, DEALER_HOLDS, KINDS, ROLES, DEVICES,
-            ACTIONS, HELP, ARGS, REFUSALS, CONSOLE, ERRORS, GAMES, CARDS, PAGE, REPORT, PIT)
+            ACTIONS, HELP, ARGS, REFUSALS, CONSOLE, ALARMS, RUN, RECORD, ERRORS, GAMES, CARDS,
+            PAGE, REPORT, PIT)
 
 MESSAGES: dict[str, Message] = {code: text for section in SECTIONS
                                 for code, text in section.items()}

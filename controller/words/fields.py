@@ -204,11 +204,17 @@ def hand(value: Any, language: str, _: Mapping[str, Any] = {}) -> str:
     return template(f"console.hand.{value}", language)
 
 
+def mode(value: Any, language: str, _: Mapping[str, Any] = {}) -> str:
+    """A paytable mode: the catalogue's name for the usual ones, else the profile's own."""
+    code = f"mode.{value}"
+    return template(code, language) if code in MESSAGES else str(value).replace("_", " ")
+
+
 _WRITERS = {
     "card": card, "cards": cards, "step": step, "state": state,
     "action": _lookup("action"), "actions": _many("action", "or"),
     "role": _lookup("role"), "roles": _many("role", "or"), "kind": _lookup("kind"),
     "device": _lookup("device"), "decision": _lookup("decision"), "choices": choices,
     "decisions": decisions, "hand": hand, "game": _lookup("game"),
-    "severity": _lookup("severity"),
+    "severity": _lookup("severity"), "mode": mode,
 }

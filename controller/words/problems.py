@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from controller.words import Words
-from controller.words.catalogue import DEALER_HOLDS, PROBLEMS
+from controller.words.catalogue import ALARMS, DEALER_HOLDS, PROBLEMS
 
 
 def problem_words(problem: Mapping[str, Any]) -> Words:
@@ -57,3 +57,16 @@ def dealer_words(kind: Any, problem: Mapping[str, Any] | None = None) -> Words:
         return Words("dealer.dealer_call")
     code = f"dealer.{kind}"
     return Words(code if code in DEALER_HOLDS else "dealer.unknown")
+
+
+def alarm_words(alarm: Mapping[str, Any]) -> Words:
+    """A device's alarm or warning (an `alarm` event) in words: the controller's own codes by
+    their message; a device's own code, which only its maker names, with the device's text."""
+    code = str(alarm.get("code") or "")
+    device = str(alarm.get("source") or "unknown")
+    if code == "supervisor_called":
+        return Words("console.alarm_called", {"user": str(alarm.get("text") or "?")})
+    if f"alarm.{code}" in ALARMS:
+        return Words(f"alarm.{code}", {"device": device})
+    return Words("alarm.device", {"device": device, "alarm": code,
+                                  "text": str(alarm.get("text") or "")})
