@@ -235,6 +235,7 @@ def test_wrong_credentials_are_one_line_and_tried_again(tmp_path, pg_server, pg_
         broker.stop()
 
 
+@pytest.mark.slow
 def test_stores_sharing_a_floor_keep_each_record_once(tmp_path, pg_server, pg_url):
     """Two stores of one shared subscription: the broker spreads a table's records over both,
     so each sees some out of order; the store holds every record once, the chain complete."""

@@ -22,9 +22,12 @@ def _table_language_unset(monkeypatch):
 
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory):
-    path = tmp_path_factory.mktemp("report") / "journal.db"
-    assert main(["simulate", "--profile", "macau", "--seed", "7", "--shoes", "1",
-                 "--fault", "misread@40", "--journal", str(path)]) == 0
+    from tests.conftest import built_once
+    with built_once(tmp_path_factory, "report") as (where, todo):   # once for all workers
+        path = where / "journal.db"
+        if todo:
+            assert main(["simulate", "--profile", "macau", "--seed", "7", "--shoes", "1",
+                         "--fault", "misread@40", "--journal", str(path)]) == 0
     return path
 
 
