@@ -26,6 +26,8 @@ from controller.floor.store import ingest, schema  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLECTL = [sys.executable, "-m", "controller.cli"]
+# one worker runs the module, so that one PostgreSQL serves it (`--dist loadgroup`)
+pytestmark = pytest.mark.xdist_group("floor_store_pg")
 
 
 def env(**extra):

@@ -157,6 +157,7 @@ def test_numbers_are_written_for_the_locale():
     assert Speaker("zh_Hant").bet("cards_6_10") == "發出 6–10 張牌"
 
 
+@pytest.mark.slow     # a whole PDF again, in Chinese: the HTML and the English PDF are quick
 def test_the_pdf_in_chinese_is_written_with_its_text_whatever_the_fonts(journal, tmp_path,
                                                                          monkeypatch):
     from pypdf import PdfReader
