@@ -68,8 +68,11 @@ class Rig:
         assert done.returncode == 0, done.stderr
 
     def devices(self) -> str:
+        """The blind dealer deals on whatever the table does: at 150 ms a card the shoe lasts
+        a minute, longer than the review takes on a busy machine, so the review always comes
+        before the cut card."""
         dev = subprocess.Popen([sys.executable, "-m", "controller.cli", "devices", "--tcp", "--blind",
-                                "--seed", str(SEED), "--pace-ms", "40",
+                                "--seed", str(SEED), "--pace-ms", "150",
                                 "--fault", f"drop@{DROP_AT}"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=self.env, cwd=self.dir)
