@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test bench clean dist lock
+.PHONY: run test test-slow bench clean dist lock
 
 # The tests start many tablectl processes: let Python keep its compiled modules (__pycache__,
 # ignored by git) so that each compiles the controller once, not once a process
@@ -19,14 +19,21 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/tablectl run --config config/table.toml
 
-# layers, types, the documents as a site, then every test: four workers on two cores, since
-# many tests wait on devices and processes rather than compute; tests marked with one
-# xdist_group share a worker (and what it has computed once)
+# layers, types, the documents as a site, then every test but the slow ones: four workers on
+# two cores, since many tests wait on devices and processes rather than compute; tests marked
+# with one xdist_group share a worker (and what it has computed once)
+PYTEST := $(BIN)/pytest -n 4 --dist loadgroup
+
 test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/mkdocs build --strict -q
-	$(BIN)/pytest -n 4 --dist loadgroup
+	$(PYTEST) -m "not slow"
+
+# the long end-to-end runs `make test` leaves out (kill -9 across processes, the wheel built
+# and installed, whole crash sweeps, multi-table PostgreSQL and Chromium runs); CI runs both
+test-slow: $(STAMP)
+	$(PYTEST) -m slow
 
 # the release: dist/tablectl-VERSION-py3-none-any.whl (with its shipped files, setup.py) and
 # the table PC's lock beside it

@@ -4,7 +4,10 @@ Journals in tests skip the fsync (TABLECTL_TEST_NO_FSYNC, inherited by the proce
 start) unless a test is about durability: those take the `durable` fixture, which gives them
 and their processes the real full sync.
 """
+import contextlib
+import fcntl
 import os
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +75,24 @@ def pg_server():
 def pg_url(pg_server):
     """A fresh database on the session's server (its URL, the superuser's)."""
     return pg_server.new_database()
+
+
+@contextlib.contextmanager
+def built_once(tmp_path_factory, name: str):
+    """A folder of this test run shared by its xdist workers, and whether it still has to be
+    built: `with built_once(f, "x") as (folder, todo): if todo: build into folder`. The first
+    worker builds it under a lock while the others wait; a build that fails is built again."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent                  # one folder for every worker of this run
+    folder: Path = shared / f"built-{name}"
+    with open(shared / f"built-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / ".done"
+        todo = not done.exists()
+        if todo:
+            import shutil
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+        yield folder, todo
+        done.touch()

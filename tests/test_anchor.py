@@ -26,6 +26,8 @@ from controller.journal.chain import GENESIS, canonical, record_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = str(ROOT / "config" / "table.toml")
+# one worker runs the module, so that its shoe is dealt once (`--dist loadgroup`)
+pytestmark = pytest.mark.xdist_group("anchored_journal")
 
 
 @pytest.fixture(scope="module")

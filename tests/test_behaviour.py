@@ -19,6 +19,9 @@ from simulators import registry
 from simulators.shoe import ShoeModel
 from simulators.shuffler import ShufflerModel
 
+# the suite that runs on real devices when given their URLs: `pytest -m hardware --shoe-url …`
+pytestmark = pytest.mark.hardware
+
 CARDS = [c.code for c in ALL_CARDS]
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -218,6 +218,7 @@ async def clear_hold_in_console(socket: Path, code: str, reason: str) -> tuple[s
     return before, after
 
 
+@pytest.mark.slow
 def test_misread_cleared_through_the_console(live):
     shoe = seeded_shoe(SEED)
     true_code = shoe[MISREAD_AT]
@@ -275,6 +276,7 @@ def test_misread_cleared_through_the_console(live):
     assert override["after"]["hands"]["banker"] == [true_code]
 
 
+@pytest.mark.slow
 def test_wrong_pin_override_is_refused_and_the_table_runs_on(short_dir):
     live = LiveTable(short_dir)
     live.add_accounts()

@@ -47,7 +47,7 @@ class Rig:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
         try:
-            return self.proc.wait(10)
+            return self.proc.wait(60)       # a hang guard: a busy machine stops slowly
         finally:
             self.proc.stdout.close()
             self.proc.stderr.close()

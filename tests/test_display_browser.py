@@ -26,6 +26,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
 NEW_RESULTS = 4            # results the page must take live, one after another
+# a headless Chromium drives the pages: the slow run (test_display checks what they serve)
+pytestmark = pytest.mark.slow
 
 
 def _missing() -> str:

@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: faults of the shoe, the link and the dealer in one shoe, and a shuffler that miscounts
 FAULTS = ["misread@40", "double_draw@30", "triple_draw@90", "skip_burn@20", "noise@25",
           "foreign_card@70", "drop@120", "split@150", "count_mismatch@0"]
+# one worker runs the module, so that its shoe is dealt once (`--dist loadgroup`)
+pytestmark = pytest.mark.xdist_group("faulted_shoe")
 
 
 def simulate(capsys, *args):

@@ -190,6 +190,7 @@ def test_a_broker_that_refuses_the_tables_topics_is_one_line_not_a_flapping_link
         b.stop()
 
 
+@pytest.mark.slow
 def test_an_untrusted_broker_certificate_is_one_line_and_the_right_ca_works(tmp_path):
     need_mosquitto()
     try:

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from controller.feed.outbox import CURSOR
 from controller.journal import Journal
 from controller.service.recovery import NOTE_KINDS
@@ -92,6 +94,7 @@ def test_the_broker_stopped_and_restarted_mid_shoe_loses_nothing(tmp_path):
             [c["code"] for c in story["cards"]]
 
 
+@pytest.mark.slow
 def test_the_controller_killed_while_the_broker_is_down_loses_nothing(tmp_path):
     broker = Mosquitto(tmp_path / "broker").start()
     sub = Subscriber(broker, ["tables/+/events"], session="floor-crash")

@@ -26,6 +26,8 @@ from controller.floor.store import ingest, schema  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLECTL = [sys.executable, "-m", "controller.cli"]
+# one worker runs the module, so that one PostgreSQL serves it (`--dist loadgroup`)
+pytestmark = pytest.mark.xdist_group("floor_store_pg")
 
 
 def env(**extra):
@@ -235,6 +237,7 @@ def test_wrong_credentials_are_one_line_and_tried_again(tmp_path, pg_server, pg_
         broker.stop()
 
 
+@pytest.mark.slow
 def test_stores_sharing_a_floor_keep_each_record_once(tmp_path, pg_server, pg_url):
     """Two stores of one shared subscription: the broker spreads a table's records over both,
     so each sees some out of order; the store holds every record once, the chain complete."""

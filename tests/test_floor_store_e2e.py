@@ -66,6 +66,7 @@ def ask(capsys, *args) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_three_tables_through_every_outage_end_in_the_store_once(tmp_path, pg_server, capsys):
     db = pg_server.new_database()
     name = db.rsplit("/", 1)[1]
@@ -120,8 +121,8 @@ def test_three_tables_through_every_outage_end_in_the_store_once(tmp_path, pg_se
         for seed, (table, pit) in enumerate(TABLES.items(), 3):
             procs[table] = subprocess.Popen(TABLECTL + [
                 "run", "--pace", "0.02", "--seed", str(seed), "--shoes", "0",
-                "--no-virtual-supervisor", "--journal", str(tmp_path / f"{table}.db"),
-                "--config", str(ROOT / "config" / "table.toml"),
+                "--no-virtual-supervisor", "--journal",     # sam's hold is sam's to resume
+                str(tmp_path / f"{table}.db"), "--config", str(ROOT / "config" / "table.toml"),
                 "--feed", broker.url], stdout=subprocess.DEVNULL,
                 stderr=open(tmp_path / f"{table}.err", "w"), cwd=ROOT, env=env(
                     TABLECTL_TABLE_NAME=table, TABLECTL_TABLE_PIT=pit,
@@ -212,7 +213,7 @@ def test_three_tables_through_every_outage_end_in_the_store_once(tmp_path, pg_se
         ("A", "hold"), ("A", "resume"), ("B", "hold"), ("B", "resume")]
     assert {e["pit"] for e in trail} == {"3"} and all(e["user"] == "sam" for e in trail)
     code, out = ask(capsys, "audit", "--store", db, "--user", "sam")
-    assert out.splitlines()[1].split()[:2] == ["Table", "Record"]
+    assert out.splitlines()[1].split()[:2] == ["TABLE", "SEQ"]
     pdf = tmp_path / "shift.pdf"
     code, out = ask(capsys, "report", "--store", db, "--pit", "3", "--from", "2000-01-01",
                     "--output", str(pdf))

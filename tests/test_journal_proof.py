@@ -48,16 +48,19 @@ def journals(tmp_path_factory):
     key (stopped cleanly: the latest snapshot and the stop's anchor are the journal's end)."""
     from controller.cli import main
     from controller.journal.anchor import make_key
-    where = tmp_path_factory.mktemp("proof")
-    key = where / "anchor.key"
-    make_key(str(key))
-    made = {}
-    for name, extra in (("keyed", ["--anchor-key", str(key)]), ("plain", [])):
-        path = where / f"{name}.db"
-        with contextlib.redirect_stdout(io.StringIO()):
-            assert main(["simulate", "--profile", "macau", "--seed", "5", "--journal",
-                         str(path), *extra]) == 0
-        made[name] = path
+    from tests.conftest import built_once
+    with built_once(tmp_path_factory, "proof") as (where, todo):   # once for all workers
+        key = where / "anchor.key"
+        if todo:
+            make_key(str(key))
+        made = {}
+        for name, extra in (("keyed", ["--anchor-key", str(key)]), ("plain", [])):
+            path = where / f"{name}.db"
+            if todo:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    assert main(["simulate", "--profile", "macau", "--seed", "5", "--journal",
+                                 str(path), *extra]) == 0
+            made[name] = path
     return where, key, made
 
 

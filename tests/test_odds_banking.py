@@ -142,7 +142,8 @@ def test_chemin_de_fer_drawing_every_option_is_punto_banco(decks):
         assert sol.bet_distribution(draw, bet) == pb.bet_distribution(deal, bet, rule), bet
 
 
-@pytest.mark.parametrize("against", ["right", "left"])
+# the hands are each other's mirror: the everyday run takes the right, the slow run the left too
+@pytest.mark.parametrize("against", ["right", pytest.param("left", marks=pytest.mark.slow)])
 def test_banque_against_one_hand_by_the_tableau_is_punto_banco(against):
     """Each hand draws on 5 and the bank follows the tableau against one of them: that hand's
     coup against the bank is Punto Banco's, the other hand's cards notwithstanding."""
@@ -192,6 +193,7 @@ def test_chemin_de_fer_best_responses_and_pure_equilibrium():
             assert sol.mean(other, side) <= eq.means[side]
 
 
+@pytest.mark.slow          # the whole six-deck game solved: the slow run
 def test_banque_equilibrium_is_mixed_and_nobody_gains_by_changing():
     sol = shared(bb, BANQUE)
     eq, = sol.equilibria(bb.default_strategy())

@@ -51,6 +51,7 @@ def rows(browser) -> dict:
         "    held: tr.classList.contains('held')}; } return out;")
 
 
+@pytest.mark.slow
 def test_the_pit_view_shows_every_table_with_pace_holds_and_alerts(tmp_path, pg_server,
                                                                    browser):  # noqa: F811
     db = pg_server.new_database()

@@ -45,6 +45,7 @@ def test_the_built_in_drivers_register_through_the_entry_points():
         shoe_driver("acme")
 
 
+@pytest.mark.slow
 def test_a_plugin_protocol_deals_a_shoe_by_name(plugin_path, capsys):
     probe = subprocess.run(
         [sys.executable, "-c", "from drivers.shoe import PROTOCOLS, shoe_driver; "
@@ -67,6 +68,7 @@ def test_a_plugin_protocol_deals_a_shoe_by_name(plugin_path, capsys):
     assert missing.returncode == 2 and "invalid choice: 'acme'" in missing.stderr
 
 
+@pytest.mark.slow
 def test_a_plugin_that_fails_to_load_is_named_with_its_cause(tmp_path, plugin_path):
     import shutil
     broken = tmp_path / "broken"

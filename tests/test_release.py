@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements" / "table-pc.txt"
 UV = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
 pytestmark = pytest.mark.skipif(UV is None, reason="uv is not installed (pip install uv)")
+# building the wheel and installing it into fresh environments takes a minute: the slow run
+slow = pytest.mark.slow
 
 
 def clean_env(home: Path) -> dict[str, str]:
@@ -81,6 +83,7 @@ def tablectl(release, *args, env=None, timeout=120, **kw):
                           **kw)
 
 
+@slow
 def test_the_wheel_carries_every_shipped_file_and_its_identity_is_the_checkouts(release):
     import zipfile
     names = set(zipfile.ZipFile(release["wheel"]).namelist())
@@ -97,6 +100,7 @@ def test_the_wheel_carries_every_shipped_file_and_its_identity_is_the_checkouts(
     assert not list(site.glob("python*/site-packages/pytest"))
 
 
+@slow
 def test_every_command_works_from_the_root_folder_of_an_installed_wheel(release, tmp_path):
     journal = tmp_path / "j.db"
     done = tablectl(release, "simulate", "--profile", "macau", "--seed", "1", "--json",
@@ -125,6 +129,7 @@ def test_every_command_works_from_the_root_folder_of_an_installed_wheel(release,
     assert "ID_MM_DEVICE_IGNORE" in printed.stdout
 
 
+@slow
 def test_the_live_table_serves_its_page_and_metrics_from_an_installed_wheel(release,
                                                                             tmp_path):
     env = {**clean_env(release["home"]), "TABLECTL_STORAGE_JOURNAL": str(tmp_path / "j.db"),
@@ -161,6 +166,7 @@ def test_the_live_table_serves_its_page_and_metrics_from_an_installed_wheel(rele
     assert "shoe 1 ended" in rest.lower()
 
 
+@slow
 def test_two_installs_of_the_release_from_the_lock_have_one_identity(release, tmp_path):
     """The second made with pip by the commands `tablectl install --venv --wheel` runs (the
     environment itself made by uv, with pip in it: the same as `python -m venv`, faster); then

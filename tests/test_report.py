@@ -27,9 +27,12 @@ def _table_language_unset(monkeypatch):
 
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory):
-    path = tmp_path_factory.mktemp("report") / "journal.db"
-    assert main(["simulate", "--profile", "macau", "--seed", "7", "--shoes", "1",
-                 "--fault", "misread@40", "--journal", str(path)]) == 0
+    from tests.conftest import built_once
+    with built_once(tmp_path_factory, "report") as (where, todo):   # once for all workers
+        path = where / "journal.db"
+        if todo:
+            assert main(["simulate", "--profile", "macau", "--seed", "7", "--shoes", "1",
+                         "--fault", "misread@40", "--journal", str(path)]) == 0
     return path
 
 
@@ -271,6 +274,7 @@ def test_numbers_are_written_for_the_locale():
     assert Speaker("zh_Hant").bet("cards_6_10") == "發出 6–10 張牌"
 
 
+@pytest.mark.slow     # a whole PDF again, in Chinese: the HTML and the English PDF are quick
 def test_the_pdf_in_chinese_is_written_with_its_text_whatever_the_fonts(journal, tmp_path,
                                                                          monkeypatch):
     from pypdf import PdfReader

@@ -59,6 +59,7 @@ class Devices:
 
 
 @needs_golden
+@pytest.mark.slow
 def test_the_rig_deals_whole_shoes_with_no_hold_following_the_display(tmp_path):
     port = free_port()
     env = Rig(tmp_path).env
@@ -105,6 +106,7 @@ def burn_heavy_shoe(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_confirm_layout_in_the_start_burn_after_kill_9_is_accepted(tmp_path, durable):
     import shutil
     import tempfile
