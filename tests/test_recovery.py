@@ -231,7 +231,9 @@ def test_a_restart_with_a_shoe_that_cannot_resend_holds_for_review(tmp_path, dur
     rig = Rig(where)
     try:
         rig.accounts()
-        dev = subprocess.Popen(TABLECTL + ["devices", "--blind", "--seed", "5", "--pace-ms", "40"],
+        # a card every 150 ms: the table keeps up even on a busy machine, so at most the one
+        # read in flight dies with the process (more would each need an entered card)
+        dev = subprocess.Popen(TABLECTL + ["devices", "--blind", "--seed", "5", "--pace-ms", "150"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env=rig.env, cwd=where)
         rig.procs.append(dev)
