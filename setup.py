@@ -4,7 +4,7 @@ deploy files and the table PC's lock file go into the package as `controller/shi
 They stay at the top of the source tree (config/, deploy/, requirements/), where people look
 for them; setuptools' package data reaches only files inside a package, so build_py copies
 them in after building the packages. An installed wheel then finds them through
-importlib.resources (controller/locations.py), whatever the working directory; an editable
+importlib.resources (controller/settings/locations.py), whatever the working directory; an editable
 install or a plain checkout reads the top-level folders (the copy is not made there).
 Everything else is declared in pyproject.toml.
 """

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from typing import Any, Iterable
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.table import Table, command
 
 #: a 2 turned: two more cards burned (the shoe-start burn of the punto banco profiles)

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from controller import roles
-from controller.accounts import AccountStore, ScryptParams
+from controller.access import roles
+from controller.access.accounts import AccountStore, ScryptParams
 from controller.cli import main
 from controller.console import text
 from controller.console.app import ConsoleApp
 from controller.console.client import ConsoleClient, Credentials, Outcome, explain
 from controller.console.screens import ActionScreen, SignInScreen
-from controller.control_api import Command, ControlServer
+from controller.access.server import Command, ControlServer
 from controller.words import refuse
 
 FAST = ScryptParams(n=2 ** 4, r=1, p=1)

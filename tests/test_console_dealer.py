@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from controller.console.screens import ActionScreen
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table
 from tests.test_console import (PINS, SIZE, FakeTable, make_app, run_async, screen_text,
                                 settle, server, short_dir, table, template_db)  # noqa: F401

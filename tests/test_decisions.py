@@ -4,9 +4,9 @@ from dataclasses import replace
 
 import pytest
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.errors import CommandRefused
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Corrected, Table, command
 from tests.tablekit import card, deal, new_shoe, of
 
@@ -263,7 +263,7 @@ def test_continuous_shuffler_returns_each_rounds_cards_and_reconciles():
 
 
 def test_machine_ledger_takes_back_strays_but_not_a_foreign_copy():
-    from controller.cards import parse_card
+    from controller.shoe.cards import parse_card
     from controller.table.model import MachineInventory
     inv = MachineInventory(1)
     for code, place in (("AS", "hand"), ("KD", "hand"), ("2C", "burn"), ("AS", "removed")):

@@ -5,13 +5,13 @@ from dataclasses import replace
 
 import pytest
 
-from controller.cards import hand_total, ordered_shoe, parse_card
+from controller.shoe.cards import hand_total, ordered_shoe, parse_card
 from controller.cli import main
 from controller.commands._simulation import run_simulation
 from controller.errors import CommandRefused
 from controller.games.chemin_de_fer import RULES as CDF
 from controller.journal import Journal
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table, command
 from tests.eventcheck import check_events
 from tests.golden import GOLDEN, compare, expected, needs_golden
@@ -54,7 +54,7 @@ def test_andar_bahar_golden_decks_through_the_cli(capsys, name, options):
 
 
 def test_every_andar_bahar_round_settles_both_modes(capsys):
-    from controller.cards import cards as parse_cards
+    from controller.shoe.cards import cards as parse_cards
     from controller.games.andar_bahar import RULES as AB
     from controller.table.dealing import bet_number
     profile = load_profile("andar-bahar")

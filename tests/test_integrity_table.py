@@ -1,10 +1,10 @@
 """Live integrity alarms on the table: an unshuffled or replayed shoe stops dealing."""
 import pytest
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.commands._simulation import run_simulation
 from controller.journal import Journal
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table
 from tests.tablekit import card, new_shoe, of, shuffled_shoe
 

@@ -4,7 +4,7 @@ from dataclasses import replace
 import pytest
 
 from controller.errors import CommandRefused
-from controller.profile import load_profile, resolve
+from controller.settings.profile import load_profile, resolve
 from controller.table import Table, command
 from tests.tablekit import (BURN_TWO, burn_shoe_start, card, composition, count_back, deal,
                             kinds, new_shoe, of, rest_of, sup)

@@ -15,7 +15,7 @@ import pytest
 from controller.cli import main as tablectl
 from controller.journal import (SCHEMA_VERSION, Journal, JournalError, Record, device_data)
 from controller.journal.chain import GENESIS, record_canonical
-from controller.recall import format_json_lines, format_text, last_rounds
+from controller.journal.recall import format_json_lines, format_text, last_rounds
 
 
 class FakeClock:

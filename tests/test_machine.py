@@ -4,11 +4,11 @@ import re
 
 import pytest
 
-from controller.cards import parse_card
+from controller.shoe.cards import parse_card
 from controller.errors import CommandRefused
 from controller.games import get_rules
 from controller.games.procedure import RESULT, RULES_DECIDE, step_of
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table, command
 from controller.table.diagram import mermaid
 from controller.table.states import BETTING, BURN, dealing
@@ -96,7 +96,7 @@ def test_banque_successor_table_matches_random_coups():
 
 def test_andar_bahar_table_matches_dealt_decks():
     import random
-    from controller.cards import ordered_shoe
+    from controller.shoe.cards import ordered_shoe
     rules = get_rules("andar_bahar")
     seen = set()
     for seed in range(300):

@@ -5,7 +5,7 @@ import threading
 import time
 
 from controller.journal import Journal
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.service.clock import RealClock
 from controller.service.loop import TableService
 from controller.service.notify import Notifier, Watchdog, watchdog_interval_s

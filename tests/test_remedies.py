@@ -11,7 +11,7 @@ from typing import Callable
 import pytest
 
 from controller.console import text
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table, command
 from controller.table import remedies
 from controller.table.offers import actions_now

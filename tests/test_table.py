@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from controller.errors import CommandRefused
-from controller.profile import load_profile
-from controller.shoefile import read_shoe_file
+from controller.settings.profile import load_profile
+from controller.shoe.shoefile import read_shoe_file
 from controller.table import Table, command
 from tests.golden import GOLDEN, compare, expected, golden_names, needs_golden, profile_of
 from tests.tablekit import card, deal, kinds, new_shoe, of, shuffled_shoe

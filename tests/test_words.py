@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from controller import roles
+from controller.access import roles
 from controller.console import text
 from controller.errors import CommandRefused
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table
 from controller.table.remedies import REMEDIES
 from controller.table.commands import HANDLERS

@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.commands._unproven import warn
     from controller.journal import JournalError
     from controller.journal.archive import open_with_archives
-    from controller.recall import overrides
+    from controller.journal.recall import overrides
 
     if args.last is not None and args.last < 1:
         raise InputError(f"--last must be at least 1, not {args.last}")

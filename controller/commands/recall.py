@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.commands._unproven import warn
     from controller.journal import JournalError
     from controller.journal.archive import open_with_archives
-    from controller.recall import format_json_lines, format_text, select_rounds
+    from controller.journal.recall import format_json_lines, format_text, select_rounds
 
     if args.last is not None and args.last < 1:
         raise InputError(f"--last must be at least 1, not {args.last}")
@@ -69,7 +69,7 @@ def _from_store(args: argparse.Namespace, url: str, start, end) -> int:
     """The same rounds from the floor store, table after table."""
     import json
 
-    from controller.recall import format_text, select_rounds
+    from controller.journal.recall import format_text, select_rounds
     texts = []
     with per_table(args, url, start=start, end=end) as (where, chosen):
         for info, journal in chosen:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Mapping, Protocol
 
-from controller.cards import Card
+from controller.shoe.cards import Card
 from controller.errors import ProfileError
 from controller.games.procedure import Procedure
 # The game modules import nothing from this package's namespace, so loading them here is no cycle.

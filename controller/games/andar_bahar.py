@@ -13,7 +13,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Mapping
 
-from controller.cards import Card, codes
+from controller.shoe.cards import Card, codes
 from controller.errors import ProfileError
 from controller.games.procedure import RESULT, Procedure
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Mapping
 
-from controller.cards import Card, codes, hand_total
+from controller.shoe.cards import Card, codes, hand_total
 from controller.errors import InputError
 from controller.games.chemin_de_fer import (
     DRAW, OPTION, STAND, BankingRules, BankRotation, FalseCoup, parse_move, player_false_coup,

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Iterable, Mapping
 
-from controller.cards import Card, codes, hand_total
+from controller.shoe.cards import Card, codes, hand_total
 from controller.errors import InputError, ProfileError
 from controller.games.procedure import RESULT, Procedure
 

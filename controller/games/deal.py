@@ -6,7 +6,7 @@ order, and yields one result per round (`PuntoBancoRound` for a complete Punto B
 `RoundResult` otherwise; both have `number`, `outcome`, `bets`, `burned_before`, `void` and
 `event(game)`, the table's `round_result` fields):
 
-- the shoe-start burn (controller.procedures.start_burn_total: the turned card and as many as
+- the shoe-start burn (controller.games.procedure.start_burn_total: the turned card and as many as
   it orders, or the profile's decks / fixed count, or none);
 - before every round but the first, the profile's between-round burn;
 - the round's cards as the game's rules call for them, its outcome (the rules' `outcome`
@@ -14,7 +14,7 @@ order, and yields one result per round (`PuntoBancoRound` for a complete Punto B
   the paytable;
 - the cut card: the round in which the card behind it is dealt is the cut round (round 1 when
   it comes out in the start burn); the shoe ends after the round that
-  controller.procedures.shoe_ends_after names (`finish`, `no_more_coup`: the cut round;
+  controller.games.procedure.shoe_ends_after names (`finish`, `no_more_coup`: the cut round;
   `one_more`: the round after it). A game with `rounds_per_shoe` ends after that many rounds;
   a continuous shuffler ends once a machine load (52 × decks cards) has been dealt, and takes
   every round's cards back (`returns`: the random source that puts each one back among the
@@ -39,8 +39,8 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
-from controller import procedures
-from controller.cards import RANKS, SUITS, Card, ordered_shoe, parse_card
+from controller.games import procedure as procedures
+from controller.shoe.cards import RANKS, SUITS, Card, ordered_shoe, parse_card
 from controller.games import get_rules, punto_banco as pb
 
 _DEFAULT: Any = object()
@@ -167,7 +167,7 @@ class ShoeDeal:
     """Iterate over a shoe's rounds (see the module's doc); then `burn`, `end_reason`, `cards_used`.
 
     `cut_position`: cards in front of the cut card (None: no cut card); by default the
-    profile's default distance from the end (controller.procedures.default_cut_position), none
+    profile's default distance from the end (controller.games.procedure.default_cut_position), none
     where that lies beyond the shoe. `paytable`: the profile's by default. `returns`: a
     random.Random for a continuous shuffler's returned cards (default: seeded with 0).
     """
@@ -235,14 +235,9 @@ class ShoeDeal:
 
     def _end_after(self, number: int, cut_round: int | None, drawn: int) -> str | None:
         """Why the shoe ends after complete round `number`, or None (as the table decides)."""
-        if cut_round is not None and procedures.shoe_ends_after(self.profile, number, cut_round):
-            return "cut_card"
-        per_shoe = getattr(self.rules, "rounds_per_shoe", 0)
-        if per_shoe and number >= per_shoe:
-            return "round_complete"
-        if self.continuous and drawn >= self.profile.cards:
-            return "cards_dealt"
-        return None
+        return procedures.end_after_round(
+            self.profile, number, cut_round, rounds_per_shoe=getattr(self.rules, "rounds_per_shoe", 0),
+            rounds_in_shoe=number, drawn=drawn)
 
     def _generic(self) -> Iterator[RoundResult]:
         """Any game without decisions, card by card through its RULES object."""

@@ -5,7 +5,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
-from controller.cards import RANKS, SUITS, Card, codes, hand_total
+from controller.shoe.cards import RANKS, SUITS, Card, codes, hand_total
 from controller.games.procedure import RESULT, Procedure
 
 #: Player draws on these two-card totals (0–5), stands on 6–7; 8–9 are naturals.

@@ -16,8 +16,8 @@ from transitions import Machine, MachineError
 
 from controller.errors import CommandRefused
 from controller.games import GameRules
-from controller.integrity import IntegrityWatch
-from controller.profile import Profile
+from controller.shoe.integrity import IntegrityWatch
+from controller.settings.profile import Profile
 from controller.table import remedies
 from controller.table.model import Hold, Problem, QueuedRead, RoundState, ShoeState
 from controller.table.remedies import HOLD_OVERRIDES

@@ -13,10 +13,10 @@ import logging
 import tomllib
 from typing import Any, Callable
 
-from controller.cards import CardCodeError, parse_card
+from controller.shoe.cards import CardCodeError, parse_card
 from controller.errors import CommandRefused, ProfileError
-from controller.profile import parse_profile
-from controller.roles import OVERRIDE_ACTIONS
+from controller.settings.profile import parse_profile
+from controller.access.roles import OVERRIDE_ACTIONS
 from controller.table.stakes import StakesMixin
 from controller.table.inputs import Command
 from controller.table.model import QueuedRead, ShoeState

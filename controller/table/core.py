@@ -23,8 +23,8 @@ from transitions import MachineError
 from controller.errors import CommandRefused, Corrected, InputError, ProfileError
 from controller.games import get_rules
 from controller.games.procedure import decision_of
-from controller.integrity import IntegrityWatch
-from controller.profile import Profile, parse_profile
+from controller.shoe.integrity import IntegrityWatch
+from controller.settings.profile import Profile, parse_profile
 from controller.table.base import MachineModel
 from controller.table.commands import CommandsMixin
 from controller.table.inputs import (CardRead, Command, CutCard, DeviceAlarm, DeviceWarning,

@@ -3,16 +3,16 @@ count-back.
 
 With a reading shoe the read order is the truth: each card goes to the step that is due, and
 the rules name the next step, which the machine must allow (`next_<step>`). Policies (burn
-counts, cut card, face-up cards) are the pure functions of `controller.table.policies`.
+counts, cut card, face-up cards) are the pure functions of `controller.games.procedure`.
 """
 from __future__ import annotations
 
 from fractions import Fraction
 from typing import Any, Mapping
 
-from controller.cards import Card, CardCodeError, parse_card
+from controller.shoe.cards import Card, CardCodeError, parse_card
 from controller.games.procedure import RESULT, decision_of, step_of
-from controller.table import policies
+from controller.games import procedure as policies
 from controller.table.base import TableBase
 from controller.words import refuse
 from controller.table.model import (MachineInventory, QueuedRead, RoundState, Stakes,
@@ -422,7 +422,10 @@ class DealingMixin(TableBase):
                 list(rnd.burned_before) + [c.code for h in rnd.hands.values() for c in h])
             if codes:
                 self.emit("cards_returned", cards=codes)
-        shoe.end_reason = policies.end_after_round(self.profile, self.rules, shoe, rnd.number)
+        shoe.end_reason = policies.end_after_round(
+            self.profile, rnd.number, shoe.cut_round,
+            rounds_per_shoe=getattr(self.rules, "rounds_per_shoe", 0), rounds_in_shoe=shoe.rounds,
+            drawn=cards_drawn(shoe.inventory))
         self.between_rounds()
 
     # ------------------------------------------------------------------ the shoe's end

@@ -9,8 +9,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from controller.cards import Card, parse_card
-from controller.inventory import PLACES, Inventory
+from controller.shoe.cards import Card, parse_card
+from controller.shoe.inventory import PLACES, Inventory
 
 RETURNED = "returned"
 

@@ -123,7 +123,7 @@ def _check_value(arg: Arg, value: Any) -> str | None:
         if not isinstance(value, str) or not value.strip():
             return f"expected {_KIND_HELP[arg.kind]}, got {value!r}"
         if arg.kind == "card":
-            from controller.cards import CardCodeError, parse_card
+            from controller.shoe.cards import CardCodeError, parse_card
             try:
                 parse_card(value)
             except CardCodeError as err:
