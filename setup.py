@@ -15,7 +15,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 #: source folder → the files of it that ship; one list, the one the software identity uses
-SHIPPED = runpy.run_path(str(Path(__file__).parent / "controller" / "locations.py"))["SHIPPED"]
+SHIPPED = runpy.run_path(str(Path(__file__).parent / "controller" / "settings" / "locations.py"))["SHIPPED"]
 
 
 class BuildWithShipped(build_py):
