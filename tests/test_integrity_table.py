@@ -71,7 +71,7 @@ def test_a_shoe_replaying_the_previous_one_stops_the_table():
     problem = t.hold.last
     assert problem.kind == "integrity_alarm" and problem.extra["detector"] == "repeated_sequence"
     assert problem.extra["card_index"] == 8
-    assert of(events, "hold")[-1]["actions"] == ["end_shoe", "resume"]
+    assert of(events, "hold")[-1]["actions"] == ["resume", "end_shoe"]
 
 
 def test_no_alarm_on_shuffled_shoes():

@@ -1,29 +1,30 @@
-"""Roles, the actions each may take, and the arguments each action accepts, as data.
+"""Roles and their rights, generated from the table's command table (`controller.table.legal`),
+plus the requests that read or administer rather than act on the table.
 
-Segregation of duties: a dealer runs the round, a supervisor
-overrides, a manager administers accounts and profiles, an auditor only reads. A supervisor
-may also run the round (a supervisor relieves a dealer; every action is journaled with the
-supervisor's own name). Every role may read state, recall and audit. Every override (a
-supervisor or manager action) needs a non-empty reason, journaled with it.
+Segregation of duties: a dealer runs the round, a supervisor overrides, a manager administers
+accounts and profiles, an auditor only reads. A supervisor may also run the round (a
+supervisor relieves a dealer; every action is journaled with the supervisor's own name). Every
+role may read state, recall and audit. Every override (a supervisor or manager action) needs
+a non-empty reason, journaled with it.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Mapping
+
+from controller.table.legal import COMMANDS, DEALER, MANAGER, SUPERVISOR, Arg
 
 ROLES = ("dealer", "supervisor", "manager", "auditor")
 
-DEALER_ACTIONS = ("open_bets", "close_bets", "start_round", "confirm_result", "report_misplaced",
-                  "cut_card", "shoe_empty", "report_unread", "decide", "count_done", "reveal",
-                  "stake", "banco", "accept_stakes", "report_face_up", "call_supervisor")
-SUPERVISOR_ACTIONS = (
-    "hold", "resume", "void_round", "enter_card", "burn_card", "remove_card", "confirm_layout",
-    "end_shoe", "change_shoe", "accept_count", "reject_count", "demo_round", "switch_mode",
-    "accept_reads", "discard_reads", "return_reads",
-)
-MANAGER_ACTIONS = ("change_profile", "users", "accept_software")
+#: requests that read the table or its journal (every role), and the manager's own
 READ_ACTIONS = ("state", "recall", "audit", "health")
+ADMIN_ACTIONS = ("users",)
+
+DEALER_ACTIONS: tuple[str, ...] = tuple(c.name for c in COMMANDS if DEALER in c.roles)
+SUPERVISOR_ACTIONS: tuple[str, ...] = tuple(
+    c.name for c in COMMANDS if SUPERVISOR in c.roles and DEALER not in c.roles)
+MANAGER_ACTIONS: tuple[str, ...] = tuple(
+    c.name for c in COMMANDS if MANAGER in c.roles) + ADMIN_ACTIONS
 
 ACTIONS: tuple[str, ...] = DEALER_ACTIONS + SUPERVISOR_ACTIONS + MANAGER_ACTIONS + READ_ACTIONS
 
@@ -36,7 +37,7 @@ PERMISSIONS: Mapping[str, frozenset[str]] = {
 }
 
 #: actions that change the record or the table outside the normal procedure: reason required
-OVERRIDE_ACTIONS = frozenset(SUPERVISOR_ACTIONS + MANAGER_ACTIONS)
+OVERRIDE_ACTIONS = frozenset([c.name for c in COMMANDS if c.override] + list(ADMIN_ACTIONS))
 
 REASON_MAX_CHARS = 500
 #: the most rounds (recall) or overrides (audit) one socket request may ask for: a console shows
@@ -44,35 +45,12 @@ REASON_MAX_CHARS = 500
 READ_LIMIT = 100
 
 
-@dataclass(frozen=True)
-class Arg:
-    """One argument of an action: its name, its kind and whether it must be given.
-
-    kind: "str" (non-empty text), "card" (a card code), "int" (a whole number ≥ 0),
-    "scalar" (text, number or true/false).
-    """
-    name: str
-    kind: str
-    required: bool = True
-
-
-#: action → its arguments, in the order `tablectl override ACTION VALUE…` maps bare values
+#: action → the arguments a person gives it, in the order `tablectl override ACTION VALUE…`
+#: maps bare values (what the controller adds itself is not asked)
 ACTION_ARGS: Mapping[str, tuple[Arg, ...]] = {
-    "report_misplaced": (Arg("detail", "str", required=False),),
-    "report_unread": (Arg("detail", "str", required=False),),
-    "report_face_up": (Arg("code", "card", required=False),),   # default: the last card dealt
-    "hold": (Arg("note", "str", required=False),),
-    "enter_card": (Arg("code", "card"),),
-    "remove_card": (Arg("code", "card", required=False),),   # default: the card held
-    "switch_mode": (Arg("mode", "str"),),
-    "end_shoe": (Arg("void", "scalar", required=False),),
-    "decide": (Arg("name", "str"), Arg("value", "scalar"), Arg("seat", "int", required=False)),
-    "stake": (Arg("seat", "int"), Arg("amount", "int")),
-    "banco": (Arg("seat", "int"),),
-    "accept_stakes": (Arg("amount", "int"),),
-    "change_profile": (Arg("profile", "str"),),
+    **{c.name: tuple(a for a in c.args if a.person) for c in COMMANDS
+       if c.args and set(c.roles) & set(ROLES)},
     "users": (Arg("op", "str"), Arg("name", "str", required=False)),
-    "accept_software": (),      # the controller adds the software SHA-256 it runs
     "recall": (Arg("count", "int", required=False),),
     "audit": (Arg("limit", "int", required=False),),
 }

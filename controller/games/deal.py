@@ -41,7 +41,8 @@ from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
 from controller.games import procedure as procedures
 from controller.shoe.cards import RANKS, SUITS, Card, ordered_shoe, parse_card
-from controller.games import get_rules, punto_banco as pb
+from controller.games import GameRules, get_rules, punto_banco as pb
+from controller.games.procedure import DECIDE
 
 _DEFAULT: Any = object()
 _NEVER = 1 << 62                               # the cut position of a shoe without a cut card
@@ -161,6 +162,40 @@ def _round_of(pt: int, bt: int, x5: int, x6: int) -> tuple:
 #: every round by ((player two-card total) * 10 + banker two-card total) * 100 + x5 * 10 + x6
 _ROUNDS = tuple(_round_of(pt, bt, x5, x6)
                 for pt in range(10) for bt in range(10) for x5 in range(10) for x6 in range(10))
+
+
+class RoundDeal:
+    """How a round takes its cards, the one way for the table (a card at a time, as the shoe
+    reads them) and for the rules path (a shoe at a time): each card to the step that is due,
+    the rules naming the next."""
+
+    def __init__(self, rules: GameRules):
+        self.rules = rules
+
+    def place(self, hands: dict, step: str, card: Card) -> str:
+        """Put `card` where `step` wants it; the slot it went to. At a decision step the hand
+        has drawn (the decision is recorded by then): the slot is the card the rules name."""
+        rules = self.rules
+        slot = step
+        if step.startswith(DECIDE):
+            slot = rules.next_phase(hands) or ""
+            if slot not in rules.phases:
+                raise ValueError(f"{rules.game}: a draw decision led to {slot!r}, not to a card")
+        rules.place(hands, slot, card)
+        return slot
+
+    def deal(self, hands: dict, codes: list[str], pos: int) -> tuple[int, bool]:
+        """Deal the round from `codes` at `pos` as far as the cards go, each to the phase the
+        rules name next: (the position after it, whether the round is complete)."""
+        rules = self.rules
+        phase = rules.next_phase(hands)
+        while phase is not None:
+            if pos >= len(codes):
+                return pos, False
+            rules.place(hands, phase, _CARD_OF_CODE[codes[pos]])
+            pos += 1
+            phase = rules.next_phase(hands)
+        return pos, True
 
 
 class ShoeDeal:

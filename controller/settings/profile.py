@@ -289,10 +289,9 @@ def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
     r.done()
 
     validate_options(game, opts, where)
-    check_paytable = getattr(get_rules(game), "validate_paytable", None)
-    if check_paytable is not None:
-        for m, table in paytables.items():
-            check_paytable(table, f"{where} [paytables.{m}]" if "paytables" in data else where)
+    for m, table in paytables.items():
+        get_rules(game).validate_paytable(
+            table, f"{where} [paytables.{m}]" if "paytables" in data else where)
     return Profile(name=name, game=game, decks=decks, burn=burn, cut_card=cut,
                    demo_rounds_max=demo_max, face_up_card=face_up, card_when_none_due=stray,
                    paytables=paytables, mode=mode, path=where, sha256=sha256,
