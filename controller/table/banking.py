@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from controller.errors import Corrected, InputError
-from controller.games import BankingRules, StakesRules
+from controller.games import BankingRules, as_stakes
 from controller.games.procedure import decision_of
 from controller.table.desk import Desk
 from controller.table.model import Stakes
@@ -26,7 +26,7 @@ log = logging.getLogger("controller.table")
 class Banking:
     def __init__(self, d: Desk, rules: BankingRules):
         self.d, self.rules = d, rules
-        self.stakes_rules = rules if isinstance(rules, StakesRules) else None
+        self.stakes_rules = as_stakes(rules)
         if d.bank is None:
             d.bank = rules.new_bank()
 

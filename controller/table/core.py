@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from controller.errors import CommandRefused, Corrected, InputError, ProfileError
-from controller.games import BankingRules
+from controller.games import as_banking
 from controller.settings.profile import Profile, parse_profile
 from controller.shoe.integrity import IntegrityWatch
 from controller.table import offers, views
@@ -67,7 +67,8 @@ class Table:
         d = self._d = Desk(profile, auto_open=auto_open,
                            betting_seconds=float(betting_seconds), initial=initial)
         d.holds, d.shoes, d.rounds, d.reads = Holds(d), Shoes(d), Rounds(d), Reads(d)
-        d.banking = Banking(d, d.rules) if isinstance(d.rules, BankingRules) else None
+        banking = as_banking(d.rules)
+        d.banking = Banking(d, banking) if banking is not None else None
         d.holds.replay = self._replay
 
     # ------------------------------------------------------------------ what others see

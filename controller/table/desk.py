@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from controller.games import BankingRules, GameRules, StakesRules, get_rules
+from controller.games import GameRules, as_banking, as_stakes, get_rules
 from controller.settings.profile import Profile
 from controller.shoe.integrity import IntegrityWatch
 from controller.table.machine import GameMachine, machine_for
@@ -40,8 +40,8 @@ class Desk:
                  initial: str = CLOSED):
         self.profile = profile
         self.rules: GameRules = get_rules(profile.game)
-        self.banking_game = isinstance(self.rules, BankingRules)
-        self.stakes_game = isinstance(self.rules, StakesRules)
+        self.banking_game = as_banking(self.rules) is not None
+        self.stakes_game = as_stakes(self.rules) is not None
         self.auto_open, self.betting_seconds = auto_open, betting_seconds
         self.mstate = initial               # the machine's state (`hold.<origin>` on a hold)
         self.state = shown(initial)         # the state the table shows
