@@ -25,7 +25,7 @@ PEOPLE = ("dealer", "supervisor", "manager", "auditor")
 #: `tablectl override` (and the manager's `tablectl profile`), or from the service itself
 NOT_ON_CONSOLE = {"stake", "banco", "accept_stakes", "start_round", "cut_card",
                   "confirm_result", "shoe_empty", "count_done", "change_profile",
-                  "accept_software", "new_shoe", "abandon_shoe"}
+                  "accept_software", "new_shoe", "abandon_shoe", "house_burn"}
 
 
 def _free_card(t: Table) -> str:
@@ -237,3 +237,25 @@ def test_resume_goes_back_exactly_where_the_hold_came_from(game):
         assert mv.dest == origin_of(mv.source) and mv.source == held(mv.dest), mv
     # and every command of the command table is a trigger of the machine
     assert set(m.commands) <= set(m.machine.events)
+
+
+def test_the_house_burns_one_announced_card_before_a_round():
+    t = Table(load_profile("macau"), auto_open=False, betting_seconds=30.0)
+    issue(t, "new_shoe")
+    for code in ("2S", "AH", "3C"):
+        t.apply({"type": "card", "code": code})
+    assert t.state == "idle" and "house_burn" in t.offers()
+    t.apply(command("house_burn", user="dana", role="dealer"))
+    assert t.expects() == "card" and t.prompt() == "Burn one card"
+    # the round waits for the burn, in plain words
+    refused = t.apply_safely(command("open_bets", user="dana", role="dealer"))
+    assert refused.refused is not None
+    assert words_of(refused.refused).code == "refuse.house_burn_due"
+    assert "house_burn" not in t.offers()               # announced once
+    burned = t.apply({"type": "card", "code": "9D"})
+    assert [(e["event"], e["slot"], e["flags"]) for e in burned] == [
+        ("card", "burn", ["house_burn"])]
+    assert t.state == "idle" and t.hold is None and t.shoe.inventory.cards_out == 4
+    # exactly one: a second card is one drawn when none was due
+    t.apply({"type": "card", "code": "8D"})
+    assert t.hold is not None and t.hold.last.kind == "card_not_due"

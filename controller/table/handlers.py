@@ -214,6 +214,14 @@ def open_bets(d: Desk, move: Move) -> None:
     d.rounds.open()
 
 
+def house_burn(d: Desk, move: Move) -> None:
+    """The house burns a card before the next round: exactly one card is expected, and it is
+    burned; a second one is a card drawn when none was due, as before."""
+    move()
+    assert d.shoe is not None
+    d.shoe.house_burn = True
+
+
 def close_bets(d: Desk, move: Move) -> None:
     move()
     d.rounds.close_bets()
@@ -412,6 +420,7 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "reject_count": reject_count, "accept_reads": accept_reads,
     "discard_reads": discard_reads, "resume": resume, "void_round": void_round,
     "end_shoe": end_shoe, "change_shoe": end_shoe, "open_bets": open_bets,
+    "house_burn": house_burn,
     "start_round": open_bets, "close_bets": close_bets, "stake": stake, "banco": banco,
     "accept_stakes": accept_stakes, "decide": decide, "reveal": reveal,
     "report_misplaced": report_misplaced, "report_face_up": report_face_up,

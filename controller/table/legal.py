@@ -146,8 +146,15 @@ GUARDS: Mapping[str, Guard] = {
     "cards_dealt": Guard(lambda t: t.round is not None and bool(t.round.cards),
                          "no_face_up_sensor_needed"),
     "no_reveal_due": Guard(lambda t: t.reveal_due is None and t.shoe is not None
-                           and not t.shoe.end_reason, "reveal_first",
+                           and not t.shoe.end_reason and not t.shoe.house_burn,
+                           lambda t: "house_burn_due" if t.shoe is not None
+                           and t.shoe.house_burn else "reveal_first",
                            lambda t: {"n": t.reveal_due}),
+    "house_burn_possible": Guard(lambda t: t.reveal_due is None and t.shoe is not None
+                                 and not t.shoe.end_reason and not t.shoe.house_burn,
+                                 lambda t: "house_burn_due" if t.shoe is not None
+                                 and t.shoe.house_burn else "not_now",
+                                 lambda t: {"state": t.state}),
     "reveal_due": Guard(lambda t: t.reveal_due is not None, "nothing_to_reveal"),
     "result_to_confirm": Guard(lambda t: t.round is not None, "nothing_to_confirm"),
     "reading_the_shoe": Guard(lambda t: t.shoe is not None and (
@@ -259,6 +266,9 @@ COMMANDS: tuple[Command, ...] = (
             "invalid)"),
     Command("start_round", _RUNS_ROUND, states=(LOADED, BURNING, IDLE), guard="no_reveal_due",
             doc="open_bets by its other name"),
+    Command("house_burn", _RUNS_ROUND, states=(IDLE,), guard="house_burn_possible",
+            doc="the house burns one card before the next round: the dealer announces it, "
+            "and the next card read is burned"),
     Command("close_bets", _RUNS_ROUND + (SYSTEM,), states=(BETTING,),
             doc="no more bets: dealing starts"),
     Command("stake", _RUNS_ROUND, states=(BETTING,), guard="stakes_open", needs=StakesRules,

@@ -26,6 +26,8 @@ def expects(d: Desk) -> str | None:
         return "count_back"
     if s == IDLE and d.reveal_due is not None:
         return "reveal"
+    if s == IDLE and d.shoe is not None and d.shoe.house_burn:
+        return "card"
     return {BETTING: "bets", IDLE: "open"}.get(s)
 
 
@@ -80,6 +82,8 @@ def prompt_words(d: Desk) -> Words:
                                           - len(shoe.start_burn)})
     if s == IDLE and d.reveal_due is not None:
         return Words("prompt.reveal")
+    if s == IDLE and shoe is not None and shoe.house_burn:
+        return Words("prompt.burn_one")
     if s == IDLE:
         return Words("prompt.open_bets")
     if s == BETTING:
