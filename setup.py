@@ -4,7 +4,7 @@ deploy files and the table PC's lock file go into the package as `controller/shi
 They stay at the top of the source tree (config/, deploy/, requirements/), where people look
 for them; setuptools' package data reaches only files inside a package, so build_py copies
 them in after building the packages. An installed wheel then finds them through
-importlib.resources (controller/locations.py), whatever the working directory; an editable
+importlib.resources (controller/settings/locations.py), whatever the working directory; an editable
 install or a plain checkout reads the top-level folders (the copy is not made there).
 Everything else is declared in pyproject.toml.
 """
@@ -15,7 +15,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 #: source folder → the files of it that ship; one list, the one the software identity uses
-SHIPPED = runpy.run_path(str(Path(__file__).parent / "controller" / "locations.py"))["SHIPPED"]
+SHIPPED = runpy.run_path(str(Path(__file__).parent / "controller" / "settings" / "locations.py"))["SHIPPED"]
 
 
 class BuildWithShipped(build_py):

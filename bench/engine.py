@@ -41,10 +41,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from controller import procedures  # noqa: E402
-from controller.cards import ordered_shoe  # noqa: E402
+from controller.games import procedure as procedures  # noqa: E402
+from controller.shoe.cards import ordered_shoe  # noqa: E402
 from controller.games.deal import ShoeDeal  # noqa: E402
-from controller.profile import load_profile  # noqa: E402
+from controller.settings.profile import load_profile  # noqa: E402
 
 
 def shoes(profile, n: int, seed: int = 1) -> list[list[str]]:

@@ -73,11 +73,11 @@ def worker(url: str, where: str, first: int, count: int, shoes: int, speed: floa
     with `speed`, for `seconds` of real time at `speed` times the virtual dealer's pace."""
     from controller.commands import _simulation
     from controller.commands._simulation import run_simulation
-    from controller.config import FeedCfg
+    from controller.settings.config import FeedCfg
     from controller.errors import InputError
     from controller.feed.broker import broker_from
     from controller.logsetup import configure
-    from controller.profile import load_profile
+    from controller.settings.profile import load_profile
     configure("ERROR")
     if speed:
         _pace(_simulation, speed, seconds)
@@ -265,9 +265,9 @@ def floor_run(broker: Any, tables: int, workers: int, shoes: int, where: str,
 # --------------------------------------------------------------------------- 2. the table
 def table_runs(broker: Any, cards: int, pairs: int) -> dict:
     import latency
-    from controller.config import FeedCfg
+    from controller.settings.config import FeedCfg
     from controller.feed.broker import broker_from
-    from controller.profile import load_profile
+    from controller.settings.profile import load_profile
 
     feed_broker = broker_from(FeedCfg(), url=broker.url)
     plain = latency.LiveTable

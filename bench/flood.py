@@ -54,11 +54,11 @@ from typing import Any, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import latency  # noqa: E402  (the production path and its stamps)
 
-from controller.accounts import AccountStore, ScryptParams  # noqa: E402
-from controller.config import ShoeCfg  # noqa: E402
+from controller.access.accounts import AccountStore, ScryptParams  # noqa: E402
+from controller.settings.config import ShoeCfg  # noqa: E402
 from controller.logsetup import configure  # noqa: E402
-from controller.signin import RateLimit  # noqa: E402
-from controller.profile import load_profile  # noqa: E402
+from controller.access.signin import RateLimit  # noqa: E402
+from controller.settings.profile import load_profile  # noqa: E402
 
 KINDS = ("state", "recall", "audit", "signin")
 FAST_KDF = ScryptParams(n=2 ** 4, r=1, p=1)

@@ -53,11 +53,11 @@ def worker(url: str, where: str, prefix: str, first: int, count: int, shoes: int
     """`count` tables ({prefix}{k}) dealing at once, as `tablectl simulate --feed` does."""
     from controller.commands import _simulation
     from controller.commands._simulation import run_simulation
-    from controller.config import FeedCfg
+    from controller.settings.config import FeedCfg
     from controller.errors import InputError
     from controller.feed.broker import broker_from
     from controller.logsetup import configure
-    from controller.profile import load_profile
+    from controller.settings.profile import load_profile
     configure("ERROR")
     if speed:
         _pace(_simulation, speed, seconds)
@@ -130,7 +130,7 @@ class Store:
     """The production FloorStore on a thread of this process."""
 
     def __init__(self, broker: Any, db_url: str, commits: Commits):
-        from controller.config import FeedCfg
+        from controller.settings.config import FeedCfg
         from controller.feed.broker import broker_from
         from controller.floor.store.db import database
         self.args = (broker_from(FeedCfg(), url=broker.url), database(db_url))

@@ -273,7 +273,7 @@ def _more_input(rng: random.Random, where: str) -> tuple[str, list[str], dict[st
         env = f"TABLECTL_{section.upper()}_{key.upper()}"
         return f"env {env}={value}", ["run", *journal], {env: value}
     if pick == 1:           # a name that is no TABLECTL_ variable
-        from controller.config import known_variables
+        from controller.settings.config import known_variables
         base = rng.choice(sorted(known_variables()))
         typo = rng.choice([base + "S", base[:-1] + "X", base + "_X"])
         return f"env {typo}", ["run", *journal], {typo: "1"}

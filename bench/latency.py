@@ -57,12 +57,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.commands._assembly import DeviceSettings, TableAssembly
-from controller.config import ConsoleCfg, ShoeCfg
+from controller.settings.config import ConsoleCfg, ShoeCfg
 from controller.feed import JsonFeed
 from controller.logsetup import configure
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.service.cycle import ShoePlan
 from drivers.events import CardRead
 from drivers.shoe import PROTOCOLS, open_shoe
@@ -392,7 +392,7 @@ _SOFTWARE: list[str] = []
 
 def _software() -> str:
     if not _SOFTWARE:
-        from controller.software import release_digest
+        from controller.release.software import release_digest
         _SOFTWARE.append(release_digest())
     return _SOFTWARE[0]
 

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from controller.odds import banking_report, compute_odds, parse_decks, punto_banco  # noqa: E402
-from controller.profile import load_profile  # noqa: E402
+from controller.settings.profile import load_profile  # noqa: E402
 
 BANKING = {"chemin-de-fer": banking_report.GAMES["chemin_de_fer"],
            "baccarat-banque": banking_report.GAMES["baccarat_banque"]}

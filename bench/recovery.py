@@ -33,11 +33,11 @@ import sys
 import tempfile
 import time
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.games.punto_banco import RULES
 from controller.journal import Journal, Record
 from controller.journal.proof import BUDGET, check_at_start, check_rest
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 
 
 class TableState:

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from controller.games.deal import deal_shoe, shuffled_shoes  # noqa: E402
-from controller.profile import load_profile  # noqa: E402
+from controller.settings.profile import load_profile  # noqa: E402
 from controller.roads import Roads, entry_of  # noqa: E402
 
 

@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from controller.cards import ordered_shoe  # noqa: E402
+from controller.shoe.cards import ordered_shoe  # noqa: E402
 from controller.odds.simulation import wilson  # noqa: E402
-from controller.shuffle_stats import DEFAULT_RUNS, FAIL_P, run_shuffle_test  # noqa: E402
+from controller.shuffle.stats import DEFAULT_RUNS, FAIL_P, run_shuffle_test  # noqa: E402
 from simulators.shuffler import ShufflerModel  # noqa: E402
 
 

@@ -19,7 +19,7 @@ from controller.logsetup import configure, prefix, scrub
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from controller.argtypes import OneLineParser     # its subparsers are of its class too
+    from controller.settings.argtypes import OneLineParser     # its subparsers are of its class too
     parser = OneLineParser(prog="tablectl", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     parser.add_argument("--log-level", default="WARNING",
@@ -38,9 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def bad_input_types() -> tuple[type[BaseException], ...]:
-    from controller.cards import CardCodeError
+    from controller.shoe.cards import CardCodeError
     from controller.errors import InputError
-    from controller.profile import ProfileError
+    from controller.settings.profile import ProfileError
     from controller.journal import JournalError
     from drivers.errors import BadURL, DeviceError
     return (InputError, ProfileError, CardCodeError, BadURL, DeviceError, JournalError)

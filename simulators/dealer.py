@@ -13,7 +13,8 @@ or void); an integrity alarm (factory order, a repeated shoe) → void the round
 shoe; a shuffler count mismatch → reject the shoe and have it reshuffled; a lost shoe link →
 once it is back, accept the reads that arrived meanwhile (or resume if none did); a device
 alarm → resume; a restart that may have lost a read → enter the card the table missed, or
-confirm the layout; anything else → void the round.
+confirm the layout; a person's own hold → left to that person; anything else → void the
+round.
 
 Virtual players and banker (chemin de fer, baccarat en banque): when the table waits for a
 decision they answer from a decisions file if it has one for that coup, else with the rules'
@@ -312,7 +313,9 @@ class VirtualSupervisor:
                 return _act("enter_card", f"the card on the table the controller never saw: "
                             f"{code}", code=code)
             return _act("confirm_layout", "the cards on the table match the record")
-        if kind in ("hold", "device_alarm"):
+        if kind == "hold":
+            return None                  # a person's own hold: that person lifts it
+        if kind == "device_alarm":
             return _act("resume", "device checked and back in order")
         if round_open:
             return _act("void_round", f"could not be resolved at the table ({kind})")

@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     cards, cut = None, None
     try:
         if args.shoe_file:
-            from controller.shoefile import read_shoe_file
+            from controller.shoe.shoefile import read_shoe_file
             shoe = read_shoe_file(args.shoe_file)
             cards, cut = shoe.codes, shoe.cut_position
             if cut is None and args.cut_from_end:

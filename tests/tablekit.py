@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from typing import Any, Iterable
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.table import Table, command
 
 #: a 2 turned: two more cards burned (the shoe-start burn of the punto banco profiles)
@@ -55,7 +55,8 @@ def new_shoe(t: Table, **args: Any) -> list[dict]:
 def burn_shoe_start(t: Table, codes: Iterable[str] = BURN_TWO) -> list[dict]:
     """The shoe-start burn; attended tables then stand idle, unattended ones deal round 1."""
     events = deal(t, codes)
-    assert t.state == ("idle" if not t.auto_open else "dealing.P1"), t.state
+    opened = any(e["event"] == "round_started" for e in events)
+    assert t.state == ("dealing.P1" if opened else "idle"), t.state
     return events
 
 

@@ -9,8 +9,10 @@ import stat
 
 import pytest
 
-from controller import accounts, roles
-from controller.accounts import (AccountError, AccountStore, AuthResult, ScryptParams,
+from controller.access import accounts
+
+from controller.access import roles
+from controller.access.accounts import (AccountError, AccountStore, AuthResult, ScryptParams,
                                  users_action)
 from controller.cli import main
 from controller.commands import users as users_cmd

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.accounts import AccountStore, ScryptParams
+from controller.access.accounts import AccountStore, ScryptParams
 from controller.cli import main
 from controller.journal import Journal
 from controller.journal.anchor import EVERY, Anchoring, load_key, make_key

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import ALL_CARDS, Card, card, cards
+from controller.shoe.cards import ALL_CARDS, Card, card, cards
 from controller.games import get_rules
 from controller.games.andar_bahar import (CARD_COUNT_BETS, RULES, RoundIncomplete,
                                           first_three_pattern)
-from controller.profile import BetRule, ProfileError, load_profile
-from controller.shoefile import read_shoe_file
+from controller.settings.profile import BetRule, ProfileError, load_profile
+from controller.shoe.shoefile import read_shoe_file
 from tests.golden import GOLDEN
 
 COMMISSION = load_profile("andar-bahar").paytables["commission"]

@@ -8,7 +8,7 @@ import pytest
 
 from controller.cli import main
 from controller.commands.audit import change, format_table
-from controller.recall import overrides
+from controller.journal.recall import overrides
 from controller.journal import Journal
 
 HOLD = {"state": "hold", "round": 10, "hands": {"player": ["9H"], "banker": ["2S"]},

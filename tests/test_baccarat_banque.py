@@ -5,11 +5,11 @@ from fractions import Fraction
 
 import pytest
 
-from controller.cards import Card, cards
+from controller.shoe.cards import Card, cards
 from controller.errors import InputError
 from controller.games import get_rules
 from controller.games.baccarat_banque import RULES, side_winner
-from controller.profile import BetRule, ProfileError, load_profile, parse_profile
+from controller.settings.profile import BetRule, ProfileError, load_profile, parse_profile
 
 PAYTABLE = load_profile("baccarat-banque").paytable
 EVEN = {b: BetRule(Fraction(1)) for b in RULES.bets}

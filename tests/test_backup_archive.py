@@ -12,7 +12,7 @@ from controller import cli
 from controller.commands._simulation import run_simulation
 from controller.journal import Journal
 from controller.journal.archive import archive, backup, check_archives, open_with_archives
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.service.clock import VirtualClock
 from controller.service.loop import TableService
 from controller.service.recovery import open_table
@@ -63,7 +63,7 @@ def days_journal(tmp_path, days=(D1, D2, D3)):
 
 def stories(path):
     with open_with_archives(str(path)) as j:
-        from controller.recall import last_rounds
+        from controller.journal.recall import last_rounds
         return [(s["shoe"], s["round"], s["winner"], s["first_seq"]) for s in last_rounds(j, 500)]
 
 

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.cli import main
-from controller.config import _RANGES
-from controller.profile import MAX_PAYOUT
+from controller.settings.config import _RANGES
+from controller.settings.profile import MAX_PAYOUT
 
 ROOT = Path(__file__).resolve().parents[1]
 MACAU = (ROOT / "config" / "profiles" / "macau.toml").read_text()
@@ -155,7 +155,7 @@ def test_listed_bad_flags(case, tmp_path, capsys, monkeypatch):
 
 
 def test_a_shoe_file_may_start_with_a_byte_order_mark(tmp_path):
-    from controller.shoefile import read_shoe_file
+    from controller.shoe.shoefile import read_shoe_file
     path = tmp_path / "shoe.txt"
     path.write_text("\ufeffAS\n2H\nCUT\nKD\n", encoding="utf-8")
     shoe = read_shoe_file(path)
@@ -163,8 +163,8 @@ def test_a_shoe_file_may_start_with_a_byte_order_mark(tmp_path):
 
 
 def test_a_config_and_a_profile_may_start_with_a_byte_order_mark(tmp_path):
-    from controller.config import load_config
-    from controller.profile import load_profile
+    from controller.settings.config import load_config
+    from controller.settings.profile import load_profile
     cfg = write(tmp_path / "t.toml", "\ufeff[table]\nshoes = 2\n")
     assert load_config(cfg).table.shoes == 2
     assert load_profile(write(tmp_path / "p.toml", "\ufeff" + MACAU)).decks == 8
@@ -205,7 +205,7 @@ def _toml(value) -> str:
 def _type_of(key: str) -> str:
     """The declared type of a config key ("int", "float", …), from the config itself."""
     from dataclasses import fields
-    from controller import config
+    from controller.settings import config
     section, name = key.split(".")
     cls = {f.name: f.default_factory for f in fields(config.Config)
            if f.name == section}[section]
@@ -249,7 +249,7 @@ IDENT = st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True)
 @given(section=st.sampled_from(["table", "shoe", "shuffler", "storage", "console",
                                 "simulator", "bogus"]), key=IDENT)
 def test_generated_unknown_config_keys(section, key, tmp_path_factory, capsys):
-    from controller import config
+    from controller.settings import config
     known = {f.name for cls in (config.TableCfg, config.ShoeCfg, config.ShufflerCfg,
                                 config.StorageCfg, config.ConsoleCfg, config.SimulatorCfg)
              for f in config.fields(cls)}
@@ -413,7 +413,7 @@ def test_generated_bad_values_in_the_environment_are_refused_as_in_the_file(
 @CASES
 @given(data=st.data())
 def test_generated_unknown_variables_are_refused(data, capsys, monkeypatch, tmp_path_factory):
-    from controller.config import known_variables
+    from controller.settings.config import known_variables
     known = sorted(known_variables())
     base = data.draw(st.sampled_from(known))
     typo = data.draw(st.sampled_from([base + "S", base[:-1], base.replace("_", "", 1) + "_X",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import ALL_CARDS, parse_card
+from controller.shoe.cards import ALL_CARDS, parse_card
 from drivers.events import CardRead, DeviceEvent
 from drivers.shoe import open_shoe
 from drivers.shuffler import open_shuffler

@@ -6,8 +6,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import engine  # noqa: E402
 
-from controller import procedures  # noqa: E402
-from controller.profile import load_profile  # noqa: E402
+from controller.games import procedure as procedures  # noqa: E402
+from controller.settings.profile import load_profile  # noqa: E402
 
 
 def test_the_paths_deal_the_same_hands():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
 from controller.journal import Journal
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.service.clock import VirtualClock
 from controller.service.cycle import ShoePlan
 from controller.table.inputs import command

@@ -1,7 +1,7 @@
 
 import pytest
 
-from controller.cards import (ALL_CARDS, Card, CardCodeError, deck_composition, hand_total,
+from controller.shoe.cards import (ALL_CARDS, Card, CardCodeError, deck_composition, hand_total,
                               parse_card, cards)
 
 

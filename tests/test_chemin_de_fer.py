@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.cards import ALL_CARDS, Card, cards, hand_total
+from controller.shoe.cards import ALL_CARDS, Card, cards, hand_total
 from controller.errors import InputError
 from controller.games import get_rules, punto_banco
 from controller.games.chemin_de_fer import RULES, BankRotation, FalseCoup
-from controller.profile import BetRule, ProfileError, load_profile, parse_profile
+from controller.settings.profile import BetRule, ProfileError, load_profile, parse_profile
 
 PAYTABLE = load_profile("chemin-de-fer").paytable
 #: a two-card hand of each total 0–7 (no natural)

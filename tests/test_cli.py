@@ -136,7 +136,7 @@ def test_simulate_reads_a_shoe_in_another_process(tmp_path):
 
 def test_a_list_in_the_environment_is_written_either_way_and_blamed_on_the_variable(
         monkeypatch, tmp_path, capsys):
-    from controller.config import load_config
+    from controller.settings.config import load_config
     monkeypatch.setenv("TABLECTL_SIMULATOR_FAULTS", '["misread@30", "drop@90"]')
     assert load_config("config/table.toml").simulator.faults == ("misread@30", "drop@90")
     monkeypatch.setenv("TABLECTL_SIMULATOR_FAULTS", "misread@30, drop@90")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from controller.console.screens import ActionScreen
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table
 from tests.test_console import (PINS, SIZE, FakeTable, make_app, run_async, screen_text,
                                 settle, server, short_dir, table, template_db)  # noqa: F401
@@ -95,7 +95,8 @@ async def test_a_dealer_gets_the_dealers_actions_the_prompt_and_the_round(server
         shown = screen_text(app)
         assert "A CARD CAME OUT FACE UP. WAIT FOR THE SUPERVISOR." in shown
         assert "Wait for a supervisor" in shown and "[V]" not in shown
-        assert _shown_buttons(app) == {"call_supervisor"}
+        # a card that leaves the shoe unread while the hold waits joins that hold
+        assert _shown_buttons(app) == {"call_supervisor", "report_unread"}
         assert sorted(_key_bar(app)) == sorted(DEALER_BAR)
 
 
@@ -119,7 +120,7 @@ async def test_the_dealers_unread_card_is_told_without_the_supervisors_remedies(
         assert "Wait for the supervisor" in shown and "Wait for a supervisor" in shown
         assert "void the round" not in shown and "enter it" not in shown.lower()
         assert "[E]" not in shown and "[V]" not in shown
-        assert _shown_buttons(app) == {"call_supervisor"}
+        assert _shown_buttons(app) == {"call_supervisor", "report_unread"}
         table.state = _view(t, "supervisor")
         app.role = None                       # the same table, a supervisor's console
         await app.refresh_state()

@@ -27,7 +27,7 @@ from rich.console import Console
 from controller.console.app import ConsoleApp
 from controller.console.client import ConsoleClient, Credentials
 from controller.console.screens import ActionScreen
-from controller.control_client import ControllerUnavailable, request
+from controller.access.client import ControllerUnavailable, request
 from controller.journal import Journal
 from drivers.shuffler import protocol as shuffler_protocol
 from simulators.shuffler import ShufflerModel

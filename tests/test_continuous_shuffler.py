@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.cli import main
 from simulators.csm import ContinuousShufflerModel
 

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import control_api
-from controller.accounts import AccountStore, ScryptParams
+from controller.access import server as control_api
+from controller.access.accounts import AccountStore, ScryptParams
 from controller.cli import main
 from controller.commands.override import parse_args
-from controller.control_api import Command, ControlError, ControlServer, refused
-from controller.control_client import ControllerUnavailable, console_setting, request
+from controller.access.server import Command, ControlError, ControlServer, refused
+from controller.access.client import ControllerUnavailable, console_setting, request
 from controller.errors import CommandRefused, InputError
 
 FAST = ScryptParams(n=2 ** 4, r=1, p=1)

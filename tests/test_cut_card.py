@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.cli import main
 from controller.commands._simulation import load_shoe_file
 from controller.errors import InputError
-from controller.profile import ProfileError, load_profile, parse_profile
+from controller.settings.profile import ProfileError, load_profile, parse_profile
 
 PROFILES = Path(__file__).resolve().parents[1] / "config" / "profiles"
 

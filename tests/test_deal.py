@@ -8,11 +8,11 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from controller.cards import ALL_CARDS, Card, ordered_shoe
+from controller.shoe.cards import ALL_CARDS, Card, ordered_shoe
 from controller.games import punto_banco as pb
 from controller.games.deal import PuntoBancoRound, RoundResult, ShoeDeal, shuffled_shoes
-from controller.profile import BetRule, load_profile
-from controller.shoefile import read_shoe_file
+from controller.settings.profile import BetRule, load_profile
+from controller.shoe.shoefile import read_shoe_file
 from tests.golden import GOLDEN, compare, expected, golden_names, needs_golden, profile_of
 
 PB_PROFILES = ["macau", "live-commission", "live-super6", "classic"]

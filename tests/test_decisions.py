@@ -4,9 +4,9 @@ from dataclasses import replace
 
 import pytest
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.errors import CommandRefused
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Corrected, Table, command
 from tests.tablekit import card, deal, new_shoe, of
 
@@ -41,7 +41,7 @@ def test_player_on_five_waits_for_the_decision_and_stands():
     t = started()
     deal(t, "2S 3H 3C 3D")                      # player 5, banker 6
     assert t.state == "dealing.decide_player_draw" and t.round.pending == "player_draw"
-    assert t.decision_due() == "player_draw"
+    assert t.decision()[0] == "player_draw"
     assert t.prompt() == "Decide whether the Player draws: draw or stand"
     ev = decide(t, "player_draw", "stand", user="seat-4")
     assert of(ev, "decision") == [{"event": "decision", "shoe": 1, "round": 1,
@@ -172,7 +172,7 @@ def test_banker_misdraw_passes_the_bank():
     result = of(deal(t, "5S"), "round_result")[0]          # banker 9 wins, yet passes the bank
     assert result["winner"] == "banker"
     assert result["bank_seat"] == 1 and result["next_bank_seat"] == 2
-    assert t.bank["banker"] == 2
+    assert t.snapshot()["bank"]["banker"] == 2
 
 
 def test_bank_passes_on_a_loss_stays_on_a_win_and_a_seat_can_take_it():
@@ -194,8 +194,8 @@ def test_decision_state_survives_a_snapshot():
     snap = t.snapshot()
     back = Table.restore(t.profile, snap)
     assert back.state == "dealing.decide_player_draw" and back.round.pending == "player_draw"
-    assert back.bank == t.bank and back.round_count == 2
-    assert back.decision_due() == "player_draw"
+    assert back.snapshot()["bank"] == t.snapshot()["bank"] and back.snapshot()["round_count"] == 2
+    assert back.decision()[0] == "player_draw"
     ev = decide(back, "player_draw", "stand")
     assert of(ev, "round_result")[0]["bank_seat"] == 2
 
@@ -263,7 +263,7 @@ def test_continuous_shuffler_returns_each_rounds_cards_and_reconciles():
 
 
 def test_machine_ledger_takes_back_strays_but_not_a_foreign_copy():
-    from controller.cards import parse_card
+    from controller.shoe.cards import parse_card
     from controller.table.model import MachineInventory
     inv = MachineInventory(1)
     for code, place in (("AS", "hand"), ("KD", "hand"), ("2C", "burn"), ("AS", "removed")):
@@ -299,7 +299,7 @@ def test_the_highest_covered_stake_plays_and_only_that_seat_decides_on_five():
     assert pooled["stakes"] == {"3": 500, "5": 500} and pooled["refused"] == {"5": 200, "8": 200}
     assert pooled["active_player"] == 3                      # 500 each: seat 3 comes first
     deal(t, "2S 3H 3C 3D")                                   # player 5: his choice
-    assert t.decision_due() == "player_draw"
+    assert t.decision()[0] == "player_draw"
     with pytest.raises(CommandRefused, match="Seat 5 does not play the hand"):
         t.apply(command("decide", name="player_draw", value="stand", seat=5))
     done = t.apply(command("decide", name="player_draw", value="stand", seat=3))

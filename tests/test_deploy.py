@@ -12,7 +12,7 @@ import pytest
 
 from controller import cli
 from controller.commands import install
-from controller.config import load_config
+from controller.settings.config import load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -183,7 +183,7 @@ def test_the_key_command_makes_a_key_once_readable_by_its_user_only(tmp_path, mo
 
 
 def test_install_puts_exactly_the_lock_in_the_services_environment(tmp_path, capsys):
-    from controller.locations import lock_file
+    from controller.settings.locations import lock_file
     exec_path, steps = install.environment(None, None)
     assert exec_path == install.executable()
     assert steps[-1][-7:] == ["install", "--require-hashes", "--no-deps", "--only-binary",

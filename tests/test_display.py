@@ -16,7 +16,7 @@ from controller.display.public import PublicView, hand_of
 from controller.reveal import RevealGate
 from controller.display.server import bind, parse_listen
 from controller.errors import InputError
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table
 from controller.words import LANGUAGES, Words, render
 from tests.tablekit import BURN_TWO, deal, new_shoe, of

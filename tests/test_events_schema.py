@@ -72,7 +72,7 @@ def test_the_floor_feeds_view_and_the_displays_json_follow_the_contract(faulted)
     from controller.display.hub import DisplayHub
     from controller.display.public import PublicView
     from controller.feed.view import TableView
-    from controller.profile import load_profile
+    from controller.settings.profile import load_profile
     from controller.schema import stamped
     views = []
     view = TableView("T1", load_profile("macau"), views.append)

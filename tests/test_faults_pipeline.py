@@ -6,7 +6,7 @@ from functools import lru_cache
 import pytest
 
 from controller.journal import Journal
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.commands._simulation import run_simulation
 from simulators.shoe import parse_fault
 

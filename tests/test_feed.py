@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from controller.cli import main
-from controller.config import FeedCfg
+from controller.settings.config import FeedCfg
 from controller.errors import InputError
 from controller.feed.broker import broker_from
 from controller.feed.outbox import CURSOR
@@ -119,7 +119,7 @@ def test_every_public_event_goes_out_in_journal_order_with_state_and_status(tmp_
             check_payload(payload, "feed.record")
     status = [p for t, p, _ in msgs if t == "tables/T1/status"]
     assert [s["status"] for s in status] == ["online", "offline"] and status[-1]["clean"]
-    from controller.software import identity
+    from controller.release.software import identity
     assert status[0]["software_sha256"] == identity()["software_sha256"]
     for payload in status:
         check_payload(payload, "feed.status")
@@ -277,7 +277,7 @@ def test_with_the_broker_away_the_feed_says_how_far_behind_it_is(tmp_path):
 
 # ---------------------------------------------------------------------- result at reveal
 def reveal_profile(tmp_path) -> Path:
-    from controller.profile import load_profile
+    from controller.settings.profile import load_profile
     profile = tmp_path / "macau-reveal.toml"
     with open(load_profile("macau").path) as macau:
         profile.write_text(macau.read() + '\n[display]\nreveal = "on_reveal"\n')
@@ -421,7 +421,7 @@ def test_every_record_kind_the_code_journals_is_one_the_feed_schema_knows():
 
 
 def test_a_tables_pit_is_checked_with_its_config(tmp_path, monkeypatch):
-    from controller.config import ConfigError, load_config
+    from controller.settings.config import ConfigError, load_config
     bad = tmp_path / "t.toml"
     bad.write_text('[table]\npit = "3/east"\n')
     with pytest.raises(ConfigError, match="table.pit: '3/east' is not a pit name"):

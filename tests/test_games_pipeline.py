@@ -5,13 +5,13 @@ from dataclasses import replace
 
 import pytest
 
-from controller.cards import hand_total, ordered_shoe, parse_card
+from controller.shoe.cards import hand_total, ordered_shoe, parse_card
 from controller.cli import main
 from controller.commands._simulation import run_simulation
 from controller.errors import CommandRefused
 from controller.games.chemin_de_fer import RULES as CDF
 from controller.journal import Journal
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table, command
 from tests.eventcheck import check_events
 from tests.golden import GOLDEN, compare, expected, needs_golden
@@ -54,9 +54,9 @@ def test_andar_bahar_golden_decks_through_the_cli(capsys, name, options):
 
 
 def test_every_andar_bahar_round_settles_both_modes(capsys):
-    from controller.cards import cards as parse_cards
+    from controller.shoe.cards import cards as parse_cards
     from controller.games.andar_bahar import RULES as AB
-    from controller.table.dealing import bet_number
+    from controller.table.rounds import bet_number
     profile = load_profile("andar-bahar")
     events = cli_events(capsys, "--profile", "andar-bahar", "--seed", "9", "--shoes", "30")
     rounds = of(events, "round_result")
@@ -361,4 +361,4 @@ def test_journaled_decisions_replay_to_the_same_coups(tmp_path, remedy):
     assert [e["round"] for e in coup] == [forced] and coup[0]["remedy"] == remedy
     assert of(events, "decision")
     assert of(events, "round_result")[1]["bank_seat"] == 9
-    assert table.bank["banker"] == of(events, "round_result")[-1]["next_bank_seat"]
+    assert table.snapshot()["bank"]["banker"] == of(events, "round_result")[-1]["next_bank_seat"]

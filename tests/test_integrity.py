@@ -1,12 +1,12 @@
-"""Live integrity detectors (controller.integrity): planted patterns and false-alarm rates."""
+"""Live integrity detectors (controller.shoe.integrity): planted patterns and false-alarm rates."""
 from __future__ import annotations
 
 import random
 
 import pytest
 
-from controller.cards import ordered_shoe
-from controller.integrity import Alarm, FactoryOrderDetector, RepeatDetector
+from controller.shoe.cards import ordered_shoe
+from controller.shoe.integrity import Alarm, FactoryOrderDetector, RepeatDetector
 
 
 def feed_all(detector, codes: list[str]) -> list[Alarm]:

@@ -1,10 +1,10 @@
 """Live integrity alarms on the table: an unshuffled or replayed shoe stops dealing."""
 import pytest
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.commands._simulation import run_simulation
 from controller.journal import Journal
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table
 from tests.tablekit import card, new_shoe, of, shuffled_shoe
 
@@ -71,7 +71,7 @@ def test_a_shoe_replaying_the_previous_one_stops_the_table():
     problem = t.hold.last
     assert problem.kind == "integrity_alarm" and problem.extra["detector"] == "repeated_sequence"
     assert problem.extra["card_index"] == 8
-    assert of(events, "hold")[-1]["actions"] == ["end_shoe", "resume"]
+    assert of(events, "hold")[-1]["actions"] == ["resume", "end_shoe"]
 
 
 def test_no_alarm_on_shuffled_shoes():

@@ -4,7 +4,7 @@ from dataclasses import replace
 import pytest
 
 from controller.errors import CommandRefused
-from controller.profile import load_profile, resolve
+from controller.settings.profile import load_profile, resolve
 from controller.table import Table, command
 from tests.tablekit import (BURN_TWO, burn_shoe_start, card, composition, count_back, deal,
                             kinds, new_shoe, of, rest_of, sup)
@@ -247,7 +247,7 @@ def test_a_changed_profile_survives_a_snapshot():
 
 @pytest.mark.parametrize("method", ["shoe", "shuffler"])
 def test_an_unread_card_voided_still_reconciles_at_shoe_end(method):
-    from controller.table.inputs import Remainder, Shuffled
+    from controller.table.inputs import Remainder, ShuffleDone
 
     def loaded():
         # attended: the dealer opens each round
@@ -258,7 +258,7 @@ def test_an_unread_card_voided_still_reconciles_at_shoe_end(method):
             assert of(new_shoe(t, cut_position=402, shuffler=True), "device_request")[0][
                 "action"] == "shuffle"
             assert t.state == "shuffling"
-            t.apply(Shuffled(count=416))
+            t.apply(ShuffleDone(count=416))
             assert t.state == "loaded"
         burn_shoe_start(t)
         return t
@@ -316,10 +316,10 @@ def test_a_defect_holds_the_table_journals_the_input_and_survives_replay(tmp_pat
     svc = TableService(table, journal, VirtualClock())
     svc.process(command("new_shoe", cut_position=402))
     for code in BURN_TWO:
-        svc.process(CardRead(code))
+        svc.process(CardRead(code=code))
     import controller.games.punto_banco as pb
     monkeypatch.setattr(pb.RULES, "place", lambda *a: 1 / 0)     # a bug in the rules
-    out = svc.process(CardRead("4H"))
+    out = svc.process(CardRead(code="4H"))
     assert isinstance(out.error, ZeroDivisionError)
     assert table.state == "hold" and table.hold.last.kind == "internal_error"
     assert table.hold.resume_to == "dealing.P1" and table.round.layout()["player"] == []

@@ -15,8 +15,8 @@ import pytest
 from controller.cli import main as tablectl
 from controller.journal import (SCHEMA_VERSION, Journal, JournalError, Record, device_data)
 from controller.journal.chain import GENESIS, record_canonical
-from controller.recall import format_json_lines, last_rounds
-from controller.recall_text import format_text
+from controller.journal.recall import format_json_lines, last_rounds
+from controller.journal.recall_text import format_text
 
 
 class FakeClock:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.control_client import ControllerUnavailable, request
+from controller.access.client import ControllerUnavailable, request
 from controller.journal import Journal
 from drivers.shuffler import protocol as shuffler_protocol
 from simulators.shuffler import ShufflerModel

@@ -2,10 +2,10 @@
 ones (--config, $TABLECTL_CONFIG, /etc/tablectl/, then the release's own)."""
 import pytest
 
-from controller import locations
-from controller.config import load_config
+from controller.settings import locations
+from controller.settings.config import load_config
 from controller.errors import InputError
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import threading
 import time
 
 from controller.journal import Journal
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.service.clock import RealClock
 from controller.service.loop import TableService
 from controller.service.notify import Notifier, Watchdog, watchdog_interval_s
@@ -101,7 +101,7 @@ def test_an_unsynchronised_clock_and_a_jump_are_journaled_alarms():
 
 
 def test_a_clock_alarm_is_a_table_input():
-    warning = ti.DeviceWarning("clock", "clock_jump", "x")
+    warning = ti.DeviceWarning(device="clock", code="clock_jump", text="x")
     assert ti.parse_input(warning.to_dict()) == warning        # replayed like any input
 
 

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from controller.cards import RANKS, SUITS, Card
+from controller.shoe.cards import RANKS, SUITS, Card
 from controller.cli import main
 from controller.games import andar_bahar as ab_rules
 from controller.games import punto_banco as pb_rules
@@ -17,7 +17,7 @@ from controller.odds import (andar_bahar as ab, check_rtp_bands, compute_odds, p
                              parse_decks, punto_banco as pb)
 from controller.odds import report, simulation
 from controller.errors import InputError
-from controller.profile import BetRule, ProfileError, parse_profile
+from controller.settings.profile import BetRule, ProfileError, parse_profile
 
 # ---- profiles built from dicts (independent of the files in config/profiles) -------------------
 
@@ -386,7 +386,7 @@ def test_first_three_return_by_the_game_card_shown_before_bets():
     89.88 % otherwise; the average over the thirteen ranks is the bet's overall RTP."""
     from controller.odds import compute_odds
     from controller.odds.report import rank_classes, to_json
-    from controller.profile import load_profile
+    from controller.settings.profile import load_profile
     report = compute_odds(load_profile("andar-bahar"))
     by_rank = report.by_game_card["first_three"]
     assert sum(by_rank.values()) / 13 == report.bets["first_three"].rtp

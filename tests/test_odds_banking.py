@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from controller.cards import RANKS, SUITS, Card, hand_total
+from controller.shoe.cards import RANKS, SUITS, Card, hand_total
 from controller.cli import main
 from controller.games import baccarat_banque as bb_rules, chemin_de_fer as cdf_rules
 from controller.odds import baccarat_banque as bb, chemin_de_fer as cdf, punto_banco as pb
@@ -18,7 +18,7 @@ from controller.odds.banking import Solver, Strategy
 from controller.odds.report import exact_text
 from controller.odds.strategy import parse
 from controller.errors import InputError
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 
 # One worker runs them all, so that the six-deck Banque coup is enumerated once (`make test`
 # runs pytest with --dist loadgroup)

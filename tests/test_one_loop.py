@@ -208,7 +208,7 @@ def test_a_second_start_closes_what_the_embedded_simulator_left_and_deals_on(tmp
 
 
 def test_sigterm_is_a_clean_stop_and_the_next_start_replays_nothing(tmp_path):
-    from controller.profile import load_profile
+    from controller.settings.profile import load_profile
     from controller.service.recovery import open_table
     journal = tmp_path / "j.db"
     proc = subprocess.Popen(TABLECTL + ["run", "--profile", "macau", "--seed", "8", "--pace",
@@ -233,7 +233,7 @@ def test_a_betting_window_closes_on_the_service_clock():
     """simulate --betting-seconds 12: bets open by themselves and the timer closes them after
     the window, in simulated time; the results are those of an instant window."""
     from controller.commands._simulation import run_simulation
-    from controller.profile import load_profile
+    from controller.settings.profile import load_profile
     profile = load_profile("classic")
     timed = run_simulation(profile, seed=4, betting_seconds=12)
     instant = run_simulation(profile, seed=4)

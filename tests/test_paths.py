@@ -100,7 +100,7 @@ def test_what_is_not_a_file_is_refused_and_left_as_it_was(command, tmp_path, cap
 def test_modes_are_tightened_only_on_the_controllers_own_files(tmp_path):
     """A loose journal or user store of its own is tightened; one owned by someone else is
     left as it is (and said), never chmodded behind their back."""
-    from controller.accounts import AccountStore, ScryptParams
+    from controller.access.accounts import AccountStore, ScryptParams
     from controller.journal import Journal
     mine, theirs = tmp_path / "mine.db", tmp_path / "theirs.db"
     for path in (mine, theirs):

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.profile import ProfileError, load_profile, load_profile_for_use, parse_profile
+from controller.settings.profile import ProfileError, load_profile, load_profile_for_use, parse_profile
 
 PROFILES = Path(__file__).resolve().parents[1] / "config" / "profiles"
 

@@ -3,9 +3,9 @@ from fractions import Fraction
 
 import pytest
 
-from controller.cards import Card, cards
+from controller.shoe.cards import Card, cards
 from controller.games import punto_banco as pb
-from controller.profile import BetRule
+from controller.settings.profile import BetRule
 
 # The banker's printed tableau when Player drew a third card of value x (columns x = 0..9):
 # D = draws, S = stands.  Rows are Banker's two-card total 0..7.

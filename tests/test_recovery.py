@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import controller.service.loop as loop
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.journal import Journal
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.commands._simulation import run_simulation
 from tests.golden import GOLDEN, compare, expected, needs_golden
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from controller import software
+from controller.release import software
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements" / "table-pc.txt"
@@ -197,7 +197,7 @@ def test_the_lock_pins_every_dependency_within_its_range_with_hashes():
 
     from packaging.requirements import Requirement
 
-    from controller.lockfile import normalise, read_lock
+    from controller.release.lockfile import normalise, read_lock
     pinned = {e.name: e for e in read_lock(LOCK)}
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     for text in deps:

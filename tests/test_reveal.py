@@ -8,7 +8,7 @@ import pytest
 from controller.cli import main
 from controller.errors import CommandRefused
 from controller.journal import Journal
-from controller.profile import load_profile
+from controller.settings.profile import load_profile
 from controller.table import Table, command
 from tests.tablekit import BURN_TWO, deal, new_shoe, of, sup
 
@@ -96,7 +96,7 @@ def test_the_journal_keeps_read_time_and_reveal_time(tmp_path, capsys):
         assert result.data["reveal"] == "pending"
         assert result.seq < rec.seq and result.utc <= rec.utc and result.mono < rec.mono
     # recall tells both times
-    from controller.recall import format_story, last_rounds
+    from controller.journal.recall import format_story, last_rounds
     with Journal.open_readonly(journal) as j:
         story = last_rounds(j, 2)[0]
     assert story["ended_utc"] <= story["revealed_utc"] and "reveal" not in story["outcome"]

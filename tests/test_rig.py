@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.journal import Journal
 from tests.golden import GOLDEN, compare, expected, needs_golden
 from tests.test_link_review import Rig, tablectl

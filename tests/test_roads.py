@@ -5,7 +5,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from controller.cards import hand_total, parse_card
+from controller.shoe.cards import hand_total, parse_card
 from controller.cli import main
 from controller.roads import (AndarBaharRoads, Roads, ShoeRoads, entry_of, roads_of)
 from tests.golden import GOLDEN, expected, golden_names, needs_golden, profile_of
@@ -270,8 +270,8 @@ def journal_of(name: str, path) -> None:
                      str(GOLDEN / f"{name}.shoe"), "--journal", str(path), "--json"]) == 0
         return
     from controller.journal import Journal
-    from controller.profile import load_profile
-    from controller.shoefile import read_shoe_file
+    from controller.settings.profile import load_profile
+    from controller.shoe.shoefile import read_shoe_file
     from tests.test_table import run_shoe
     shoe = read_shoe_file(GOLDEN / f"{name}.shoe")
     _, events, _ = run_shoe(load_profile(profile_of(name)), shoe.codes, shoe.cut_position)

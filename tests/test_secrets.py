@@ -21,7 +21,7 @@ NEW_PIN = "pin-9904-bob"
 
 SETUP = """
 import sys
-from controller.accounts import AccountStore, ScryptParams
+from controller.access.accounts import AccountStore, ScryptParams
 store = AccountStore(sys.argv[1], kdf=ScryptParams(n=2 ** 4, r=1, p=1))
 if store.is_empty():
     store.bootstrap("mia", "manager-pin-1")
@@ -35,8 +35,8 @@ CASES = {
         import json, socket, threading
         from controller.logsetup import configure
         configure("INFO", json_logs=True)
-        from controller import roles
-        from controller.control_api import ControlServer
+        from controller.access import roles
+        from controller.access.server import ControlServer
         def broken(action, args):
             raise RuntimeError("the arguments could not be checked")
         roles.check_args = broken
@@ -51,7 +51,7 @@ CASES = {
     """,
     # the sign-in itself: scrypt fails, its message naming the PIN it was given
     "sign-in": """
-        from controller import accounts
+        from controller.access import accounts
         def broken(secret, salt, params):
             raise RuntimeError(f"scrypt could not hash {secret!r}")
         accounts.derive = broken
@@ -60,7 +60,7 @@ CASES = {
     """,
     # `tablectl users`: storing a new PIN fails with both PINs about
     "users": """
-        from controller.accounts import AccountStore
+        from controller.access.accounts import AccountStore
         def broken(self, secret):
             raise OSError(f"the disk refused the hash of {secret}")
         AccountStore._hash_columns = broken

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.journal import Journal
-from controller.shuffle_record import RecordedShoe, judge_journal, recorded_tests
-from controller.shuffle_stats import TestResult as Result, adjust, holm, run_shuffle_test
+from controller.shuffle.record import RecordedShoe, judge_journal, recorded_tests
+from controller.shuffle.stats import TestResult as Result, adjust, holm, run_shuffle_test
 from simulators.shuffler import ShufflerModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))

@@ -1,4 +1,4 @@
-"""Shuffle-quality statistics (controller.shuffle_stats) and `tablectl shuffle-test`."""
+"""Shuffle-quality statistics (controller.shuffle.stats) and `tablectl shuffle-test`."""
 from __future__ import annotations
 
 import itertools
@@ -8,9 +8,9 @@ import random
 
 import pytest
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.errors import InputError
-from controller.shuffle_stats import (adjacent_pairs, chi2_sf, gamma_p, gamma_q,
+from controller.shuffle.stats import (adjacent_pairs, chi2_sf, gamma_p, gamma_q,
                                       normal_two_sided, poisson_two_sided, rising_sequences,
                                       run_shuffle_test, runs_test, to_permutation, verdict)
 from simulators.shuffler import ShufflerModel

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.accounts import AccountStore, AuthResult, ScryptParams
-from controller.control_api import ControlServer
+from controller.access.accounts import AccountStore, AuthResult, ScryptParams
+from controller.access.server import ControlServer
 from controller.journal import Journal
 from controller.service.signins import SignInJournal
-from controller.signin import RateLimit, Turns
+from controller.access.signin import RateLimit, Turns
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ScryptParams(n=2 ** 4, r=1, p=1)
@@ -247,7 +247,7 @@ def test_a_lock_is_decided_before_the_hash_so_another_process_sees_it(short_dir,
                                                                      monkeypatch):
     """Two stores on one file (two processes): the fifth failure locks the account in the
     same transaction that counts it, before its PIN is hashed."""
-    from controller import accounts as module
+    from controller.access import accounts as module
     path = short_dir / "users.db"
     one = accounts(path)
     two = AccountStore(path, kdf=FAST)

@@ -6,7 +6,7 @@ from importlib import metadata
 
 import pytest
 
-from controller import software
+from controller.release import software
 
 
 def _fake_dependency(tmp_path, monkeypatch, content: str):

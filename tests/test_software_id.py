@@ -1,7 +1,7 @@
 import hashlib
 import hmac
 
-from controller import software
+from controller.release import software
 
 
 def _tree(tmp_path):

@@ -3,11 +3,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from controller.errors import CommandRefused
-from controller.profile import load_profile
-from controller.shoefile import read_shoe_file
+from controller.settings.profile import load_profile
+from controller.shoe.shoefile import read_shoe_file
 from controller.table import Table, command
 from tests.golden import GOLDEN, compare, expected, golden_names, needs_golden, profile_of
-from tests.tablekit import card, deal, kinds, new_shoe, of, shuffled_shoe
+from tests.tablekit import BURN_TWO, card, deal, kinds, new_shoe, of, shuffled_shoe
 
 
 def run_shoe(profile, codes, cut_position, demo_rounds=0):
@@ -174,4 +174,7 @@ def test_a_betting_window_no_clock_can_time_is_refused(seconds):
     from controller.errors import InputError
     with pytest.raises(InputError, match="betting_seconds .*: give a number of seconds"):
         Table(load_profile("classic"), betting_seconds=seconds)
-    assert Table(load_profile("classic"), betting_seconds=15).betting_seconds == 15.0
+    t = Table(load_profile("classic"), betting_seconds=15)
+    new_shoe(t, cut_position=300)
+    opened = deal(t, BURN_TWO)
+    assert [e["closes_in_s"] for e in opened if e["event"] == "bets_open"] == [15.0]

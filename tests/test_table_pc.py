@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from controller import cli
-from controller.accounts import AccountStore, ScryptParams
-from controller.control_client import request
+from controller.access.accounts import AccountStore, ScryptParams
+from controller.access.client import request
 from controller.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[1]

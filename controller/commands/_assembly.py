@@ -19,7 +19,7 @@ from controller.journal import Journal, JournalError
 from controller.journal.anchor import Anchoring
 from controller.journal.proof import BUDGET, StartCheck, check_at_start, check_rest
 from controller.logsetup import get_logger
-from controller.profile import Profile
+from controller.settings.profile import Profile
 from controller.service.clock import RealClock, VirtualClock
 from controller.service.control import ControlAdapter, Memory
 from controller.service.cycle import BettingTimer, ShoeCycle, ShoePlan
@@ -212,8 +212,8 @@ class TableAssembly:
 
     def start_control(self, socket_path: str, users_db: str, *, group: str | None,
                       reply_timeout_s: float, name: str) -> None:
-        from controller.accounts import AccountStore
-        from controller.control_api import ControlServer
+        from controller.access.accounts import AccountStore
+        from controller.access.server import ControlServer
         Path(users_db).parent.mkdir(parents=True, exist_ok=True)
         store = AccountStore(users_db)
         adapter = ControlAdapter(self.service, self.journal_path or ":memory:", self.memory,
@@ -454,5 +454,5 @@ def _software_sha256() -> str:
     """The software's SHA-256 for the floor feed's online message, hashed before the feed
     starts (once a process: a table PC's start has hashed it already), so that the feed never
     waits for it while it owes events."""
-    from controller.software import identity
+    from controller.release.software import identity
     return identity()["software_sha256"]

@@ -11,15 +11,15 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from controller import procedures
+from controller.games import procedure as procedures
 from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
 from controller.errors import InputError
 from controller.logsetup import get_logger
-from controller.profile import Profile
+from controller.settings.profile import Profile
 from controller.service.clock import VirtualClock
 from controller.service.cycle import ShoePlan
-from controller.shoefile import ShoeFile, check_against_decks, check_cut, read_shoe_file
-from controller.software import release_digest
+from controller.shoe.shoefile import ShoeFile, check_against_decks, check_cut, read_shoe_file
+from controller.release.software import release_digest
 
 log = get_logger("controller.simulate")
 
@@ -140,7 +140,7 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
     # one writer: locked before anything of the journal's is read or printed
     from controller.journal.lock import release
     from controller.journal.store import claim
-    from controller.paths import refuse_special
+    from controller.settings.paths import refuse_special
     lock = claim(opts.journal_path)
     try:
         refuse_special(f"{opts.journal_path}.devices.json", "the simulated devices' state")

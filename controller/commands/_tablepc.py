@@ -46,7 +46,7 @@ def accepted_before(journal: Any, software: str) -> dict | None:
 def check_software(cfg: Any, journal: Any) -> tuple[dict, Gate | None]:
     """The software's identity and approval, and the gate that holds the table when it is not
     approved (None when it is, was accepted before on this journal, or is not checked)."""
-    from controller import software
+    from controller.release import software
     sw = cfg.software
     if not (sw.approved or sw.manifest):
         # nothing to check against: the hashes are made on a thread of their own (the

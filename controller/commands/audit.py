@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.commands._unproven import warn
     from controller.journal import JournalError
     from controller.journal.archive import open_with_archives
-    from controller.recall import overrides
+    from controller.journal.recall import overrides
 
     if args.last is not None and args.last < 1:
         raise InputError(f"--last must be at least 1, not {args.last}")
@@ -133,7 +133,7 @@ def _within(utc: Any, start: Any, end: Any) -> bool:
 
 def reader_language(args: argparse.Namespace) -> str:
     """--language, else the table's ([table] language; TABLECTL_TABLE_LANGUAGE over it)."""
-    from controller.config import load_config
+    from controller.settings.config import load_config
     from controller.words import normalise
     try:
         return normalise(args.language or load_config(getattr(args, "config", None))

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from controller.control_client import console_setting
+from controller.access.client import console_setting
 from controller.errors import InputError
 
 MIN_REFRESH_S = 0.1

@@ -70,7 +70,7 @@ def _first_shoe(args: argparse.Namespace, decks: int, cut_from_end: int | None):
     if not args.shoe_file:
         return None, None
     # Imported when the command runs, so that `tablectl` starts fast.
-    from controller.shoefile import check_against_decks, read_shoe_file
+    from controller.shoe.shoefile import check_against_decks, read_shoe_file
     shoe = read_shoe_file(args.shoe_file)
     check_against_decks(shoe, decks)
     cut = shoe.cut_position
@@ -81,7 +81,7 @@ def _first_shoe(args: argparse.Namespace, decks: int, cut_from_end: int | None):
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
-    from controller.profile import load_profile_for_use
+    from controller.settings.profile import load_profile_for_use
     if args.pace_ms < 0:
         raise InputError(f"--pace-ms {args.pace_ms}: give 0 or more milliseconds")
     if not (math.isfinite(args.shuffle_seconds) and args.shuffle_seconds >= 0):

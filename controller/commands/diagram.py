@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "-":
         print(text)
         return 0
-    from controller.paths import refuse_special
+    from controller.settings.paths import refuse_special
     refuse_special(args.output, "--output")     # never write into a device or a FIFO
     try:
         Path(args.output).write_text(text)

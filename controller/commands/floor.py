@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.config import load_config
+    from controller.settings.config import load_config
     from controller.errors import InputError
     from controller.feed.broker import broker_from
     config = load_config(args.config)

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl floor-store: {db.where}: floor schema version {now}"
               + (" (already)" if found == now else f" (was {found})"))
         return 0
-    from controller.config import load_config
+    from controller.settings.config import load_config
     from controller.feed.broker import broker_from
     cfg = load_config(args.config).feed
     url = args.feed or cfg.url

@@ -67,7 +67,7 @@ class Plan:
 
 
 def deploy_dir() -> Path:
-    from controller.locations import shipped
+    from controller.settings.locations import shipped
     d = shipped("deploy")
     if not (d / "tablectl.service").is_file():
         raise InputError(f"{d}: the release's deploy files are missing; reinstall tablectl")
@@ -88,7 +88,7 @@ def environment(venv: str | None, wheel: str | None) -> tuple[str, list[list[str
     Without --venv: the environment this tablectl runs in gets exactly the lock (anything it
     pins at another version is replaced). With --venv DIR: a new environment there, the lock,
     then the release's wheel, with no other resolution."""
-    from controller.locations import lock_file
+    from controller.settings.locations import lock_file
     lock = lock_file()
     if not lock.is_file():
         raise InputError(f"{lock}: the release's lock file is missing; reinstall tablectl")

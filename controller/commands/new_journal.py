@@ -42,7 +42,7 @@ def _answers(path: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.config import load_config
+    from controller.settings.config import load_config
     from controller.errors import InputError
     from controller.journal.anchor import load_key
     from controller.journal.store import claimed
@@ -60,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _retire(args: argparse.Namespace, path: str, key) -> int:
-    from controller.accounts import AccountStore
+    from controller.access.accounts import AccountStore
     from controller.commands.users import _sign_in
-    from controller.control_client import console_setting
+    from controller.access.client import console_setting
     from controller.errors import InputError
     from controller.journal import Journal, JournalError
     from controller.journal.anchor import Anchoring, verify_anchors

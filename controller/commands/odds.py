@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
     from controller.odds import BANKING_GAMES, compute_odds, parse_decks, report
-    from controller.profile import load_profile_for_use
+    from controller.settings.profile import load_profile_for_use
 
     profile = load_profile_for_use(args.profile)
     if args.mode is not None:

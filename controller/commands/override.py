@@ -14,9 +14,9 @@ import os
 import sys
 from typing import Any
 
-from controller import roles
+from controller.access import roles
 from controller.commands.users import read_pin
-from controller.control_client import ControllerUnavailable, console_setting, request
+from controller.access.client import ControllerUnavailable, console_setting, request
 from controller.errors import InputError
 
 

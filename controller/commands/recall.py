@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
     from controller.journal import JournalError
     from controller.journal.archive import open_with_archives
     from controller.commands.audit import reader_language
-    from controller.recall import format_json_lines, select_rounds
-    from controller.recall_text import format_text
+    from controller.journal.recall import format_json_lines, select_rounds
+    from controller.journal.recall_text import format_text
 
     if args.last is not None and args.last < 1:
         raise InputError(f"--last must be at least 1, not {args.last}")
@@ -76,8 +76,8 @@ def _from_store(args: argparse.Namespace, url: str, start, end) -> int:
     """The same rounds from the floor store, table after table."""
     import json
 
-    from controller.recall import select_rounds
-    from controller.recall_text import format_text
+    from controller.journal.recall import select_rounds
+    from controller.journal.recall_text import format_text
     texts = []
     with per_table(args, url, start=start, end=end) as (where, chosen):
         for info, journal in chosen:

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix.lower() not in (".pdf", ".html", ".htm"):
         raise InputError(f"--output {args.output}: name a .pdf or .html file")
-    from controller.paths import refuse_special
+    from controller.settings.paths import refuse_special
     refuse_special(out, "--output")
     if args.end is not None and args.shoe is not None:
         raise InputError("--to goes with --from, not with --shoe")
@@ -131,7 +131,7 @@ def _language(args: argparse.Namespace) -> str:
     """--language, else the table's: [table] language (TABLECTL_TABLE_LANGUAGE over it)."""
     from controller.words import normalise
     if args.language is None:
-        from controller.config import load_config
+        from controller.settings.config import load_config
         return normalise(load_config(args.config).table.language)   # checked when read
     try:
         return normalise(args.language)

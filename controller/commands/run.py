@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from controller.argtypes import count, seconds
-from controller.config import load_config, origin, override
+from controller.settings.argtypes import count, seconds
+from controller.settings.config import ConfigError, load_config, origin, override
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
 from controller.words import normalise
@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
-    from controller.profile import load_profile_for_use
+    from controller.settings.profile import load_profile_for_use
     cfg = load_config(args.config)
     cfg = override(cfg, "table", profile=args.profile, betting_seconds=args.betting_seconds,
                    shoes=args.shoes, demo_rounds=args.demo_rounds)
@@ -149,7 +149,7 @@ def _socket_path_free(path: str) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISSOCK(st.st_mode):
-        from controller.paths import kind_of
+        from controller.settings.paths import kind_of
         raise InputError(f"control socket {path}: is {kind_of(st.st_mode)}, not a socket; "
                          "give another --socket ([console] socket), or remove it")
 
@@ -159,12 +159,12 @@ def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key,
     import signal
     import sys
 
-    from controller import procedures
+    from controller.games import procedure as procedures
     from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
     from controller.commands._tablepc import TablePC, shoe_not_there
     from controller.logsetup import get_logger
     from controller.service.cycle import ShoePlan
-    from controller.software import release_digest
+    from controller.release.software import release_digest
     from controller.words import english, render
     sim = is_sim_url(cfg.shoe.url) or is_sim_url(cfg.shuffler.url)
     c, s = cfg.shoe, cfg.shuffler

@@ -3,12 +3,12 @@
 
 With --shuffler-url: drives the shuffler K times (shuffle, wait until ready, deliver) and tests
 the delivered orders against the order the decks went in (new decks in factory order: spades,
-hearts, diamonds, clubs, each ace to king), with the tests of controller.shuffle_stats: position
+hearts, diamonds, clubs, each ace to king), with the tests of controller.shuffle.stats: position
 x card chi-square, adjacent pairs kept, top and bottom card positions, rising sequences and a
 runs test. Needs a shuffler that reports the order it delivered (the simulator does).
 
 With --journal: the same questions asked of the last N shoes the table dealt, in the order the
-shoe read their cards (controller.shuffle_record), so a shuffler that does not report its order
+shoe read their cards (controller.shuffle.record), so a shuffler that does not report its order
 can still be judged.
 
 The p-values of a battery are adjusted together (Holm-Bonferroni): FAIL means adjusted p < 0.01,
@@ -23,9 +23,9 @@ import math
 import sys
 from typing import Any, Callable
 
-from controller.cards import ordered_shoe
+from controller.shoe.cards import ordered_shoe
 from controller.errors import InputError
-from controller.shuffle_stats import DEFAULT_RUNS
+from controller.shuffle.stats import DEFAULT_RUNS
 
 
 def register(subparsers: Any) -> None:
@@ -81,7 +81,7 @@ def count_hint(url: str, counted: int, decks: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
-    from controller.shuffle_stats import MIN_RUNS, run_shuffle_test
+    from controller.shuffle.stats import MIN_RUNS, run_shuffle_test
     from drivers.shuffler import open_shuffler
     from simulators.install import install
 
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_journal(args: argparse.Namespace) -> int:
     import os
-    from controller.shuffle_record import judge_journal
+    from controller.shuffle.record import judge_journal
     if not os.path.isfile(args.journal):
         raise InputError(f"journal {args.journal}: no such file")
     last = 10 if args.last_shoes is None else args.last_shoes

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from controller.argtypes import count, positive, seconds
+from controller.settings.argtypes import count, positive, seconds
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
 from drivers.shoe import PROTOCOLS
@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
-    from controller.profile import load_profile_for_use
+    from controller.settings.profile import load_profile_for_use
     if args.seed is None and not args.shoe_file and not args.shoe_url:
         raise InputError("give --seed N, --shoe-file FILE (with or without --seed) or "
                          "--shoe-url URL")
@@ -87,12 +87,12 @@ def run(args: argparse.Namespace) -> int:
                              f"card index from 0 to {profile.cards - 1}")
     if args.journal:
         # never a directory, a device or a FIFO (the lock comes with the journal itself)
-        from controller.paths import refuse_special
+        from controller.settings.paths import refuse_special
         for side in ("", "-wal", "-shm", ".devices.json"):
             refuse_special(args.journal + side, "--journal")
     feed = JsonFeed() if args.json else TextFeed()
     # held to the ranges the config holds the same settings to
-    from controller.config import check_number
+    from controller.settings.config import check_number
     check_number("--betting-seconds", "table.betting_seconds", args.betting_seconds)
     check_number("--shoes", "table.shoes", args.shoes)
     more = {"betting_seconds": args.betting_seconds}
@@ -118,7 +118,7 @@ def feed_settings(url: str, journal: str | None) -> dict:
     """The broker of `--feed URL`, the rest of its settings from the config's [feed] section
     ($TABLECTL_CONFIG, /etc/tablectl/table.toml or the shipped one, and TABLECTL_FEED_*), and
     the table's name from its [table] section (and its pit)."""
-    from controller.config import load_config
+    from controller.settings.config import load_config
     from controller.feed.broker import broker_from
     if not journal:
         raise InputError("--feed: give --journal too (the feed sends from the journal)")

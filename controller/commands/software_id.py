@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported when the command runs, so that `tablectl` starts fast.
-    from controller import software
+    from controller.release import software
     out: dict = {"version": __version__, **software.identity(),
                  "files": len(software.release_files())}
     if args.hmac_seed is not None:

@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from controller.commands.users import read_pin
     from controller.console.health import health_lines
-    from controller.control_client import ControllerUnavailable, console_setting, request
+    from controller.access.client import ControllerUnavailable, console_setting, request
     user = args.user or os.environ.get("TABLECTL_USER")
     if not user:
         raise InputError("say who you are: --user NAME (or set TABLECTL_USER)")

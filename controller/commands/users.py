@@ -14,11 +14,11 @@ import os
 import sys
 from typing import Any
 
-from controller.accounts import AccountStore, AuthResult, check_name
-from controller.control_client import console_setting
+from controller.access.accounts import AccountStore, AuthResult, check_name
+from controller.access.client import console_setting
 from controller.errors import InputError
 from controller.logsetup import secret
-from controller.roles import ROLES
+from controller.access.roles import ROLES
 
 PIN_ENV = "TABLECTL_PIN"
 NEW_PIN_ENV = "TABLECTL_NEW_PIN"

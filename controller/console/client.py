@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from controller.control_client import ControllerUnavailable, request
+from controller.access.client import ControllerUnavailable, request
 from controller.logsetup import secret
 
 #: the Outcome.error of a controller that does not answer (not a control API code)

@@ -48,7 +48,7 @@ def remember(user: str, language: str) -> bool:
     data[user] = language
     target = path()
     try:
-        from controller.paths import refuse_special
+        from controller.settings.paths import refuse_special
         refuse_special(target, "console preferences")      # never replace a device or a folder
         refuse_special(target.with_suffix(".tmp"), "console preferences")
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from controller import roles
+from controller.access import roles
 from controller.console import keys
 from controller.console import text
 from controller.console.client import ConsoleClient, Credentials, Outcome

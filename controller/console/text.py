@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping
 
 from rich.text import Text
 
-from controller import roles
+from controller.access import roles
 from controller.words import Words, render
 from controller.words.catalogue import MESSAGES
 from controller.words.fields import card as card_name, field, word

@@ -199,7 +199,7 @@ class ActionBar(Grid):
               ) -> None:
         """The buttons of the role's actions (every one without a role), in `language`, those
         of `names` (what applies now) enabled."""
-        from controller import roles
+        from controller.access import roles
         wanted = set(names)
         for button in self.query(Button):
             name = (button.id or "")[len("act-"):]

@@ -5,39 +5,15 @@ outcome, and the settlement of every bet of a paytable. The table machine only a
 """
 from __future__ import annotations
 
-from fractions import Fraction
-from typing import Mapping, Protocol
+from functools import cache
+from typing import Mapping
 
-from controller.cards import Card
-from controller.errors import ProfileError
-from controller.games.procedure import Procedure
+from controller.shoe.cards import Card
+from controller.games.rules import BankingRules, GameRules, StakesRules
 # The game modules import nothing from this package's namespace, so loading them here is no cycle.
 from controller.games import andar_bahar, baccarat_banque, chemin_de_fer, punto_banco
 
 Hands = dict[str, list[Card]]
-
-
-class GameRules(Protocol):
-    game: str
-    bets: tuple[str, ...]
-    #: the dealing phases (card slots) in the order they can occur
-    phases: tuple[str, ...]
-    #: the round's procedure as data: which step may follow which (the table's machine)
-    procedure: Procedure
-
-    def new_hands(self) -> Hands: ...
-
-    def next_phase(self, hands: Hands) -> str | None:
-        """The phase whose card is due next, or None when the round is complete."""
-
-    def place(self, hands: Hands, phase: str, card: Card) -> None:
-        """Put a card read in `phase` on its hand."""
-
-    def outcome(self, hands: Hands) -> dict:
-        """Result fields of a complete round (JSON-ready, no bets)."""
-
-    def settle(self, hands: Hands, paytable: Mapping) -> dict[str, Fraction]:
-        """Net result per unit staked for every bet of the paytable."""
 
 
 _RULES: dict[str, GameRules] = {m.RULES.game: m.RULES for m in (
@@ -52,17 +28,30 @@ def get_rules(game: str) -> GameRules:
         raise KeyError(f"game {game!r} is not implemented (known: {', '.join(_RULES)})") from None
 
 
+def as_banking(rules: GameRules) -> BankingRules | None:
+    """`rules` as a banking game (players decide, a seat holds the bank), or None."""
+    return rules if _capable(rules.game, "banking") else None    # type: ignore[return-value]
+
+
+def as_stakes(rules: GameRules) -> StakesRules | None:
+    """`rules` as a game of punters' stakes against the bank, or None."""
+    return rules if _capable(rules.game, "stakes") else None     # type: ignore[return-value]
+
+
+@cache
+def _capable(game: str, capability: str) -> bool:
+    # asked once per game: an isinstance check against a protocol reads every member
+    return isinstance(get_rules(game), {"banking": BankingRules, "stakes": StakesRules}[
+        capability])
+
+
 def known_bets(game: str) -> tuple[str, ...]:
     return get_rules(game).bets
 
 
 def validate_options(game: str, options: Mapping, where: str) -> None:
     """Let the game check its own `[game_options]`; a game without options accepts none."""
-    rules = get_rules(game)
-    check = getattr(rules, "validate_options", None)
-    if check is not None:
-        check(options, where)
-    elif options:
-        key = next(iter(options))
-        raise ProfileError(where, f"game_options.{key}", f"{game} takes no game options",
-                           "remove [game_options]")
+    get_rules(game).validate_options(options, where)
+
+__all__ = ["GameRules", "BankingRules", "StakesRules", "Hands", "get_rules", "as_banking",
+           "as_stakes", "known_bets", "validate_options"]

@@ -13,9 +13,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Mapping
 
-from controller.cards import Card, codes
+from controller.shoe.cards import Card, codes
 from controller.errors import ProfileError
 from controller.games.procedure import RESULT, Procedure
+from controller.games.rules import Rules
 
 PHASES = ("game_card", "andar", "bahar")
 SIDES = ("andar", "bahar")
@@ -154,7 +155,7 @@ PROCEDURE = Procedure(
     bets_after="game_card")
 
 
-class AndarBaharRules:
+class AndarBaharRules(Rules):
     game = "andar_bahar"
     phases = PHASES
     procedure = PROCEDURE

@@ -32,10 +32,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Mapping
 
-from controller.cards import Card, codes, hand_total
+from controller.shoe.cards import Card, codes, hand_total
 from controller.errors import InputError
 from controller.games.chemin_de_fer import (
-    DRAW, OPTION, STAND, BankingRules, BankRotation, FalseCoup, parse_move, player_false_coup,
+    DRAW, OPTION, STAND, BankingGame, BankRotation, FalseCoup, parse_move, player_false_coup,
     player_rule, remedy_of)
 from controller.games.procedure import RESULT, Procedure
 
@@ -171,7 +171,7 @@ PROCEDURE = Procedure(
                 "bank_third": (RESULT,)})
 
 
-class BaccaratBanqueRules(BankingRules):
+class BaccaratBanqueRules(BankingGame):
     game = GAME
     phases = PHASES
     procedure = PROCEDURE

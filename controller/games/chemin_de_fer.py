@@ -31,9 +31,10 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Iterable, Mapping
 
-from controller.cards import Card, codes, hand_total
+from controller.shoe.cards import Card, codes, hand_total
 from controller.errors import InputError, ProfileError
 from controller.games.procedure import RESULT, Procedure
+from controller.games.rules import Rules
 
 GAME = "chemin_de_fer"
 PHASES = ("P1", "B1", "P2", "B2", "player_third", "banker_third")
@@ -370,7 +371,7 @@ def pool_stakes(bank: BankRotation, stakes: Mapping[int, int], banco: Iterable[i
     return Pool(accepted, refused, active, None)
 
 
-class BankingRules(ABC):
+class BankingGame(Rules, ABC):
     """What Chemin de Fer and Baccarat en Banque share: phases, decisions, the bank's seat.
 
     A subclass names its game's constants and module functions; the methods read them."""
@@ -442,7 +443,7 @@ PROCEDURE = Procedure(
                 "banker_third": (RESULT,)})
 
 
-class CheminDeFerRules(BankingRules):
+class CheminDeFerRules(BankingGame):
     game = GAME
     phases = PHASES
     procedure = PROCEDURE

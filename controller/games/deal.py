@@ -6,7 +6,7 @@ order, and yields one result per round (`PuntoBancoRound` for a complete Punto B
 `RoundResult` otherwise; both have `number`, `outcome`, `bets`, `burned_before`, `void` and
 `event(game)`, the table's `round_result` fields):
 
-- the shoe-start burn (controller.procedures.start_burn_total: the turned card and as many as
+- the shoe-start burn (controller.games.procedure.start_burn_total: the turned card and as many as
   it orders, or the profile's decks / fixed count, or none);
 - before every round but the first, the profile's between-round burn;
 - the round's cards as the game's rules call for them, its outcome (the rules' `outcome`
@@ -14,7 +14,7 @@ order, and yields one result per round (`PuntoBancoRound` for a complete Punto B
   the paytable;
 - the cut card: the round in which the card behind it is dealt is the cut round (round 1 when
   it comes out in the start burn); the shoe ends after the round that
-  controller.procedures.shoe_ends_after names (`finish`, `no_more_coup`: the cut round;
+  controller.games.procedure.shoe_ends_after names (`finish`, `no_more_coup`: the cut round;
   `one_more`: the round after it). A game with `rounds_per_shoe` ends after that many rounds;
   a continuous shuffler ends once a machine load (52 × decks cards) has been dealt, and takes
   every round's cards back (`returns`: the random source that puts each one back among the
@@ -39,9 +39,10 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
-from controller import procedures
-from controller.cards import RANKS, SUITS, Card, ordered_shoe, parse_card
-from controller.games import get_rules, punto_banco as pb
+from controller.games import procedure as procedures
+from controller.shoe.cards import RANKS, SUITS, Card, ordered_shoe, parse_card
+from controller.games import GameRules, get_rules, punto_banco as pb
+from controller.games.procedure import DECIDE
 
 _DEFAULT: Any = object()
 _NEVER = 1 << 62                               # the cut position of a shoe without a cut card
@@ -163,11 +164,45 @@ _ROUNDS = tuple(_round_of(pt, bt, x5, x6)
                 for pt in range(10) for bt in range(10) for x5 in range(10) for x6 in range(10))
 
 
+class RoundDeal:
+    """How a round takes its cards, the one way for the table (a card at a time, as the shoe
+    reads them) and for the rules path (a shoe at a time): each card to the step that is due,
+    the rules naming the next."""
+
+    def __init__(self, rules: GameRules):
+        self.rules = rules
+
+    def place(self, hands: dict, step: str, card: Card) -> str:
+        """Put `card` where `step` wants it; the slot it went to. At a decision step the hand
+        has drawn (the decision is recorded by then): the slot is the card the rules name."""
+        rules = self.rules
+        slot = step
+        if step.startswith(DECIDE):
+            slot = rules.next_phase(hands) or ""
+            if slot not in rules.phases:
+                raise ValueError(f"{rules.game}: a draw decision led to {slot!r}, not to a card")
+        rules.place(hands, slot, card)
+        return slot
+
+    def deal(self, hands: dict, codes: list[str], pos: int) -> tuple[int, bool]:
+        """Deal the round from `codes` at `pos` as far as the cards go, each to the phase the
+        rules name next: (the position after it, whether the round is complete)."""
+        rules = self.rules
+        phase = rules.next_phase(hands)
+        while phase is not None:
+            if pos >= len(codes):
+                return pos, False
+            rules.place(hands, phase, _CARD_OF_CODE[codes[pos]])
+            pos += 1
+            phase = rules.next_phase(hands)
+        return pos, True
+
+
 class ShoeDeal:
     """Iterate over a shoe's rounds (see the module's doc); then `burn`, `end_reason`, `cards_used`.
 
     `cut_position`: cards in front of the cut card (None: no cut card); by default the
-    profile's default distance from the end (controller.procedures.default_cut_position), none
+    profile's default distance from the end (controller.games.procedure.default_cut_position), none
     where that lies beyond the shoe. `paytable`: the profile's by default. `returns`: a
     random.Random for a continuous shuffler's returned cards (default: seeded with 0).
     """
@@ -235,14 +270,9 @@ class ShoeDeal:
 
     def _end_after(self, number: int, cut_round: int | None, drawn: int) -> str | None:
         """Why the shoe ends after complete round `number`, or None (as the table decides)."""
-        if cut_round is not None and procedures.shoe_ends_after(self.profile, number, cut_round):
-            return "cut_card"
-        per_shoe = getattr(self.rules, "rounds_per_shoe", 0)
-        if per_shoe and number >= per_shoe:
-            return "round_complete"
-        if self.continuous and drawn >= self.profile.cards:
-            return "cards_dealt"
-        return None
+        return procedures.end_after_round(
+            self.profile, number, cut_round, rounds_per_shoe=getattr(self.rules, "rounds_per_shoe", 0),
+            rounds_in_shoe=number, drawn=drawn)
 
     def _generic(self) -> Iterator[RoundResult]:
         """Any game without decisions, card by card through its RULES object."""

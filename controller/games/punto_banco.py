@@ -5,8 +5,9 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
-from controller.cards import RANKS, SUITS, Card, codes, hand_total
+from controller.shoe.cards import RANKS, SUITS, Card, codes, hand_total
 from controller.games.procedure import RESULT, Procedure
+from controller.games.rules import Rules
 
 #: Player draws on these two-card totals (0–5), stands on 6–7; 8–9 are naturals.
 PLAYER_DRAWS_ON = frozenset(range(0, 6))
@@ -230,7 +231,7 @@ PROCEDURE = Procedure(
                 "banker_third": (RESULT,)})
 
 
-class PuntoBancoRules:
+class PuntoBancoRules(Rules):
     game = "punto_banco"
     phases = PHASES
     procedure = PROCEDURE

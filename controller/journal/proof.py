@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from controller.config import StorageCfg
+from controller.settings.config import StorageCfg
 from controller.journal.anchor import (KIND, NEW_JOURNAL_HELP, AnchorKey, _first_seq, _problem,
                                        verify_anchors)
 from controller.journal.store import Journal, JournalError, Snapshot

@@ -52,7 +52,7 @@ from controller.journal.chain import (GENESIS, VerifyResult, check_chain,
                                       json_object, record_hash, snapshot_hash,
                                       stored_and_canonical)
 from controller.journal.snapshots import SNAPSHOT_KIND, binding_problem, snapshot_problem
-from controller.paths import NotAFile, refuse_special, tighten
+from controller.settings.paths import NotAFile, refuse_special, tighten
 
 #: The journal schema this code writes and reads; a newer one is refused, older ones upgraded.
 SCHEMA_VERSION = 3
@@ -260,7 +260,7 @@ class Journal:
 
     def _tighten(self) -> None:
         """A journal made before (or copied with a looser umask) is brought to FILE_MODE: only
-        our own regular files (controller/paths.py), never a file someone else owns."""
+        our own regular files (controller/settings/paths.py), never a file someone else owns."""
         for side in _SIDE_FILES:
             tighten(self.path + side, FILE_MODE)
 

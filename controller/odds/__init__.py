@@ -9,7 +9,7 @@ Chemin de Fer and Baccarat en Banque depend on the sides' choices: banking_repor
 them for a stated strategy (chemin_de_fer.py, baccarat_banque.py, banking.py).
 
 `check_rtp_bands(profile)` holds a profile's computed RTPs to its `[rtp_band]`, so a mistyped
-payout (banker 9.5 for 0.95) is refused (controller.profile.load_profile_for_use).
+payout (banker 9.5 for 0.95) is refused (controller.settings.profile.load_profile_for_use).
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from fractions import Fraction
 from functools import lru_cache
 from math import comb
 
-from controller.cards import ALL_CARDS
+from controller.shoe.cards import ALL_CARDS
 from controller.errors import InputError
 from controller.games.andar_bahar import CARD_COUNT_BETS, FIRST_THREE_PATTERNS, first_three_pattern
 

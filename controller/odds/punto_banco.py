@@ -21,7 +21,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Mapping
 
-from controller.cards import RANKS
+from controller.shoe.cards import RANKS
 from controller.errors import InputError
 from controller.games.punto_banco import banker_draws, player_draws
 

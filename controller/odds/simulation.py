@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, TextIO
 
-from controller.cards import ALL_CARDS, parse_card
+from controller.shoe.cards import ALL_CARDS, parse_card
 from controller.games.andar_bahar import first_three_pattern
 from controller.games.deal import ShoeDeal, shuffled_shoes
 from controller.odds import OddsReport

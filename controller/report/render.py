@@ -37,7 +37,7 @@ def exact_odds(report: Report) -> tuple[Any, Words | None]:
     shoe = report.shoes[0]
     try:
         from controller.odds import GAMES, compute_odds
-        from controller.profile import load_profile
+        from controller.settings.profile import load_profile
         if shoe.game not in GAMES:
             return None, Words("report.odds.not_computed", {"game": shoe.game})
         profile = load_profile(shoe.profile)

@@ -21,8 +21,8 @@ from typing import Any, Callable
 
 from controller.errors import CommandRefused, InputError
 from controller.journal import Journal
-from controller.profile import resolve
-from controller.recall import last_rounds, overrides
+from controller.settings.profile import resolve
+from controller.journal.recall import last_rounds, overrides
 from controller.roads import ShoeRoads
 from controller.service.loop import Note, Query, Submitted, TableService
 from controller.service.signins import MINUTE, SignInJournal
@@ -182,7 +182,7 @@ class ControlAdapter:
             journal.close()
 
     def _users(self, cmd: Any) -> Any:
-        from controller.accounts import users_action
+        from controller.access.accounts import users_action
         result = users_action(self.store, dict(cmd.args), by=cmd.user)
         self.service.submit(Note("account", {"user": cmd.user, "reason": cmd.reason,
                                              **dict(cmd.args)}, durable=True))

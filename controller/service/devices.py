@@ -8,6 +8,7 @@ source through its outbox or a published `device_request` event.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import threading
 import time
 from typing import Any, Callable, Iterator
@@ -21,36 +22,15 @@ log = get_logger("controller.devices")
 
 
 def from_device(event: ev.DeviceEvent) -> ti.Input | None:
-    """The table input for a typed device event (None for events that change nothing)."""
-    if isinstance(event, ev.CardRead):
-        flags: dict[str, Any] = {k: True for k in ("manual_burn", "face_up")
-                                 if getattr(event, k)}
-        if event.multiple:
-            flags["multiple"] = event.multiple
-        return ti.CardRead(event.code, event.device, event.seq, flags)
-    if isinstance(event, ev.CutCardSeen):
-        return ti.CutCard(event.device)
-    if isinstance(event, ev.ReadFailed):
-        return ti.ReadFailed(event.reason, event.device)
-    if isinstance(event, ev.MultipleCards):
-        return ti.MultipleCards(event.count, event.device)
-    if isinstance(event, ev.DeviceAlarm):
-        return ti.DeviceAlarm(event.device, event.code, event.text)
-    if isinstance(event, ev.DeviceWarning):
-        return ti.DeviceWarning(event.device, event.code, event.text)
-    if isinstance(event, ev.LinkLost):
-        return ti.LinkLost(event.device, event.reason)
-    if isinstance(event, ev.LinkBack):
-        return ti.LinkBack(event.device)
-    if isinstance(event, ev.ShuffleDone):
-        return ti.Shuffled(event.count, dict(event.composition), event.device)
-    if isinstance(event, ev.ShufflerIdentity):
-        return ti.Identity(event.model, event.serial, event.firmware, event.device)
-    if isinstance(event, ev.ShufflerStatus) and event.state in ("jam", "door_open", "error"):
-        return ti.DeviceAlarm(event.device, event.state,
-                              f"shuffler {event.state.replace('_', ' ')} "
-                              f"(code {event.error_code})")
-    return None
+    """The table input for a device event: the event itself, or for a shuffler's status
+    that stops it, the alarm it means (None for events that change nothing)."""
+    if isinstance(event, ev.ShufflerStatus):
+        if event.state in ("jam", "door_open", "error"):
+            return ev.DeviceAlarm(device=event.device, code=event.state,
+                                  text=f"shuffler {event.state.replace('_', ' ')} "
+                                  f"(code {event.error_code})")
+        return None
+    return event if event.type else None
 
 
 class DrawTimer:
@@ -77,8 +57,7 @@ class DrawTimer:
         close = self.last_t is not None and t - self.last_t < self.min_pull_interval_s
         self.last_t = t
         if close and isinstance(inp, ti.CardRead):
-            return ti.CardRead(inp.code, inp.device, inp.seq,
-                               dict(inp.flags, with_previous=True))
+            return dataclasses.replace(inp, with_previous=True)
         return inp
 
 
@@ -205,7 +184,7 @@ class ShoeSource:
                 self.step(self.read_timeout_s)
             except Exception as err:     # never let device input kill the reader silently
                 log.error("shoe reader error", error=repr(err), exc_info=err)
-                self.submit(ti.LinkLost("shoe", repr(err)))
+                self.submit(ev.LinkLost(device="shoe", reason=repr(err)))
                 self._stop.wait(1.0)
 
     def close(self) -> None:
@@ -287,7 +266,7 @@ class ShufflerSource:
             drv = self.open_driver()
         except DeviceError as err:     # a device that cannot be opened: tell the table
             self.link, self.last_error = "error", str(err)
-            self.submit(ti.DeviceAlarm("shuffler", "open_failed", str(err)))
+            self.submit(ev.DeviceAlarm(device="shuffler", code="open_failed", text=str(err)))
             return
         try:
             if action == "shuffle":
@@ -299,7 +278,7 @@ class ShufflerSource:
             self.link, self.last_contact_at = "ok", time.time()
         except DeviceError as err:
             self.link, self.last_error = "error", str(err)
-            self.submit(ti.DeviceAlarm("shuffler", "fault", str(err)))
+            self.submit(ev.DeviceAlarm(device="shuffler", code="fault", text=str(err)))
         finally:
             drv.close()
 
@@ -321,15 +300,16 @@ class ShufflerSource:
         ident = drv.identify()
         self.submit(from_device(ident))
         if self.approved and ident.firmware not in self.approved:
-            self.submit(ti.DeviceAlarm("shuffler", "unapproved_firmware",
-                                       f"firmware {ident.firmware!r} is not on the approved "
+            self.submit(ev.DeviceAlarm(device="shuffler", code="unapproved_firmware",
+                                       text=f"firmware {ident.firmware!r} is not on the approved "
                                        f"list ({', '.join(self.approved)})"))
             return
         state = drv.status().state
         if state in ("jam", "error"):
             state = drv.clear().state
         if state == "door_open":
-            self.submit(ti.DeviceAlarm("shuffler", "door_open", "shuffler door open"))
+            self.submit(ev.DeviceAlarm(device="shuffler", code="door_open",
+                                       text="shuffler door open"))
             return
         if state not in ("shuffling", "ready"):
             drv.shuffle(self.decks)
@@ -337,9 +317,9 @@ class ShufflerSource:
             done = yield from self._ready(drv, self.decks)
             self.submit(from_device(done))
         except ShuffleCountError as err:
-            self.submit(ti.Shuffled(err.count, dict(err.composition)))
+            self.submit(ev.ShuffleDone(count=err.count, composition=tuple(dict(err.composition).items())))
         except ShufflerFault as err:
-            self.submit(ti.DeviceAlarm("shuffler", err.status.state, str(err)))
+            self.submit(ev.DeviceAlarm(device="shuffler", code=err.status.state, text=str(err)))
 
     def _deliver(self, drv: Any) -> None:
         try:
@@ -360,7 +340,7 @@ class ShufflerSource:
         except ShuffleCountError as err:
             count, comp = err.count, dict(err.composition)
         except ShufflerFault as err:
-            self.submit(ti.DeviceAlarm("shuffler", err.status.state, str(err)))
+            self.submit(ev.DeviceAlarm(device="shuffler", code=err.status.state, text=str(err)))
             return
         drv.clear()
         self.submit(ti.Remainder(comp, None if comp else count))

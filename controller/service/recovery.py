@@ -19,7 +19,7 @@ from typing import Any, Iterator
 from controller.journal import Journal, JournalError, Record
 from controller.journal.store import CURSORS_KIND, SNAPSHOT_KIND, Snapshot
 from controller.logsetup import get_logger
-from controller.profile import Profile
+from controller.settings.profile import Profile
 from controller.table import Table
 from controller.table.inputs import parse_input
 

@@ -19,7 +19,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from controller.roles import READ_ACTIONS
+from controller.access.roles import READ_ACTIONS
 
 MINUTE = 60.0
 

@@ -95,8 +95,8 @@ class ClockWatch:
         self.state, self.checked_at = state, self.wall()
         if state.synchronised is False and (was is None or was.synchronised is not False):
             log.warning("clock not synchronised", source=state.source, detail=state.detail)
-            self.submit(ti.DeviceWarning("clock", "clock_unsynchronised",
-                                         f"the system clock is not synchronised "
+            self.submit(ti.DeviceWarning(device="clock", code="clock_unsynchronised",
+                                         text=f"the system clock is not synchronised "
                                          f"({state.source}: {state.detail})"))
         return state
 
@@ -108,7 +108,7 @@ class ClockWatch:
             self.jumps += 1
             self.last_jump_s = round(jump, 3)
             log.warning("clock jumped", seconds=self.last_jump_s)
-            self.submit(ti.DeviceWarning("clock", "clock_jump",
+            self.submit(ti.DeviceWarning(device="clock", code="clock_jump", text=
                                          f"the wall clock moved {jump:+.1f} s against the "
                                          f"monotonic clock (limit {self.max_jump_s:g} s)"))
         return jump

@@ -1,8 +1,11 @@
 """Inputs to the table: everything that can change it, typed, and journaled before it counts.
 
-The journal stores each input as a plain dict (`to_dict`), so replaying the journal's inputs
-through a fresh table rebuilds exactly the same state. `DURABLE` is the one table of which
-inputs are written with a full sync before anything they caused is published:
+What a device says is the drivers' own event (`drivers.events`: one type for a card read from
+the driver to the journal); what only the controller says — a shuffler's count of an ended
+shoe's rest, a restart, a person's or the service's command — is typed here. The journal stores
+each input as a plain dict (`to_dict`), so replaying the journal's inputs through a fresh table
+rebuilds exactly the same state. `DURABLE` is the one table of which inputs are written with a
+full sync before anything they caused is published:
 
     {"type": "card", "code": "TD", "seq": 17, "flags": {"face_up": true}}
     {"type": "cut_card"} {"type": "read_failed", "reason": "…"} {"type": "multiple", "count": 2}
@@ -18,127 +21,16 @@ inputs are written with a full sync before anything they caused is published:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping, Union
 
 from controller.errors import InputError
+from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceEvent, DeviceWarning,
+                            LinkBack, LinkLost, MultipleCards, ReadFailed, ShuffleDone,
+                            ShufflerIdentity)
 
 
 @dataclass(frozen=True)
-class Input:
-    type: ClassVar[str] = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class CardRead(Input):
-    type: ClassVar[str] = "card"
-    code: str
-    device: str = "shoe"
-    seq: int | None = None          # the shoe's own sequence number (framed protocol)
-    flags: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"type": self.type, "code": self.code, "device": self.device}
-        if self.seq is not None:
-            d["seq"] = self.seq
-        if self.flags:
-            d["flags"] = dict(self.flags)
-        return d
-
-
-@dataclass(frozen=True)
-class CutCard(Input):
-    type: ClassVar[str] = "cut_card"
-    device: str = "shoe"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "device": self.device}
-
-
-@dataclass(frozen=True)
-class ReadFailed(Input):
-    type: ClassVar[str] = "read_failed"
-    reason: str = ""
-    device: str = "shoe"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "device": self.device, "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class MultipleCards(Input):
-    type: ClassVar[str] = "multiple"
-    count: int = 2
-    device: str = "shoe"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "device": self.device, "count": self.count}
-
-
-@dataclass(frozen=True)
-class DeviceAlarm(Input):
-    type: ClassVar[str] = "alarm"
-    device: str = ""
-    code: str = ""
-    text: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "device": self.device, "code": self.code, "text": self.text}
-
-
-@dataclass(frozen=True)
-class DeviceWarning(DeviceAlarm):
-    type: ClassVar[str] = "warning"
-
-
-@dataclass(frozen=True)
-class LinkLost(Input):
-    type: ClassVar[str] = "link_lost"
-    device: str = "shoe"
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "device": self.device, "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class LinkBack(Input):
-    type: ClassVar[str] = "link_back"
-    device: str = "shoe"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "device": self.device}
-
-
-@dataclass(frozen=True)
-class Shuffled(Input):
-    type: ClassVar[str] = "shuffled"
-    count: int = 0
-    composition: Mapping[str, int] = field(default_factory=dict)
-    device: str = "shuffler"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "device": self.device, "count": self.count,
-                "composition": dict(self.composition)}
-
-
-@dataclass(frozen=True)
-class Identity(Input):
-    type: ClassVar[str] = "identity"
-    model: str = ""
-    serial: str = ""
-    firmware: str = ""
-    device: str = "shuffler"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "device": self.device, "model": self.model,
-                "serial": self.serial, "firmware": self.firmware}
-
-
-@dataclass(frozen=True)
-class Remainder(Input):
+class Remainder:
     """The undealt rest of an ended shoe, counted by the shuffler (composition when it reads
     the cards, else only the count)."""
     type: ClassVar[str] = "remainder"
@@ -159,7 +51,7 @@ class Remainder(Input):
 
 
 @dataclass(frozen=True)
-class Restarted(Input):
+class Restarted:
     """The controller started again on this journal; `resends`: the shoe's protocol resends
     the reads that were not acknowledged (nothing can have been lost in flight)."""
     type: ClassVar[str] = "restarted"
@@ -170,7 +62,7 @@ class Restarted(Input):
 
 
 @dataclass(frozen=True)
-class Command(Input):
+class Command:
     type: ClassVar[str] = "command"
     action: str = ""
     args: Mapping[str, Any] = field(default_factory=dict)
@@ -183,16 +75,60 @@ class Command(Input):
                 "user": self.user, "role": self.role, "reason": self.reason}
 
 
+Input = Union[DeviceEvent, Remainder, Restarted, Command]
+INPUT_TYPES: tuple[type, ...] = (DeviceEvent, Remainder, Restarted, Command)
+
 #: journaled with a full sync (on disk before anything they caused is published); a warning
 #: changes nothing at the table, so losing the last one to a power cut loses nothing
 DURABLE: dict[str, bool] = {cls.type: True for cls in (
-    CardRead, CutCard, ReadFailed, MultipleCards, DeviceAlarm, LinkLost, LinkBack, Shuffled,
-    Identity, Remainder, Restarted, Command)}
+    CardRead, CutCardSeen, ReadFailed, MultipleCards, DeviceAlarm, LinkLost, LinkBack,
+    ShuffleDone, ShufflerIdentity, Remainder, Restarted, Command)}
 DURABLE[DeviceWarning.type] = False
 
-_TYPES: dict[str, type[Input]] = {cls.type: cls for cls in (
-    CardRead, CutCard, ReadFailed, MultipleCards, DeviceAlarm, DeviceWarning, LinkLost,
-    LinkBack, Shuffled, Identity, Remainder, Restarted, Command)}
+
+def _card(d: Mapping[str, Any]) -> CardRead:
+    flags = d.get("flags") or {}
+    if not isinstance(flags, Mapping):
+        raise TypeError(f"flags must be an object, not {type(flags).__name__}")
+    unknown = set(flags) - {"manual_burn", "face_up", "multiple", "with_previous"}
+    if unknown:
+        raise TypeError(f"unknown flags {', '.join(sorted(unknown))}")
+    return CardRead(code=d["code"], device=d.get("device", "shoe"), seq=d.get("seq"),
+                    manual_burn=bool(flags.get("manual_burn")),
+                    face_up=bool(flags.get("face_up")),
+                    multiple=int(flags.get("multiple") or 0),
+                    with_previous=bool(flags.get("with_previous")))
+
+
+def _shuffled(d: Mapping[str, Any]) -> ShuffleDone:
+    comp = d.get("composition") or {}
+    return ShuffleDone(device=d.get("device", "shuffler"), count=d.get("count", 0),
+                       composition=tuple(dict(comp).items()))
+
+
+def _plain(cls: type, keys: tuple[str, ...]) -> Callable[[Mapping[str, Any]], Any]:
+    def make(d: Mapping[str, Any]) -> Any:
+        extra = set(d) - set(keys) - _KEYS
+        if extra:
+            raise TypeError(f"unexpected field(s) {', '.join(sorted(extra))}")
+        return cls(**{k: d[k] for k in keys if k in d})
+    return make
+
+
+_PARSERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+    "card": _card, "shuffled": _shuffled,
+    "cut_card": _plain(CutCardSeen, ("device", "seq")),
+    "read_failed": _plain(ReadFailed, ("device", "reason", "seq")),
+    "multiple": _plain(MultipleCards, ("device", "count")),
+    "alarm": _plain(DeviceAlarm, ("device", "code", "text")),
+    "warning": _plain(DeviceWarning, ("device", "code", "text")),
+    "link_lost": _plain(LinkLost, ("device", "reason")),
+    "link_back": _plain(LinkBack, ("device",)),
+    "identity": _plain(ShufflerIdentity, ("device", "model", "serial", "firmware")),
+    "remainder": _plain(Remainder, ("device", "composition", "count")),
+    "restarted": _plain(Restarted, ("resends",)),
+    "command": _plain(Command, ("action", "args", "user", "role", "reason")),
+}
 _KEYS = {"type", "refused", "error"}     # journal annotations, not fields
 
 
@@ -205,16 +141,21 @@ def parse_input(d: Mapping[str, Any]) -> Input:
     if not isinstance(d, Mapping):
         raise InputError(f"an input must be an object, not {type(d).__name__}")
     kind = d.get("type")
-    cls = _TYPES.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise InputError(f"unknown input type {kind!r} (known: {', '.join(_TYPES)})")
-    fields = {k: v for k, v in d.items() if k not in _KEYS}
+    parse = _PARSERS.get(kind) if isinstance(kind, str) else None
+    if parse is None:
+        raise InputError(f"unknown input type {kind!r} (known: {', '.join(_PARSERS)})")
     try:
-        return cls(**fields)
-    except TypeError as err:
+        return parse(d)
+    except (TypeError, KeyError, ValueError) as err:
         raise InputError(f"{kind} input: {err}") from None
 
 
 def command(action: str, *, user: str = "system", role: str = "system", reason: str = "",
             **args: Any) -> Command:
     return Command(action=action, args=args, user=user, role=role, reason=reason)
+
+
+__all__ = ["Input", "INPUT_TYPES", "CardRead", "CutCardSeen", "ReadFailed", "MultipleCards",
+           "DeviceAlarm", "DeviceWarning", "LinkLost", "LinkBack", "ShuffleDone", "ShufflerIdentity",
+           "Remainder", "Restarted", "Command", "DURABLE", "is_durable", "parse_input",
+           "command"]

@@ -9,8 +9,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from controller.cards import Card, parse_card
-from controller.inventory import PLACES, Inventory
+from controller.shoe.cards import Card, parse_card
+from controller.shoe.inventory import PLACES, Inventory
 
 RETURNED = "returned"
 
@@ -72,6 +72,7 @@ class ShoeState:
     rounds: int = 0                     # rounds opened in this shoe (demo and void included)
     demo_left: int = 0
     invalid: bool = False
+    house_burn: bool = False            # the house announced a burn: the next card is burned
     continuous: bool = False            # dealt by a continuous shuffler: cards go back
     shuffler: bool = False              # shuffled and counted by the shuffler
     end_reason: str | None = None       # set once the shoe is due to end

@@ -1,49 +1,48 @@
-"""Which actions apply to the table as it stands: what a console offers (each person then sees
-only those their role may take). On hold, the hold's remedies; otherwise what the state allows.
-An action left out here may still be sent; the table refuses it in plain words."""
+"""What the table offers now, generated from its command table and its machine: every command
+the machine would take in the state the table stands in, its guard holding (`offers`); of
+those, the ones that clear the hold it is on, for people (`remedies`). A console shows each
+person the offers their role may take (`controller.access.roles`); an action left out may
+still be sent, and the table refuses it in plain words (`refusal`)."""
 from __future__ import annotations
 
 from typing import Any
 
-from controller.table.states import BETTING, BURNING, CLOSED, HOLD, IDLE, LOADED, SHOE_ENDED
+from controller.errors import CommandRefused
+from controller.table import legal
+from controller.words import refuse
 
 
-def attended(table: Any) -> bool:
-    """A dealer opens or closes the bets: the table does not open rounds by itself, or bets
-    stay open for a while (a dealer may close them early)."""
-    return not table.auto_open or table.betting_seconds > 0
+def offers(t: Any) -> list[str]:
+    """The commands the table takes now (any role's), in the command table's order."""
+    return t.machine.takes(t)
 
 
-def actions_now(table: Any) -> list[str]:
-    state, shoe, rnd = table.state, table.shoe, table.round
-    out: list[str] = ["call_supervisor"]
-    if state == HOLD:
-        return table.hold_remedies() + out
-    in_round = table.round_open()
-    if state not in (CLOSED, SHOE_ENDED):
-        out.append("hold")
-    if state == IDLE and table.reveal_due is not None:
-        out.append("reveal")
-    elif state == IDLE and attended(table) and shoe is not None and not shoe.end_reason:
-        out.append("open_bets")
-    if state == BETTING and attended(table):
-        out.append("close_bets")
-    if table.decision_due() is not None:
-        out.append("decide")
-    if in_round and rnd is not None:
-        if rnd.cards:
-            out += ["report_misplaced", "report_face_up"]
-        out.append("report_unread")
-        out.append("void_round")
-    if shoe is not None and state not in (CLOSED, SHOE_ENDED):
-        if not shoe.cut_seen and not shoe.continuous:
-            out.append("cut_card")
-        if not (in_round and rnd is not None and (rnd.cards or rnd.burned_before)):
-            out += ["end_shoe", "change_shoe"]
-        if state in (LOADED, BURNING, IDLE) and shoe.rounds == 0:
-            out.append("demo_round")
-        if not in_round and len(table.profile.paytables) > 1:
-            out.append("switch_mode")
-    if state == SHOE_ENDED and shoe is not None and shoe.counting == "shoe":
-        out.append("count_done")
-    return out
+def remedies(t: Any) -> list[str]:
+    """On a hold: the commands people may take now that clear it (or settle part of it)."""
+    if t.hold is None:
+        return []
+    return [name for name in offers(t) if _remedy(t.machine.commands[name])]
+
+
+def _remedy(c: legal.Command) -> bool:
+    return c.remedy and c.roles != (legal.SYSTEM,)
+
+
+def refusal(t: Any, name: str) -> CommandRefused | None:
+    """Why the table does not take command `name` now (None: it does), in plain words: a hold
+    it does not clear, a state it does not apply in, or the guard that does not hold."""
+    c = t.machine.commands.get(name)
+    if c is None:
+        known = legal.BY_NAME.get(name)
+        return refuse(known.absent if known is not None else "unknown_action")
+    if t.machine.may(t, name):
+        return None
+    hold = t.hold
+    if hold is not None and not any(c.applies_on(k) for k in hold.kinds):
+        return refuse("hold_needs_other", action=name, kind=hold.last.kind,
+                      actions=remedies(t))
+    if t.mstate not in t.machine.sources[name]:
+        return refuse(c.not_here, state=t.state)
+    guard = c.hold_guard if hold is not None else c.guard
+    code, fields = legal.GUARDS[guard].refused(t) if guard else ("not_now", {})
+    return refuse(code, **{"state": t.state, **fields})

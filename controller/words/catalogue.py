@@ -275,6 +275,7 @@ REFUSALS: dict[str, Message] = {
     "refuse.round_in_progress": "A round is in progress: finish or void it first.",
     "refuse.no_shoe": "No shoe is loaded.",
     "refuse.reveal_first": "Round {n} is not revealed yet: reveal it first.",
+    "refuse.house_burn_due": "A house burn is announced: burn one card first.",
     "refuse.nothing_to_reveal": "No result is waiting to be revealed.",
     "refuse.nothing_to_confirm": "There is no finished round to confirm.",
     "refuse.no_round": "No round is in progress.",

@@ -127,7 +127,7 @@ def join(items: list[str], language: str, style: Any = "standard") -> str:
 
 def card(code: Any, language: str, _: Mapping[str, Any] = {}) -> str:
     """A card by its name: `9 of hearts`, `紅心9`, `ace of spades`."""
-    from controller.cards import CardCodeError, parse_card
+    from controller.shoe.cards import CardCodeError, parse_card
     try:
         c = parse_card(str(code))
     except CardCodeError:

@@ -5,6 +5,9 @@ other installed distribution's register in the entry-point group `tablectl.shoe_
 """
 from __future__ import annotations
 
+import time
+from typing import Callable
+
 from drivers.errors import BadURL
 from drivers.registry import SHOE_PROTOCOLS, DriverRegistry
 from drivers.shoe.base import ShoeDriver
@@ -28,10 +31,16 @@ def shoe_driver(protocol: str) -> type[ShoeDriver]:
 
 
 def open_shoe(url: str, protocol: str = "beetek", *, read_timeout_s: float = 0.05,
-              dead_after_timeouts: int = 0, baudrate: int = 9600, **options: float) -> ShoeDriver:
+              dead_after_timeouts: int = 0, baudrate: int = 9600,
+              reconnect_initial_s: float = 0.05, reconnect_max_s: float = 2.0,
+              clock: Callable[[], float] = time.monotonic,
+              sleep: Callable[[float], None] = time.sleep,
+              stamp: Callable[[], float] | None = None) -> ShoeDriver:
     """Open the shoe at `url` speaking `protocol`.
 
-    `options` tune reconnection (`reconnect_initial_s`, `reconnect_max_s`). Raises a DeviceError
+    `reconnect_initial_s` and `reconnect_max_s` bound the backoff between reconnections;
+    `clock`, `sleep` and `stamp` give the driver another time than the wall's (a simulated
+    table's). Raises a DeviceError
     (NotFound, DevicePermissionError, Busy, BadURL, DriverUnavailable) when the port cannot be
     opened or the driver loaded, and ValueError for an unknown protocol.
     """
@@ -40,4 +49,5 @@ def open_shoe(url: str, protocol: str = "beetek", *, read_timeout_s: float = 0.0
         raise BadURL(f"{url}: a shoe is a serial device; give its serial port "
                      "(e.g. /dev/serial/by-id/…) instead of usb://")
     return cls(url, read_timeout_s=read_timeout_s, dead_after_timeouts=dead_after_timeouts,
-               baudrate=baudrate, **options)
+               baudrate=baudrate, reconnect_initial_s=reconnect_initial_s,
+               reconnect_max_s=reconnect_max_s, clock=clock, sleep=sleep, stamp=stamp)

@@ -15,11 +15,11 @@ import dataclasses
 from abc import ABC, abstractmethod
 
 import time
-from typing import Callable
+from typing import Callable, Protocol
 
 import structlog
 
-from drivers.errors import DeviceError, ProtocolError
+from drivers.errors import DeviceError, DeviceIOError, ProtocolError
 from drivers.events import CardRead, DeviceEvent, LinkBack, LinkLost
 from drivers.shoe.codec import (BadCardCode, ChecksumMismatch, Decoder, Encoder, GarbageBytes,
                                 MalformedFrame, UnknownToken)
@@ -41,6 +41,18 @@ _ERROR_STATS: tuple[tuple[type, str, bool], ...] = (
 )
 
 
+
+class ByteStream(Protocol):
+    """What a shoe driver needs of its port: pyserial's `Serial` (any `serial_for_url` URL)
+    or anything a vendor opens that reads and writes the same way."""
+
+    @property
+    def in_waiting(self) -> int: ...
+    def read(self, size: int = 1) -> bytes: ...
+    def write(self, data: bytes) -> int | None: ...
+    def close(self) -> None: ...
+
+
 class ShoeDriver(ABC):
     """Bytes from one shoe → typed device events, with timeouts, resync and reconnect."""
 
@@ -52,7 +64,7 @@ class ShoeDriver(ABC):
     #: the shoe says itself when cards were drawn together (no guessing from read times)
     flags_multiple_draws = False
 
-    def __init__(self, url: str, *, opener: Callable[[], object] | None = None,
+    def __init__(self, url: str, *, opener: Callable[[], ByteStream] | None = None,
                  read_timeout_s: float = 0.05, dead_after_timeouts: int = 0,
                  baudrate: int = 9600, reconnect_initial_s: float = 0.05,
                  reconnect_max_s: float = 2.0, clock: Callable[[], float] = time.monotonic,
@@ -77,7 +89,7 @@ class ShoeDriver(ABC):
         if opener is None:
             from drivers.transport import open_serial
 
-            def opener() -> object:
+            def opener() -> ByteStream:
                 return open_serial(url, baudrate=baudrate, timeout=read_timeout_s)
         self._opener = opener
         self._log = structlog.get_logger("drivers.shoe").bind(url=url, protocol=self.protocol)
@@ -93,7 +105,7 @@ class ShoeDriver(ABC):
         self._noise: dict[str, int] = {}
         self._noise_since = 0.0
         self._noise_first = ""
-        self._port = opener()                  # a DeviceError here is the caller's to report
+        self._port: ByteStream | None = opener()    # a DeviceError here is the caller's to report
         self._on_open()
 
     # -- protocol hooks -------------------------------------------------------------------
@@ -170,6 +182,7 @@ class ShoeDriver(ABC):
 
     def _read_event(self, timeout: float) -> DeviceEvent | None:
         deadline = self._clock() + timeout
+        event: DeviceEvent | None
         while True:
             if self._io_error is not None and self._port is not None:
                 reason, self._io_error = self._io_error, None
@@ -217,6 +230,8 @@ class ShoeDriver(ABC):
 
     def _read_bytes(self) -> bytes:
         port = self._port
+        if port is None:
+            raise DeviceIOError("the shoe's port is closed")
         waiting = port.in_waiting
         return port.read(waiting if waiting else 1)
 

@@ -208,9 +208,10 @@ class FramedDriver(ShoeDriver):
         self._send(FramedEncoder.hello_request())
 
     def _on_idle(self, consecutive_timeouts: int) -> None:
-        if consecutive_timeouts >= 2 and self._decoder.pending:
+        decoder = self._decoder
+        if consecutive_timeouts >= 2 and decoder.pending and isinstance(decoder, FramedDecoder):
             try:
-                self._decoder.expire()
+                decoder.expire()
             except GarbageBytes as err:
                 self._count_error(err)
         n = self.dead_after_timeouts
@@ -233,8 +234,8 @@ class FramedDriver(ShoeDriver):
 
     def _decode(self) -> DeviceEvent | None:
         if self._held is not None:
-            event, self._held = self._held, None
-            return event
+            held, self._held = self._held, None
+            return held
         while True:
             event = self._decoder.next()
             if event is None:

@@ -12,8 +12,8 @@ ShufflerDriver's methods; the built-in `framed` registers there too.
 from __future__ import annotations
 
 from drivers.registry import SHUFFLERS, DriverRegistry
-from drivers.shuffler.driver import (SerialLink, ShuffleCountError, ShufflerDriver, ShufflerFault,
-                                     ShufflerRefused)
+from drivers.shuffler.driver import (Link, SerialLink, ShuffleCountError, ShufflerDriver,
+                                     ShufflerFault, ShufflerRefused)
 
 __all__ = ["open_shuffler", "ShufflerDriver", "ShufflerRefused", "ShufflerFault",
            "ShuffleCountError", "SHUFFLER_PROTOCOLS"]
@@ -37,6 +37,7 @@ def open_framed_shuffler(url: str, *, response_timeout_s: float = 1.0,
                          poll_interval_s: float = 0.1, retries: int = 2,
                          baudrate: int = 115200) -> ShufflerDriver:
     """tablectl's own shuffler protocol: usb:// through pyusb, anything else as serial."""
+    link: Link
     if url.startswith("usb:"):
         from drivers.usb_transport import open_usb
         link = open_usb(url, write_timeout_s=response_timeout_s)

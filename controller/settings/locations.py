@@ -29,7 +29,7 @@ SITE_DIR = Path("/etc/tablectl")
 CONFIG_NAME = "table.toml"
 #: the table PC's lock file: every distribution the service runs on, pinned with its hashes
 LOCK_NAME = "table-pc.txt"
-_SOURCE_ROOT = Path(__file__).resolve().parents[1]
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
 
 
 def shipped(part: str) -> Path:

@@ -33,9 +33,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
-from controller.locations import SHIPPED
+from controller.settings.locations import SHIPPED
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("controller", "drivers", "simulators")
 _CHUNK = 1 << 20
 
@@ -262,8 +262,8 @@ def identity(root: Path = ROOT) -> dict[str, Any]:
 
 @lru_cache(maxsize=1)
 def _identity(root: Path) -> dict[str, Any]:
-    from controller.locations import lock_file
-    from controller.lockfile import LockError, lock_digest, read_lock
+    from controller.settings.locations import lock_file
+    from controller.release.lockfile import LockError, lock_digest, read_lock
     release = release_digest(root)
     lock = lock_file()
     try:

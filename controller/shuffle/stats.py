@@ -42,7 +42,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Callable, Hashable, Sequence
 
-from controller.cards import CardCodeError, parse_card
+from controller.shoe.cards import CardCodeError, parse_card
 from controller.errors import InputError
 
 PASS_P, FAIL_P = 0.05, 0.01

@@ -50,12 +50,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from controller import roles
-from controller.accounts import NAME_RE, AccountStore, AuthResult
+from controller.access import roles
+from controller.access.accounts import NAME_RE, AccountStore, AuthResult
 from controller.errors import CommandRefused, InputError
 from controller.logsetup import get_logger
 from controller.logsetup import secret as keep_out_of_logs
-from controller.signin import RateLimit
+from controller.access.signin import RateLimit
 from controller.words import Words, words_of
 
 log = get_logger("control_api")

@@ -1,4 +1,5 @@
-"""Roles, the actions each may take, and the arguments each action accepts, as data.
+"""Roles and their rights, generated from the table's command table (`controller.table.legal`),
+plus the requests that read or administer rather than act on the table.
 
 Segregation of duties: a dealer runs the round, a supervisor overrides, a manager administers
 accounts and profiles, an auditor only reads. A supervisor may also run the round (a supervisor
@@ -9,39 +10,39 @@ manager action) needs a non-empty reason, journaled with it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Mapping
+
+from controller.table.legal import COMMANDS, DEALER, MANAGER, SUPERVISOR, Arg
 
 ROLES = ("dealer", "supervisor", "manager", "auditor")
 
-DEALER_ACTIONS = ("open_bets", "close_bets", "start_round", "confirm_result", "report_misplaced",
-                  "cut_card", "shoe_empty", "report_unread", "decide", "count_done", "reveal",
-                  "stake", "banco", "accept_stakes", "report_face_up", "call_supervisor")
-SUPERVISOR_ACTIONS = (
-    "hold", "resume", "void_round", "enter_card", "burn_card", "remove_card", "confirm_layout",
-    "end_shoe", "change_shoe", "accept_count", "reject_count", "demo_round", "switch_mode",
-    "accept_reads", "discard_reads", "return_reads",
-)
-MANAGER_ACTIONS = ("change_profile", "users", "accept_software")
+#: requests that read the table or its journal (every role), and the manager's own
 READ_ACTIONS = ("state", "recall", "audit", "health")
+ADMIN_ACTIONS = ("users",)
+
+DEALER_ACTIONS: tuple[str, ...] = tuple(c.name for c in COMMANDS if DEALER in c.roles)
+SUPERVISOR_ACTIONS: tuple[str, ...] = tuple(
+    c.name for c in COMMANDS if SUPERVISOR in c.roles and DEALER not in c.roles)
+MANAGER_ACTIONS: tuple[str, ...] = tuple(
+    c.name for c in COMMANDS if MANAGER in c.roles) + ADMIN_ACTIONS
 
 ACTIONS: tuple[str, ...] = DEALER_ACTIONS + SUPERVISOR_ACTIONS + MANAGER_ACTIONS + READ_ACTIONS
 
-#: the dealer's actions a supervisor relieving the dealer does not take: calling a supervisor
-#: is for whoever is not one
-DEALER_ONLY = ("call_supervisor",)
 
-#: role → the actions it may take
+def _rights(role: str, *more: str) -> frozenset[str]:
+    return frozenset([c.name for c in COMMANDS if role in c.roles] + list(more))
+
+
+#: role → the actions it may take: the command table's roles, and the reads for every one
 PERMISSIONS: Mapping[str, frozenset[str]] = {
-    "dealer": frozenset(DEALER_ACTIONS + READ_ACTIONS),
-    "supervisor": frozenset(SUPERVISOR_ACTIONS + READ_ACTIONS
-                            + tuple(a for a in DEALER_ACTIONS if a not in DEALER_ONLY)),
-    "manager": frozenset(MANAGER_ACTIONS + READ_ACTIONS),
+    "dealer": _rights(DEALER, *READ_ACTIONS),
+    "supervisor": _rights(SUPERVISOR, *READ_ACTIONS),
+    "manager": _rights(MANAGER, *ADMIN_ACTIONS, *READ_ACTIONS),
     "auditor": frozenset(READ_ACTIONS),
 }
 
 #: actions that change the record or the table outside the normal procedure: reason required
-OVERRIDE_ACTIONS = frozenset(SUPERVISOR_ACTIONS + MANAGER_ACTIONS)
+OVERRIDE_ACTIONS = frozenset([c.name for c in COMMANDS if c.override] + list(ADMIN_ACTIONS))
 
 REASON_MAX_CHARS = 500
 #: the most rounds (recall) or overrides (audit) one socket request may ask for: a console shows
@@ -49,35 +50,12 @@ REASON_MAX_CHARS = 500
 READ_LIMIT = 100
 
 
-@dataclass(frozen=True)
-class Arg:
-    """One argument of an action: its name, its kind and whether it must be given.
-
-    kind: "str" (non-empty text), "card" (a card code), "int" (a whole number ≥ 0),
-    "scalar" (text, number or true/false).
-    """
-    name: str
-    kind: str
-    required: bool = True
-
-
-#: action → its arguments, in the order `tablectl override ACTION VALUE…` maps bare values
+#: action → the arguments a person gives it, in the order `tablectl override ACTION VALUE…`
+#: maps bare values (what the controller adds itself is not asked)
 ACTION_ARGS: Mapping[str, tuple[Arg, ...]] = {
-    "report_misplaced": (Arg("detail", "str", required=False),),
-    "report_unread": (Arg("detail", "str", required=False),),
-    "report_face_up": (Arg("code", "card", required=False),),   # default: the last card dealt
-    "hold": (Arg("note", "str", required=False),),
-    "enter_card": (Arg("code", "card"),),
-    "remove_card": (Arg("code", "card", required=False),),   # default: the card held
-    "switch_mode": (Arg("mode", "str"),),
-    "end_shoe": (Arg("void", "scalar", required=False),),
-    "decide": (Arg("name", "str"), Arg("value", "scalar"), Arg("seat", "int", required=False)),
-    "stake": (Arg("seat", "int"), Arg("amount", "int")),
-    "banco": (Arg("seat", "int"),),
-    "accept_stakes": (Arg("amount", "int"),),
-    "change_profile": (Arg("profile", "str"),),
+    **{c.name: tuple(a for a in c.args if a.person) for c in COMMANDS
+       if c.args and set(c.roles) & set(ROLES)},
     "users": (Arg("op", "str"), Arg("name", "str", required=False)),
-    "accept_software": (),      # the controller adds the software SHA-256 it runs
     "recall": (Arg("count", "int", required=False),),
     "audit": (Arg("limit", "int", required=False),),
 }
@@ -128,7 +106,7 @@ def _check_value(arg: Arg, value: Any) -> str | None:
         if not isinstance(value, str) or not value.strip():
             return f"expected {_KIND_HELP[arg.kind]}, got {value!r}"
         if arg.kind == "card":
-            from controller.cards import CardCodeError, parse_card
+            from controller.shoe.cards import CardCodeError, parse_card
             try:
                 parse_card(value)
             except CardCodeError as err:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from controller.errors import InputError
-from controller.tomlcheck import Section
+from controller.settings.tomlcheck import Section
 from drivers.shoe import PROTOCOLS
 
 #: a table's name is a level of the floor feed's MQTT topics ({prefix}/{name}/events)
@@ -246,7 +246,7 @@ def check_environment() -> None:
 def config_path(path: str | os.PathLike | None = None) -> tuple[Path, str | None]:
     """(the config file, who named it: "--config", "TABLECTL_CONFIG" or None for the default).
     One named that does not exist, or that is not a file, is an error."""
-    from controller.locations import config_file
+    from controller.settings.locations import config_file
     env = os.environ.get("TABLECTL_CONFIG")
     named = "--config" if path else "environment TABLECTL_CONFIG" if env else None
     p = config_file(path)           # --config, TABLECTL_CONFIG, /etc/tablectl, the shipped one
@@ -257,7 +257,7 @@ def config_path(path: str | os.PathLike | None = None) -> tuple[Path, str | None
 
 def load_config(path: str | os.PathLike | None = None) -> Config:
     """Read the configuration: --config, $TABLECTL_CONFIG, /etc/tablectl/table.toml, else the
-    shipped one (controller.locations); a shipped file that is missing means the defaults."""
+    shipped one (controller.settings.locations); a shipped file that is missing means the defaults."""
     check_environment()
     p, _ = config_path(path)
     if not p.exists():

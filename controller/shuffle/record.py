@@ -18,16 +18,16 @@ input; every expectation is exact for a uniformly shuffled shoe, read to any sto
   pair of codes (u, v) comes up with probability d²/(n(n − 1)), or d(d − 1)/(n(n − 1)) for u = v.
 - runs of rank parity (Wald–Wolfowitz), exact given each shoe's counts of odd and even ranks.
 The counts are referred to Poisson laws, the statistics to χ² and the normal law as in
-`controller.shuffle_stats`, and the p-values are adjusted together by Holm–Bonferroni.
+`controller.shuffle.stats`, and the p-values are adjusted together by Holm–Bonferroni.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from controller.cards import ordered_shoe, parse_card
+from controller.shoe.cards import ordered_shoe, parse_card
 from controller.errors import InputError
-from controller.shuffle_stats import (MIN_EXPECTED, TestResult, adjust, battery_text, chi2_sf,
+from controller.shuffle.stats import (MIN_EXPECTED, TestResult, adjust, battery_text, chi2_sf,
                                       correction_json, overall_verdict, poisson_two_sided,
                                       runs_test)
 

@@ -39,9 +39,9 @@ from typing import Any, Callable, Iterator, Mapping
 from controller.errors import InputError
 from controller.logsetup import get_logger
 from controller.logsetup import secret as keep_out_of_logs
-from controller.paths import NotAFile, refuse_special, tighten
-from controller.roles import ROLES
-from controller.signin import Turns
+from controller.settings.paths import NotAFile, refuse_special, tighten
+from controller.access.roles import ROLES
+from controller.access.signin import Turns
 
 log = get_logger("accounts")
 
@@ -238,7 +238,7 @@ class AccountStore:
     def _create(self) -> None:
         try:
             # a directory, a device or a FIFO given as the store is refused before anything
-            # is created or chmodded (controller/paths.py)
+            # is created or chmodded (controller/settings/paths.py)
             for side in ("", "-journal", "-wal", "-shm"):
                 refuse_special(f"{self.path}{side}", "user store")
         except NotAFile as err:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from controller.cards import ALL_CARDS, CardCodeError, parse_card
+from controller.shoe.cards import ALL_CARDS, CardCodeError, parse_card
 
 #: canonical codes answered without parsing (the detectors see every card of every shoe)
 _KNOWN = {c.code: (c.rank_index, c.suit) for c in ALL_CARDS}

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller.cards import Card, CardCodeError, parse_card
+from controller.shoe.cards import Card, CardCodeError, parse_card
 from controller.errors import InputError
 
 

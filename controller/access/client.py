@@ -35,7 +35,7 @@ class ControllerUnavailable(InputError):
 def console_setting(key: str, given: str | None = None,
                     config_path: str | os.PathLike[str] | None = None) -> str:
     """The value of [console] `key`: `given`, else the environment, else the file, else default."""
-    from controller.config import check_environment, config_path as named_config
+    from controller.settings.config import check_environment, config_path as named_config
     check_environment()             # a mistyped TABLECTL_ variable is refused, as by run
     env, default = CONSOLE_DEFAULTS[key]
     if given:

@@ -224,15 +224,15 @@ def _finish(story: dict) -> dict:
 
 
 def format_story(story: dict, language: str = "en") -> str:
-    """One round told for a supervisor (controller.recall_text says it)."""
-    from controller.recall_text import format_story as tell
+    """One round told for a supervisor (controller.journal.recall_text says it)."""
+    from controller.journal.recall_text import format_story as tell
     return tell(story, language)
 
 
 def format_text(stories: list[dict], *, source: str = "", asked: int | None = None,
                 language: str = "en") -> str:
-    """The recall screen (controller.recall_text says it)."""
-    from controller.recall_text import format_text as tell
+    """The recall screen (controller.journal.recall_text says it)."""
+    from controller.journal.recall_text import format_text as tell
     return tell(stories, source=source, asked=asked, language=language)
 
 

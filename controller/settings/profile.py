@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from controller.errors import ProfileError   # also imported from here by callers
 from controller.games import get_rules, known_bets, validate_options
 from controller.odds import check_rtp_bands
-from controller.tomlcheck import Section
+from controller.settings.tomlcheck import Section
 
 GAMES = ("punto_banco", "andar_bahar", "chemin_de_fer", "baccarat_banque")
 #: allowed deck counts per game (docs/rules.md)
@@ -105,8 +105,8 @@ class Profile:
 
 def resolve(name_or_path: str, config: str | None = None) -> Path:
     """A profile's file: a path as given, a name looked up in the site's folders before the
-    shipped ones (controller.locations.profile_dirs; `config`: the --config in use)."""
-    from controller.locations import profile_dirs
+    shipped ones (controller.settings.locations.profile_dirs; `config`: the --config in use)."""
+    from controller.settings.locations import profile_dirs
     p = Path(name_or_path)
     if p.suffix == ".toml" or os.sep in name_or_path:
         if not p.is_file():
@@ -289,10 +289,9 @@ def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
     r.done()
 
     validate_options(game, opts, where)
-    check_paytable = getattr(get_rules(game), "validate_paytable", None)
-    if check_paytable is not None:
-        for m, table in paytables.items():
-            check_paytable(table, f"{where} [paytables.{m}]" if "paytables" in data else where)
+    for m, table in paytables.items():
+        get_rules(game).validate_paytable(
+            table, f"{where} [paytables.{m}]" if "paytables" in data else where)
     return Profile(name=name, game=game, decks=decks, burn=burn, cut_card=cut,
                    demo_rounds_max=demo_max, face_up_card=face_up, card_when_none_due=stray,
                    paytables=paytables, mode=mode, path=where, sha256=sha256,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from controller.cards import Card, deck_composition, parse_card
+from controller.shoe.cards import Card, deck_composition, parse_card
 
 PLACES = ("burn", "hand", "removed")
 

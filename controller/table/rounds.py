@@ -1,0 +1,263 @@
+"""Rounds at the table: opened (bets, or the cards dealt before them), dealt card by card as the
+rules name the next step (which the machine must allow, `next_<step>`), and settled, void or
+cancelled; between rounds, the shoe ends when it is due to."""
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, Mapping
+
+from controller.games import procedure
+from controller.games.deal import RoundDeal
+from controller.games.procedure import RESULT, decision_of, step_of
+from controller.shoe.cards import Card
+from controller.table.desk import Desk
+from controller.table.model import RoundState, Stakes, cards_drawn
+from controller.table.shoes import flag_list
+from controller.table.states import BURN, IDLE
+
+_NUMBERS: dict[Fraction, int | float] = {}
+
+
+def bet_number(x: Fraction) -> int | float:
+    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20 (a paytable has few)."""
+    n = _NUMBERS.get(x)
+    if n is None:
+        n = _NUMBERS[x] = int(x) if x.denominator == 1 else float(x)
+    return n
+
+
+class Rounds:
+    def __init__(self, d: Desk):
+        self.d = d
+        self.deal_rules = RoundDeal(d.rules)
+
+    # ------------------------------------------------------------------ between rounds
+    def between(self) -> None:
+        """The table is idle: end the shoe if it is due to end, else start the next round when
+        the table runs by itself."""
+        d = self.d
+        if d.reveal_due is not None:
+            return              # the hands are still face down: the dealer reveals them first
+        shoe = d.shoe
+        if shoe is not None and shoe.end_reason:
+            d.shoes.over(shoe.end_reason)
+        elif d.auto_open and d.state == IDLE:
+            self.open()
+
+    def open(self) -> None:
+        """A new round: bets open, or first the cards dealt before the bets (Andar Bahar's
+        game card), after which they open."""
+        d = self.d
+        shoe = d.shoe
+        assert shoe is not None
+        proc = d.rules.procedure
+        burn_due = procedure.between_round_burn(d.profile, shoe.rounds)
+        if proc.bets_after:
+            d.move("next_burn" if burn_due > 0 else f"next_{proc.first}")
+        else:
+            d.move("bets_open")
+        demo = shoe.demo_left > 0
+        if demo:
+            shoe.demo_left -= 1
+        hands: dict[str, Any] = dict(d.rules.new_hands())
+        decisions: dict[str, Any] = hands.pop("decisions", {})
+        d.round = RoundState(number=self._next_number(), demo=demo, hands=hands,
+                             burn_due=burn_due, decisions=decisions,
+                             bank_seat=d.bank["banker"] if d.bank else None,
+                             stakes=Stakes() if d.stakes_game else None)
+        shoe.rounds += 1
+        d.round_count += 1
+        d.emit("round_started", demo=demo)
+        if not proc.bets_after:
+            self.bets_open()
+
+    def bets_open(self) -> None:
+        d = self.d
+        d.emit("bets_open", closes_in_s=d.betting_seconds)
+        if d.auto_open and d.betting_seconds <= 0:
+            self.close_bets()
+
+    def close_bets(self) -> None:
+        d = self.d
+        rnd = d.round
+        assert rnd is not None
+        if d.banking is not None:
+            d.banking.pool()
+        if rnd.after_bets:
+            nxt, rnd.after_bets = rnd.after_bets, None
+            d.move(f"next_{nxt}")
+        else:
+            d.move("next_burn" if rnd.burn_due > 0 else f"next_{d.rules.procedure.first}")
+        d.emit("bets_closed")
+
+    def _next_number(self) -> int:
+        """Rounds count per shoe; games whose every round has its own shoe (Andar Bahar's
+        deck per round) number them across the table's shoes instead."""
+        d = self.d
+        assert d.shoe is not None
+        if d.rules.rounds_per_shoe:
+            return d.round_count + 1
+        return d.shoe.rounds + 1
+
+    # ------------------------------------------------------------------ dealing a round
+    def deal(self, card: Card, step: str, flags: Mapping[str, Any]) -> None:
+        """A card for the step that is due; the rules name the next one."""
+        d = self.d
+        rnd, shoe = d.round, d.shoe
+        assert rnd is not None and shoe is not None
+        if step == BURN:
+            rnd.burned_before.append(card.code)
+            rnd.burn_due -= 1
+            shoe.inventory.record(card, "burn")
+            nxt = BURN if rnd.burn_due > 0 else self.next_step()
+            slot = BURN
+        else:
+            hands = d.hands_for_rules()
+            if decision_of(step) is not None:
+                # a card while a draw decision is pending: the hand drew
+                assert d.banking is not None
+                d.banking.record(rnd.pending or "", True, user="shoe", by="card")
+            slot = self.deal_rules.place(hands, step, card)
+            rnd.cards += 1
+            if flags.get("entered"):
+                # typed by the supervisor, not read: the round and the console say so
+                rnd.flags.append({"kind": "card_entered", "code": card.code,
+                                  "detail": f"{card.code} entered by hand"})
+            shoe.inventory.record(card, "hand")
+            nxt = self.next_step()
+        d.emit("card", n=cards_drawn(shoe.inventory), code=card.code, slot=slot,
+               flags=flag_list(flags))
+        if slot == d.rules.procedure.bets_after:
+            # the cards shown before the bets are out: bets open, then the round goes on
+            rnd.after_bets = nxt
+            d.move("bets_open")
+            self.bets_open()
+            return
+        self.advance(nxt)
+
+    def next_step(self) -> str:
+        """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
+        d = self.d
+        assert d.round is not None
+        nxt = step_of(d.rules.next_phase(d.hands_for_rules()))
+        d.round.pending = decision_of(nxt)
+        return nxt
+
+    def advance(self, nxt: str) -> None:
+        """Move to the step due next, or complete the round."""
+        if nxt == RESULT:
+            self.complete()
+        else:
+            self.d.move(f"next_{nxt}")
+
+    # ------------------------------------------------------------------ the round's end
+    def complete(self) -> None:
+        d = self.d
+        rnd = d.round
+        assert rnd is not None
+        hands = d.hands_for_rules()
+        fields = self._result_fields(d.rules.outcome(hands))
+        fields["bets"] = self._bets(hands, d.profile.paytable)
+        if self._all_modes():
+            fields["bets_by_mode"] = {mode: self._bets(hands, table)
+                                      for mode, table in d.profile.paytables.items()}
+        self._mark(fields)
+        if d.profile.reveal == "on_reveal":
+            # known to the controller now, shown to the table only on the dealer's reveal
+            fields["reveal"] = "pending"
+            d.reveal_due = rnd.number
+        d.move("result")
+        fields.update(self._pass_bank(void=False))
+        d.emit("round_result", **fields)
+        self.after()
+
+    def cancel(self, reason: str) -> None:
+        """A round opened but not a card dealt to it: it never happened (no move: the command
+        that cancels it makes its own)."""
+        d = self.d
+        shoe = d.shoe
+        assert shoe is not None
+        d.holds.set_aside()
+        d.hold = None
+        shoe.rounds -= 1
+        d.round_count -= 1
+        d.round = None
+        d.emit("round_cancelled", reason=reason)
+
+    def void(self, reason: str) -> None:
+        """The round in progress is void: every bet 0; the hold, if any, is over. What follows
+        (the next round, or the shoe's end) is the caller's, as is the move."""
+        d = self.d
+        rnd = d.round
+        assert rnd is not None
+        d.holds.set_aside()
+        d.hold = None
+        outcome: dict[str, Any] = d.rules.partial_outcome(d.hands_for_rules())
+        if d.banking_game:
+            outcome["decisions"] = dict(rnd.decisions)
+        fields = self._result_fields(outcome)
+        fields.update(void=True, reason=reason, bets={b: 0 for b in d.profile.paytable})
+        if self._all_modes():
+            fields["bets_by_mode"] = {mode: {b: 0 for b in table}
+                                      for mode, table in d.profile.paytables.items()}
+        self._mark(fields)
+        fields.update(self._pass_bank(void=True))
+        d.emit("round_result", **fields)
+
+    def after(self) -> None:
+        """Return a continuous shuffler's cards; decide whether the shoe ends; carry on."""
+        d = self.d
+        shoe, rnd = d.shoe, d.round
+        assert shoe is not None and rnd is not None
+        if shoe.continuous:
+            codes = shoe.inventory.return_all(  # type: ignore[attr-defined]
+                list(rnd.burned_before) + [c.code for h in rnd.hands.values() for c in h])
+            if codes:
+                d.emit("cards_returned", cards=codes)
+        shoe.end_reason = procedure.end_after_round(
+            d.profile, rnd.number, shoe.cut_round, rounds_per_shoe=d.rules.rounds_per_shoe,
+            rounds_in_shoe=shoe.rounds, drawn=cards_drawn(shoe.inventory))
+        self.between()
+
+    # ------------------------------------------------------------------ settlement
+    def _bets(self, hands: dict, paytable: Any) -> dict[str, int | float]:
+        """Net result per unit of every bet of `paytable` (every bet 0 in a demonstration)."""
+        d = self.d
+        assert d.round is not None
+        if d.round.demo:
+            return {b: 0 for b in paytable}
+        return {b: bet_number(x) for b, x in d.rules.settle(hands, paytable).items()}
+
+    def _all_modes(self) -> bool:
+        """Every mode of the profile is live in each round (players choose theirs)."""
+        p = self.d.profile
+        return len(p.paytables) > 1 and p.game_options.get("modes", "both") == "both"
+
+    def _result_fields(self, outcome: dict) -> dict[str, Any]:
+        """A round_result's fields: the game, the burn before the round, the outcome."""
+        d = self.d
+        rnd = d.round
+        assert rnd is not None
+        fields: dict[str, Any] = {"game": d.profile.game}
+        if rnd.burned_before:
+            fields["burned_before"] = list(rnd.burned_before)
+        fields.update(outcome)
+        if rnd.stakes is not None:
+            fields.update(rnd.stakes.result_fields())
+        return fields
+
+    def _mark(self, fields: dict[str, Any]) -> None:
+        """A demonstration round says so; a round with irregularities names them."""
+        rnd = self.d.round
+        assert rnd is not None
+        if rnd.demo:
+            fields["demo"] = True
+        if rnd.flags:
+            fields["irregularities"] = [f["kind"] for f in rnd.flags]
+
+    def _pass_bank(self, *, void: bool) -> dict:
+        """Who holds the bank after a coup (banking games); the result's `bank_seat` fields."""
+        d = self.d
+        if d.banking is None:
+            return {}
+        return d.banking.after_coup(void=void)
