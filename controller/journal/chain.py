@@ -46,6 +46,21 @@ def _encoder(sort_keys: bool) -> Callable[[object], str]:
 _fast_canonical, _fast_compact = _encoder(True), _encoder(False)
 
 
+def _scanner() -> Callable[[str, int], tuple[object, int]]:
+    """json.loads' own C scanner, called without its Python wrapper."""
+    from json.scanner import make_scanner
+    return make_scanner(json.JSONDecoder())
+
+
+def _chunks() -> Callable[[object, int], Iterable[str]]:
+    if c_make_encoder is None:
+        return lambda value, _level: (_dumps(value),)
+    return c_make_encoder(None, _refuse, _quote, None, ":", ",", True, False, False)
+
+
+_scan, _canon_chunks = _scanner(), _chunks()
+
+
 def canonical(value: object) -> str:
     """Canonical JSON text of a JSON-ready value; ValueError/TypeError when it is not one."""
     return _fast_canonical(value)
@@ -180,7 +195,8 @@ def check_chain(rows: Iterable[tuple], first_seq: int,
     """
     expected = first_seq
     checked = 0
-    loads, dumps, sha256, frepr = json.loads, _fast_canonical, hashlib.sha256, float.__repr__
+    scan, canon, sha256, frepr = _scan, _canon_chunks, hashlib.sha256, float.__repr__
+    join = "".join
     for seq, utc, mono, kind, data_text, stored in rows:
         if seq != expected:
             why = (f"missing seq (next stored record is seq {seq})" if seq > expected
@@ -189,13 +205,15 @@ def check_chain(rows: Iterable[tuple], first_seq: int,
         try:
             if type(mono) is not float or type(kind) is not str or type(utc) is not str:
                 raise TypeError
-            data = loads(data_text)
-            if type(data) is not dict or not kind:
+            # the stored text decoded by the C scanner itself (json.loads adds a Python
+            # wrapper a record); text after the object sends it to the careful path
+            data, end = scan(data_text, 0)
+            if type(data) is not dict or not kind or end != len(data_text):
                 raise TypeError
-            text = (f'{prev_hash}{{"data":{dumps(data)},"kind":{_quote(kind)},'
+            text = (f'{prev_hash}{{"data":{join(canon(data, 0))},"kind":{_quote(kind)},'
                     f'"mono":{frepr(mono)},"seq":{seq},"utc":{_quote(utc)}}}')
             good = sha256(text.encode("ascii")).hexdigest() == stored
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, StopIteration, RecursionError):
             good = False
         if not good:
             why = check_record(prev_hash, seq, utc, mono, kind, data_text, stored)
