@@ -123,6 +123,7 @@ class TableService:
         self.unproven = False
         self.last_prompt = ""
         self._prompt_key: Any = None        # what the last prompt was made from
+        self._prompt_texts: dict[Any, str] = {}     # prompts rendered before, by their words
         # the open batch: per input, what is announced once it is committed
         self._pending: list[_Announcement] = []
         self._urgent = False                # the batch holds a request to a device
@@ -203,6 +204,7 @@ class TableService:
             return None
 
     def _next_virtual(self) -> Any:
+        polled: list[float] | None = None     # the devices' wake times, polled just now
         while True:
             try:
                 return self.inbox.get_nowait()
@@ -210,10 +212,15 @@ class TableService:
                 pass
             if self._urgent:
                 self.commit()       # a device is asked something: it hears it now
+                polled = None
                 continue
-            wakes = [w for w in (p.pump() for p in self.pumps) if w is not None]
-            if not self.inbox.empty():
-                continue
+            if polled is None:
+                wakes = [w for w in (p.pump() for p in self.pumps) if w is not None]
+                if not self.inbox.empty():
+                    continue
+            else:
+                # polled as the clock moved and nothing happened since: not polled again
+                wakes, polled = polled, None
             if self._fire_due():
                 continue
             times = wakes + [t for t in (self.timers.next_time(),) if t is not None]
@@ -223,8 +230,8 @@ class TableService:
                     continue
                 return _IDLE
             self.clock.advance_to(min(times))       # type: ignore[union-attr]
-            for p in self.pumps:                     # what devices sent by then comes first
-                p.pump()
+            # what devices sent by then comes first
+            polled = [w for w in (p.pump() for p in self.pumps) if w is not None]
 
     def _fire_due(self) -> bool:
         due = self.timers.pop_due(self.clock.now())
@@ -512,11 +519,20 @@ class TableService:
         """The prompt event when the prompt changed, else None (rendered only then)."""
         table = self.table
         words = self.prompt_words()
-        key = (words, next(iter(self.conditions.values()), None), self.simulated)
+        key = (_words_key(words), next(iter(self.conditions.values()), None), self.simulated)
         if key == self._prompt_key:
             return None
         self._prompt_key = key
-        prompt = self.prompt_text()
+        try:
+            prompt = self._prompt_texts[key]
+        except (KeyError, TypeError):       # TypeError: a field that cannot be a key
+            prompt = self.prompt_text()
+            if len(self._prompt_texts) >= 1024:
+                self._prompt_texts.clear()
+            try:
+                self._prompt_texts[key] = prompt
+            except TypeError:
+                pass
         if prompt == self.last_prompt:
             return None
         self.last_prompt = prompt
@@ -632,6 +648,17 @@ class TableService:
 
 
 _IDLE = object()
+
+
+def _words_key(value: Any) -> Any:
+    """Words (and what their fields hold) as a value that can be a dict's key."""
+    if isinstance(value, Words):
+        return (value.code, tuple((k, _words_key(v)) for k, v in value.fields.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_words_key(v) for v in value)
+    if isinstance(value, dict):
+        return ("", tuple((k, _words_key(v)) for k, v in value.items()))
+    return value
 
 
 class _Announcement:
