@@ -5,7 +5,8 @@ Each measurement starts the command as a process of its own (the simulated devic
 URLs, the drivers, the one table loop, the durable journal, the `--json` lines on stdout) and
 reads its output as a consumer would: the rate is the rounds printed between the first
 `shoe_started` line and the last `shoe_ended` line, divided by the time between them (start-up,
-the software digest and the journal's opening are shown apart). The places alternate run by
+the software digest and the journal's opening are shown apart), and the process's CPU time
+(start-up included), steadier than the clock on a shared machine. The places alternate run by
 run, so each range is measured side by side with the others:
 
   simulate, tmpfs   the journal on a RAM file system (/dev/shm): the loop's own cost
@@ -73,7 +74,9 @@ def one(command: str, profile: str, seed: int, shoes: int, folder: str) -> dict:
         elif b'"event":"shoe_ended"' in line:
             last = time.perf_counter()
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    code = proc.wait()
+    # the process's own CPU time (user + system): on a shared machine steadier than the clock
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = code = os.waitstatus_to_exitcode(status)
     end = time.perf_counter()
     if code != 0 or first is None or last is None or not rounds:
         raise RuntimeError(f"{command} exited {code} after {rounds} rounds: {err.strip()[-400:]}")
@@ -85,7 +88,8 @@ def one(command: str, profile: str, seed: int, shoes: int, folder: str) -> dict:
     dealing = last - first
     return {"rounds": rounds, "cards": cards, "dealing_s": round(dealing, 3),
             "startup_s": round(first - t0, 3), "total_s": round(end - t0, 3),
-            "hands_per_s": round(rounds / dealing, 1), "journal_mb": round(size / 1e6, 2)}
+            "hands_per_s": round(rounds / dealing, 1), "journal_mb": round(size / 1e6, 2),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3)}
 
 
 def span(values: list[float], fmt: str = "{:,.0f}") -> str:
@@ -128,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
           f"--json: {args.runs} run(s) each, alternating (tmpfs: {places['tmpfs'].rsplit('/', 1)[0]}"
           f" [{kinds['tmpfs']}], disk: {disk_root} [{kinds['disk']}])")
     print(f"{'':<15} {'hands/s':>15} {'µs a card':>13} {'dealing s':>13} {'start s':>11} "
-          f"{'journal MB':>11}")
+          f"{'CPU s':>11} {'journal MB':>11}")
     summary: dict[str, dict] = {}
     for name, rs in results.items():
         rates = [r["hands_per_s"] for r in rs]
@@ -139,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<15} {span(rates):>15} {span(per_card):>13} "
               f"{span([r['dealing_s'] for r in rs], '{:.2f}'):>13} "
               f"{span([r['startup_s'] for r in rs], '{:.2f}'):>11} "
+              f"{span([r['cpu_s'] for r in rs], '{:.2f}'):>11} "
               f"{span([r['journal_mb'] for r in rs], '{:.1f}'):>11}")
     met = {}
     for place, aim in AIMS.items():

@@ -70,6 +70,8 @@ _SCHEMA = (
 _SET_CURSOR = ("INSERT INTO cursors (name, seq) VALUES (?, ?) "
                "ON CONFLICT(name) DO UPDATE SET seq = excluded.seq")
 _INSERT = "INSERT INTO records (seq, utc, mono, kind, data, hash) VALUES (?, ?, ?, ?, ?, ?)"
+#: rows written by one INSERT statement (autocommit) rather than a transaction of several
+_ONE_STATEMENT = 16
 _COLUMNS = "seq, utc, mono, kind, data, hash"
 _SNAP_COLUMNS = "id, upto_seq, utc, state, hash"
 #: the chain's records of the journal's own bookkeeping: a snapshot taken, publishers' positions
@@ -79,6 +81,10 @@ Clock = Callable[[], tuple[str, float]]
 #: the journal and its WAL and shared-memory files: the service writes, its group may read
 FILE_MODE = 0o640
 _SIDE_FILES = ("", "-wal", "-shm")
+
+
+def _insert_rows(n: int) -> str:
+    return _INSERT + ", (?, ?, ?, ?, ?, ?)" * (n - 1)
 
 
 class JournalError(Exception):
@@ -459,8 +465,11 @@ class Journal:
                 if not durable:
                     self._normal_sync()
                 with self._full_sync() if durable else nullcontext():
-                    if len(rows) == 1 and not cursors:
-                        conn.execute(_INSERT, rows[0])      # autocommit: one statement
+                    if rows and len(rows) <= _ONE_STATEMENT and not cursors:
+                        # one statement is its own transaction, all or none: an input and
+                        # its events in one round trip instead of BEGIN, INSERTs, COMMIT
+                        conn.execute(_insert_rows(len(rows)),
+                                     [v for row in rows for v in row])
                     else:
                         self._insert_all(conn, rows, cursors)
             except sqlite3.Error as err:
