@@ -432,10 +432,10 @@ class Journal:
             self._live()
             seq, head = self._last_seq, self._head
             rows = self._staged
-            clock = self._clock
+            # the records of one call (an input and the events it caused) share its time
+            utc, mono = self._clock() if prepared else ("", 0.0)
+            mono = float(mono)
             for kind, data_text, data_json in prepared:
-                utc, mono = clock()
-                mono = float(mono)
                 seq += 1
                 head = record_hash(head, seq, utc, mono, kind, data_json)
                 rows.append((seq, utc, mono, kind, data_text, head))
