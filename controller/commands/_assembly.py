@@ -271,6 +271,9 @@ class TableAssembly:
                          private_kinds=(frozenset({"input"}) | NOTE_KINDS) - {"anchor"})
         view = TableView(svc.name, self.profile, feed.on_state, pit=pit)
         view.prime(self.journal)
+        # the floor waits for each input as the table commits it: no batches of inputs, even
+        # on a virtual clock (a simulated table then goes at its feed's pace, not ahead of it)
+        svc.batch_inputs = 1
         svc.publishers.extend((feed, view))
         svc.subscribers.append(view.on_event)
         def close_feed() -> None:
