@@ -52,6 +52,7 @@ lock: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/latency.py --protocol beetek
 	$(BIN)/python bench/flood.py
 	$(BIN)/python bench/odds.py

@@ -10,8 +10,8 @@ Three readers over the same transport, side by side in one run:
   directory or --journal-dir) → the publishers (the `--json` feed, here into /dev/null, the
   console's memory) → the shoe's ack. Latency to the card's event reaching the last publisher.
   The bench only adds timestamps: a wrapper on the driver notes each CardRead's `t`, a
-  `before_input` hook notes when the loop takes an input, a wrapper on `append_many` times the
-  journal write, and a last publisher notes the card's event.
+  `before_input` hook notes when the loop takes an input, wrappers on the journal's `stage` and
+  `commit` time its write, and a last publisher notes the card's event.
 
 A second table splits out the controller's own share for each table run ("added": from the
 decoded CardRead to the card's event published, journal write included) into the queue
@@ -144,7 +144,7 @@ class Result:
     added: list[float] = field(default_factory=list)     # decoded CardRead → card event published
     queue: list[float] = field(default_factory=list)     # of which: decoded → the loop takes it
     apply: list[float] = field(default_factory=list)     # taken → the journal write starts
-    journal: list[float] = field(default_factory=list)   # the journal write (append_many)
+    journal: list[float] = field(default_factory=list)   # the journal write (stage + commit)
     publish: list[float] = field(default_factory=list)   # journal written → the card's event out
     decided: int = 0                                     # cards whose event was published
     bare: list[float] = field(default_factory=list)      # bare SQLite FULL commits, same run
@@ -263,18 +263,32 @@ class LastPublisher:
 
 
 def _time_journal(journal: Any, stamps: Stamps) -> None:
-    """Time the journal's writes of card inputs (the input and its events, one transaction)."""
-    append_many = journal.append_many
+    """Time the journal's writes of card inputs: the input and its events staged as the loop
+    applies it (encoded, chained) plus the commit before anything is announced (one
+    transaction). The write is stamped from the staging's start for the two's time."""
+    stage, commit = journal.stage, journal.commit
+    card: list = [None]             # a card input's (staging start, staging time)
 
-    def timed(items: Any, *, durable: bool = False, cursors: Any = None) -> list[int]:
+    def staged(items: Any, *, durable: bool = False, cursors: Any = None) -> list[int]:
         items = list(items)
         start = time.monotonic()
         try:
-            return append_many(items, durable=durable, cursors=cursors)
+            return stage(items, durable=durable, cursors=cursors)
         finally:
             if items and items[0][0] == "input" and items[0][1].get("type") == "card":
-                stamps.writes.append((stamps.taken_at, start, time.monotonic()))
-    journal.append_many = timed
+                card[0] = (start, time.monotonic() - start)
+
+    def timed() -> None:
+        start = time.monotonic()
+        try:
+            commit()
+        finally:
+            if card[0] is not None:
+                began, staging = card[0]
+                stamps.writes.append((stamps.taken_at, began,
+                                      began + staging + time.monotonic() - start))
+            card[0] = None
+    journal.stage, journal.commit = staged, timed
 
 
 def shoe_options(read_timeout_s: float | None = None) -> dict:
@@ -615,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
                     shares.append((f"{transport:9} {protocol:8}", res))
                     runs.append(summary(where, res, rate, pace_ms))
     say("\nthe controller's added latency: decoded CardRead → the card's event published, and "
-        "its parts:\nqueue (to the loop), apply (the table), journal (append_many: one "
+        "its parts:\nqueue (to the loop), apply (the table), journal (stage + commit: one "
         "transaction, fsynced),\npublish (the publishers before the card's event reaches the "
         "last); bare: a bare SQLite\nWAL synchronous=FULL commit of one comparable record, same "
         "directory, between the same run's reads")

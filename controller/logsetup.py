@@ -30,7 +30,23 @@ import sys
 import threading
 from typing import Any
 
-import structlog
+
+def _import_structlog() -> Any:
+    """structlog without its optional rich (pretty tracebacks and reprs, with pygments, ~5 MB
+    resident): the table logs plain tracebacks and JSON, so rich would only take memory on
+    the table PC. rich stays importable afterwards for whatever else wants it."""
+    if "structlog" in sys.modules or "rich" in sys.modules:
+        import structlog as already
+        return already
+    sys.modules["rich"] = None      # type: ignore[assignment]  # import rich → ImportError
+    try:
+        import structlog as imported
+    finally:
+        del sys.modules["rich"]
+    return imported
+
+
+structlog = _import_structlog()
 
 _configured = False
 

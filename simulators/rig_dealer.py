@@ -305,6 +305,12 @@ class DisplayDealer(_Hands):
                 self.shuffler.load(self.discards)
                 self.discards = []
         expects = view.get("expects")
+        if view.get("hold") is not None and self._pulled_at is not None:
+            # the table is held with a card of ours out: the supervisor settles what lies on
+            # the table (enters its read, or confirms the layout as it is), so once dealing
+            # resumes the dealer deals on from the display rather than waiting for that read
+            self._pulled_at = None
+            self._next = max(self._next, now + self.pace_s)
         if expects not in ("card", "count_back") or not shoe_open:
             return None
         if expects == "card" and self.dealt_for != shoe_no:

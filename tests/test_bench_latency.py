@@ -34,20 +34,20 @@ def test_table_pass_uses_the_service_and_a_durable_journal(tmp_path, monkeypatch
     from controller.journal import Journal
     from controller.service.loop import TableService
     processed, durable_writes = [], []
-    process, append_many = TableService.process, Journal.append_many
+    process, stage = TableService._process, Journal.stage
 
     def spy_process(self, inp):
         processed.append(inp.type)
         return process(self, inp)
 
-    def spy_append(self, items, *, durable=False, cursors=None):
+    def spy_stage(self, items, *, durable=False, cursors=None):
         items = list(items)
-        if items[0][1].get("type") == "card":
+        if items and items[0][1].get("type") == "card":
             durable_writes.append(durable)
-        return append_many(self, items, durable=durable, cursors=cursors)
+        return stage(self, items, durable=durable, cursors=cursors)
 
-    monkeypatch.setattr(TableService, "process", spy_process)
-    monkeypatch.setattr(Journal, "append_many", spy_append)
+    monkeypatch.setattr(TableService, "_process", spy_process)
+    monkeypatch.setattr(Journal, "stage", spy_stage)
     rig = latency.Rig("pty", "beetek", latency.shoe_order(8, 10))
     try:
         res = latency.run(rig, "table", 0.0, str(tmp_path))

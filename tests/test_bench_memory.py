@@ -13,3 +13,17 @@ def test_memory_bench_reads_simulate_at_both_points():
     assert out["rss_few_mb"] > 10 and out["rss_many_mb"] > 10
     assert out["ratio"] == round(out["rss_many_mb"] / out["rss_few_mb"], 3) or \
         abs(out["ratio"] - out["rss_many_mb"] / out["rss_few_mb"]) < 0.01
+    assert out["hwm_mb"] >= out["rss_many_mb"]
+
+
+def test_the_table_process_leaves_rich_unloaded_and_importable():
+    """structlog's optional rich (pretty tracebacks, ~5 MB resident) is not loaded by the
+    table's entry point, and stays importable for whatever asks for it."""
+    import subprocess
+    import sys
+    code = ("import sys, controller.cli, controller.commands.run; "
+            "print('rich' in sys.modules); import rich, structlog; print(structlog.get_logger())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "False"

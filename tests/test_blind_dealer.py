@@ -48,7 +48,7 @@ def test_a_blind_dealer_while_the_shuffler_works_is_one_hold_cleared_once(tmp_pa
 
     asm.open_devices()
     asm.wire()
-    svc.subscribers.append(watch)
+    svc.actors.append(watch)        # it stops the loop: one of its actors
     svc.call_later(ACT_AT_S, supervisor)
     asm.start_sources()
     asm.run()

@@ -270,8 +270,8 @@ def test_wal_and_synchronous_levels_are_applied(tmp_path, durable):
         j.append_many([("input", {"type": "warning"}), ("alarm", {"n": 6})])
         # 2 = FULL: a durable append's commit fsyncs the WAL before append() returns.
         assert spy.inserts == [("records", 1), ("records", 2), ("records", 2), ("records", 1),
-                               ("snapshots", 2), ("records", 2), ("records*", 2),
-                               ("records*", 1)]
+                               ("snapshots", 2), ("records", 2), ("records", 2),
+                               ("records", 1)]    # an input and its events: one INSERT
         j._conn = spy.conn
         assert j.pragmas()["synchronous"] == 1           # NORMAL again for the last one
     # WAL mode is a property of the file, seen by any later connection.
@@ -817,3 +817,43 @@ def test_record_is_immutable():
     r = Record(1, "u", 0.0, "card", {}, "h")
     with pytest.raises(AttributeError):
         r.seq = 2
+
+
+def test_staged_records_are_one_commit_and_no_reader_sees_them_before(tmp_path):
+    path = tmp_path / "j.db"
+    with Journal(path) as j:
+        said: list[str] = []
+        j._conn.set_trace_callback(said.append)
+        assert j.stage([("input", {"n": 1}), ("card", {"n": 1})], durable=True,
+                       cursors={"local": 0}) == [1, 2]
+        assert j.stage([("input", {"n": 2})], cursors={"local": 2}) == [3]
+        assert (j.last_seq, j.staged, said) == (3, 3, [])      # nothing written yet
+        with Journal.open_readonly(path) as r:
+            assert r.last_seq == 0
+        j.commit()
+        assert [s for s in said if s.startswith(("BEGIN", "COMMIT"))] == \
+            ["BEGIN IMMEDIATE", "COMMIT"]
+        with Journal.open_readonly(path) as r:
+            assert r.last_seq == 3 and r.verify().ok and r.cursor("local") == 2
+        said.clear()
+        j.stage([("input", {"n": 3})], cursors={"local": 2})      # the position is the same
+        j.commit()
+        assert said and not any("cursors" in s for s in said)
+        j.commit()                                                # nothing staged: nothing
+        assert j.staged == 0 and j.verify().ok
+
+
+def test_a_batch_that_fails_leaves_the_journal_where_it_was(tmp_path):
+    path = tmp_path / "j.db"
+    with Journal(path) as j:
+        j.append("input", {"n": 1})
+        head = j.head_hash
+        j.stage([("input", {"n": 2}), ("card", {"n": 2})])
+        other = Journal(path)
+        other.append("device", {"from": "another writer"})
+        with pytest.raises(JournalError, match="already taken"):
+            j.commit()
+        assert (j.last_seq, j.head_hash, j.staged) == (1, head, 0)
+        other.close()
+    with Journal.open_readonly(path) as r:
+        assert [x.kind for x in r.records()] == ["input", "device"] and r.verify().ok

@@ -171,15 +171,15 @@ class TableAssembly:
         a = self.actors
         if self.rig is not None and a.blind_pace_s is not None:
             from simulators.dealer import BlindDealer
-            svc.subscribers.append(BlindDealer(self.rig, svc.call_later,
-                                               pace_s=a.blind_pace_s).on_event)
+            svc.actors.append(BlindDealer(self.rig, svc.call_later,
+                                          pace_s=a.blind_pace_s).on_event)
         elif self.rig is not None and a.dealer:
             from simulators.dealer import VirtualDealer
             dealer = VirtualDealer(self.rig, self.submit_dict, svc.call_later,
                                    pace_s=a.dealer_pace_s, device_tick_s=a.device_tick_s,
                                    hand_cards=a.hand_cards, shuffler=self.shuffler is not None,
                                    after_inputs=svc.submit)
-            svc.subscribers.append(dealer.on_event)
+            svc.actors.append(dealer.on_event)
         if self.shuffler is not None:
             svc.subscribers.append(self.shuffler.on_event)
         if a.supervisor:
@@ -188,16 +188,16 @@ class TableAssembly:
                 self.rig, self.submit_dict, svc.call_later,
                 card_when_none_due=self.profile.card_when_none_due,
                 face_up_card=self.profile.face_up_card)
-            svc.subscribers.append(self.supervisor.on_event)
+            svc.actors.append(self.supervisor.on_event)
             svc.virtual_supervisor = True
         if a.players is not None:
             from simulators.dealer import PlayersActor
-            svc.subscribers.append(PlayersActor(a.players, self.submit_dict,
-                                                svc.call_later).on_event)
+            svc.actors.append(PlayersActor(a.players, self.submit_dict,
+                                           svc.call_later).on_event)
         if a.idle_seconds:
-            svc.subscribers.append(IdleWatch(svc, a.idle_seconds).on_event)
-        svc.subscribers.append(BettingTimer(svc).on_event)
-        svc.subscribers.append(self.cycle.on_event)
+            svc.actors.append(IdleWatch(svc, a.idle_seconds).on_event)
+        svc.actors.append(BettingTimer(svc).on_event)
+        svc.actors.append(self.cycle.on_event)
         if self.clock.virtual:
             if self.shoe is not None:
                 svc.pumps.append(self.shoe)
@@ -273,6 +273,9 @@ class TableAssembly:
                          private_kinds=(frozenset({"input"}) | NOTE_KINDS) - {"anchor"})
         view = TableView(svc.name, self.profile, feed.on_state, pit=pit)
         view.prime(self.journal)
+        # the floor waits for each input as the table commits it: no batches of inputs, even
+        # on a virtual clock (a simulated table then goes at its feed's pace, not ahead of it)
+        svc.batch_inputs = 1
         svc.publishers.extend((feed, view))
         svc.subscribers.append(view.on_event)
         def close_feed() -> None:
@@ -328,7 +331,7 @@ class TableAssembly:
 
     def _request(self, action: str) -> None:
         ev = {"event": "device_request", "device": "shuffler", "action": action}
-        for sub in self.service.subscribers:
+        for sub in (*self.service.actors, *self.service.subscribers):
             sub(ev)
 
     # ------------------------------------------------------------------ the rest of the check

@@ -213,7 +213,9 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
         asm.close()
         raise
     if rig_state:
-        asm.service.before_input.append(lambda: rig.save(rig_state))
+        # the devices' state as it stands when each batch is committed: never behind the
+        # journal (a restart would deal cards again), ahead of it only by reads in flight
+        asm.service.before_commit.append(lambda: rig.save(rig_state))
     asm.service.crash_after = opts.crash_after
     asm.cycle.simulator = True          # every shoe it deals is a simulation's, on record
     asm.wire()

@@ -136,3 +136,6 @@ class _Without:
     def publish(self, event: dict) -> None:
         if event["event"] not in self.kinds:
             self.feed.publish(event)
+
+    def flush(self) -> None:
+        self.feed.flush()

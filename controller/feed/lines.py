@@ -19,7 +19,10 @@ class JsonFeed:
     def publish(self, event: dict) -> None:
         if self.kinds is None or event["event"] in self.kinds:
             self.stream.write(json.dumps(stamped(event), separators=(",", ":")) + "\n")
-            self.stream.flush()
+
+    def flush(self) -> None:
+        """The lines given so far, out (the loop calls it once its events are announced)."""
+        self.stream.flush()
 
 
 SUIT_SIGNS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -110,6 +113,9 @@ class TextFeed:
     def problem(self, e: dict, kind: str) -> str:
         from controller.words.problems import problem_words
         return self.words(problem_words({**e, "kind": kind}))
+
+    def flush(self) -> None:
+        self.stream.flush()
 
     def line(self, text: str) -> None:
         self.stream.write(text + "\n")

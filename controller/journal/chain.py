@@ -11,7 +11,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _quote
-from typing import Iterable
+from json.encoder import c_make_encoder  # type: ignore[attr-defined]
+from typing import Callable, Iterable
 
 #: prev_hash of the first record (and the head of an empty journal).
 GENESIS = "0" * 64
@@ -23,9 +24,46 @@ _dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=Tr
 _compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
 
 
+def _refuse(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _encoder(sort_keys: bool) -> Callable[[object], str]:
+    """The same text as `_dumps` (sorted) or `_compact`, from one C encoder made once rather
+    than one made for every value (the journal encodes every record it appends and checks)."""
+    if c_make_encoder is None:                   # a Python without the C accelerator
+        return _dumps if sort_keys else _compact
+    enc = c_make_encoder(None, _refuse, _quote, None, ":", ",", sort_keys, False, False)
+
+    def encode(value: object) -> str:
+        try:
+            return "".join(enc(value, 0))
+        except RecursionError:
+            raise ValueError("Circular reference detected") from None
+    return encode
+
+
+_fast_canonical, _fast_compact = _encoder(True), _encoder(False)
+
+
+def _scanner() -> Callable[[str, int], tuple[object, int]]:
+    """json.loads' own C scanner, called without its Python wrapper."""
+    from json.scanner import make_scanner
+    return make_scanner(json.JSONDecoder())
+
+
+def _chunks() -> Callable[[object, int], Iterable[str]]:
+    if c_make_encoder is None:
+        return lambda value, _level: (_dumps(value),)
+    return c_make_encoder(None, _refuse, _quote, None, ":", ",", True, False, False)
+
+
+_scan, _canon_chunks = _scanner(), _chunks()
+
+
 def canonical(value: object) -> str:
     """Canonical JSON text of a JSON-ready value; ValueError/TypeError when it is not one."""
-    return _dumps(value)
+    return _fast_canonical(value)
 
 
 def stored_and_canonical(value: object) -> tuple[str, str]:
@@ -36,8 +74,8 @@ def stored_and_canonical(value: object) -> tuple[str, str]:
     The canonical text is made from the stored text read back, exactly as a reader does (so
     non-string keys, tuples and the like cannot make writer and reader disagree).
     """
-    text = _compact(value)
-    return text, _dumps(json.loads(text))
+    text = _fast_compact(value)
+    return text, _fast_canonical(json.loads(text))
 
 
 def record_canonical(seq: int, utc: str, mono: float, kind: str, data_json: str) -> str:
@@ -51,7 +89,13 @@ def record_canonical(seq: int, utc: str, mono: float, kind: str, data_json: str)
 
 
 def record_hash(prev_hash: str, seq: int, utc: str, mono: float, kind: str, data_json: str) -> str:
-    text = prev_hash + record_canonical(seq, utc, mono, kind, data_json)
+    if type(seq) is int and type(mono) is float and mono - mono == 0.0 \
+            and type(kind) is str and type(utc) is str:
+        # the common case without an encoder call per field (the same text: tests hold it)
+        text = (f'{prev_hash}{{"data":{data_json},"kind":{_quote(kind)},'
+                f'"mono":{float.__repr__(mono)},"seq":{seq},"utc":{_quote(utc)}}}')
+    else:
+        text = prev_hash + record_canonical(seq, utc, mono, kind, data_json)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
@@ -151,7 +195,8 @@ def check_chain(rows: Iterable[tuple], first_seq: int,
     """
     expected = first_seq
     checked = 0
-    loads, dumps, sha256, frepr = json.loads, _dumps, hashlib.sha256, float.__repr__
+    scan, canon, sha256, frepr = _scan, _canon_chunks, hashlib.sha256, float.__repr__
+    join = "".join
     for seq, utc, mono, kind, data_text, stored in rows:
         if seq != expected:
             why = (f"missing seq (next stored record is seq {seq})" if seq > expected
@@ -160,13 +205,15 @@ def check_chain(rows: Iterable[tuple], first_seq: int,
         try:
             if type(mono) is not float or type(kind) is not str or type(utc) is not str:
                 raise TypeError
-            data = loads(data_text)
-            if type(data) is not dict or not kind:
+            # the stored text decoded by the C scanner itself (json.loads adds a Python
+            # wrapper a record); text after the object sends it to the careful path
+            data, end = scan(data_text, 0)
+            if type(data) is not dict or not kind or end != len(data_text):
                 raise TypeError
-            text = (f'{prev_hash}{{"data":{dumps(data)},"kind":{_quote(kind)},'
+            text = (f'{prev_hash}{{"data":{join(canon(data, 0))},"kind":{_quote(kind)},'
                     f'"mono":{frepr(mono)},"seq":{seq},"utc":{_quote(utc)}}}')
             good = sha256(text.encode("ascii")).hexdigest() == stored
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, StopIteration, RecursionError):
             good = False
         if not good:
             why = check_record(prev_hash, seq, utc, mono, kind, data_text, stored)

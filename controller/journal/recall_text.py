@@ -1,7 +1,7 @@
 """Game recall told for a supervisor who was not at the table (`tablectl recall`): each round's
 cards in the order they left the shoe, where each went, the hands, the winner, the bets, what
 went wrong and what was done about it; every word in the reader's language from the message
-catalogue, never a state, slot, kind or action as the program spells it (controller.recall
+catalogue, never a state, slot, kind or action as the program spells it (controller.journal.recall
 rebuilds the rounds; its `--json` keeps the codes)."""
 from __future__ import annotations
 

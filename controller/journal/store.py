@@ -70,6 +70,8 @@ _SCHEMA = (
 _SET_CURSOR = ("INSERT INTO cursors (name, seq) VALUES (?, ?) "
                "ON CONFLICT(name) DO UPDATE SET seq = excluded.seq")
 _INSERT = "INSERT INTO records (seq, utc, mono, kind, data, hash) VALUES (?, ?, ?, ?, ?, ?)"
+#: rows written by one INSERT statement (autocommit) rather than a transaction of several
+_ONE_STATEMENT = 16
 _COLUMNS = "seq, utc, mono, kind, data, hash"
 _SNAP_COLUMNS = "id, upto_seq, utc, state, hash"
 #: the chain's records of the journal's own bookkeeping: a snapshot taken, publishers' positions
@@ -79,6 +81,10 @@ Clock = Callable[[], tuple[str, float]]
 #: the journal and its WAL and shared-memory files: the service writes, its group may read
 FILE_MODE = 0o640
 _SIDE_FILES = ("", "-wal", "-shm")
+
+
+def _insert_rows(n: int) -> str:
+    return _INSERT + ", (?, ?, ?, ?, ?, ?)" * (n - 1)
 
 
 class JournalError(Exception):
@@ -166,6 +172,11 @@ class Journal:
         self._scratch: str | None = None        # a private copy's folder (open_readonly)
         self._last_seq = 0
         self._head = GENESIS
+        self._committed = (0, GENESIS)          # (seq, hash) of the newest record on disk
+        self._staged: list[tuple] = []          # rows numbered and chained, not yet written
+        self._staged_durable = False
+        self._staged_cursors: dict[str, int] = {}
+        self._cursors_written: dict[str, int] = {}   # what this connection last wrote
         self._version = SCHEMA_VERSION
         self._writer: writer_lock.WriterLock | None = None
         if not readonly and self.path != ":memory:":
@@ -191,6 +202,7 @@ class Journal:
             raise
         if row is not None:
             self._last_seq, self._head = int(row[0]), str(row[1])
+            self._committed = (self._last_seq, self._head)
 
     def _take_lock(self) -> None:
         self._writer = claim(self.path)
@@ -398,38 +410,79 @@ class Journal:
         """Append (kind, data) records in one transaction (all or none); returns their seqs.
 
         For an input and the events it caused: one commit, and with durable=True one fsync.
-        `cursors` (name → seq) are set in the same transaction.
+        `cursors` (name → seq) are set in the same transaction. Records staged before
+        (`stage`) go first, in the same transaction.
         """
+        seqs = self.stage(items, durable=durable, cursors=cursors)
+        self.commit()
+        return seqs
+
+    # --- a batch: many inputs, one transaction ---------------------------------------------------
+
+    def stage(self, items: Iterable[tuple[str, dict]], *, durable: bool = False,
+              cursors: Mapping[str, int] | None = None) -> list[int]:
+        """Number and chain (kind, data) records now, and write them with the next `commit`
+        (or any other write of this journal), all in one transaction; returns their seqs.
+
+        For a loop on a virtual clock, where nothing outside waits: many inputs, one commit
+        and (durable) one fsync. Until that commit nothing of the batch may be announced; a
+        failed commit loses the whole batch, and the journal is as it was before it."""
         prepared = [self._prepare(kind, data) for kind, data in items]
-        if not prepared:
-            if cursors:
-                self.set_cursors(cursors, durable=durable)
-            return []
         with self._lock:
-            conn = self._live()
+            self._live()
             seq, head = self._last_seq, self._head
-            rows = []
+            rows = self._staged
+            # the records of one call (an input and the events it caused) share its time
+            utc, mono = self._clock() if prepared else ("", 0.0)
+            mono = float(mono)
             for kind, data_text, data_json in prepared:
-                utc, mono = self._clock()
-                mono = float(mono)
                 seq += 1
                 head = record_hash(head, seq, utc, mono, kind, data_json)
                 rows.append((seq, utc, mono, kind, data_text, head))
+            self._last_seq, self._head = seq, head
+            self._staged_durable = self._staged_durable or durable
+            if cursors:
+                self._staged_cursors.update(cursors)
+        return list(range(seq - len(prepared) + 1, seq + 1))
+
+    @property
+    def staged(self) -> int:
+        """How many records wait for the next commit."""
+        return len(self._staged)
+
+    def commit(self) -> None:
+        """Write what was staged in one transaction (synchronous=FULL if any of it is
+        durable); nothing to do when nothing was. Cursors go only when their value changed."""
+        with self._lock:
+            rows, durable = self._staged, self._staged_durable
+            cursors = {name: seq for name, seq in self._staged_cursors.items()
+                       if self._cursors_written.get(name) != seq}
+            self._staged, self._staged_durable, self._staged_cursors = [], False, {}
+            if not rows and not cursors:
+                return
+            conn = self._live()
             try:
                 if not durable:
                     self._normal_sync()
                 with self._full_sync() if durable else nullcontext():
-                    if len(rows) == 1 and not cursors:
-                        conn.execute(_INSERT, rows[0])      # autocommit: one statement
+                    if rows and len(rows) <= _ONE_STATEMENT and not cursors:
+                        # one statement is its own transaction, all or none: an input and
+                        # its events in one round trip instead of BEGIN, INSERTs, COMMIT
+                        conn.execute(_insert_rows(len(rows)),
+                                     [v for row in rows for v in row])
                     else:
                         self._insert_all(conn, rows, cursors)
-            except sqlite3.IntegrityError as err:
-                raise self._error(f"seq {rows[0][0]} already taken (a second writer?)",
-                                  err) from err
             except sqlite3.Error as err:
-                raise self._error(f"cannot append seq {rows[0][0]}", err) from err
-            self._last_seq, self._head = seq, head
-            return [row[0] for row in rows]
+                # the batch is lost as a whole: the journal ends where it ended before it
+                self._last_seq, self._head = self._committed
+                first = rows[0][0] if rows else self._last_seq
+                if isinstance(err, sqlite3.IntegrityError):
+                    raise self._error(f"seq {first} already taken (a second writer?)",
+                                      err) from err
+                raise self._error(f"cannot append seq {first}", err) from err
+            if rows:
+                self._committed = (rows[-1][0], rows[-1][5])
+            self._cursors_written.update(cursors)
 
     @staticmethod
     def _insert_all(conn: sqlite3.Connection, rows: list[tuple],
@@ -483,15 +536,11 @@ class Journal:
         """Record publishers' positions on their own (at a clean stop, say)."""
         if self.readonly:
             raise JournalError(f"journal {self.path}: opened read-only, cannot set cursors")
-        with self._lock:
-            conn = self._live()
-            try:
-                if not durable:
-                    self._normal_sync()
-                with self._full_sync() if durable else nullcontext():
-                    self._insert_all(conn, [], cursors)
-            except sqlite3.Error as err:
-                raise self._error("cannot record a publisher's position", err) from err
+        try:
+            self.stage((), durable=durable, cursors=cursors)
+            self.commit()
+        except JournalError as err:
+            raise JournalError(f"{err} (recording a publisher's position)") from err.__cause__
 
     def snapshot(self, state: dict, upto_seq: int,
                  cursors: Mapping[str, int] | None = None) -> int:
@@ -513,6 +562,7 @@ class Journal:
         except (TypeError, ValueError) as err:
             raise ValueError(f"journal: snapshot state is not JSON-ready: {err}") from err
         given = dict(cursors or {})
+        self.commit()                   # what was staged comes first, as it was numbered
         with self._lock:
             conn = self._live()
             head = self._hash_at(upto_seq)
@@ -544,6 +594,8 @@ class Journal:
             except sqlite3.Error as err:
                 raise self._error("cannot store snapshot", err) from err
             self._last_seq, self._head = seq, record_head
+            self._committed = (seq, record_head)
+            self._cursors_written.update(given)
             return sid
 
     def record_cursors(self, cursors: Mapping[str, int]) -> int:

@@ -16,7 +16,7 @@ import concurrent.futures
 import queue
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, NoReturn, Protocol
 
 import structlog
 
@@ -32,6 +32,7 @@ from controller.words import Words, english
 
 log = get_logger("controller.service")
 SNAPSHOT_EVERY = 1000      # inputs between snapshots: bounds replay work at restart
+BATCH_INPUTS = 256         # inputs one transaction may hold on a virtual clock
 ANCHOR_EVERY = 1000        # records between two anchors (with an anchor key)
 #: events that make an input durable whatever its kind (an override or a hold must survive)
 DURABLE_EVENTS = frozenset({"override", "hold"})
@@ -86,10 +87,21 @@ class TableService:
         self.inbox: queue.SimpleQueue = queue.SimpleQueue()
         self.timers = Timers()
         self.publishers: list[Publisher] = []        # outward: stdout, the console's memory
-        self.subscribers: list[Callable[[dict], None]] = []   # in-process actors and devices
+        # what reacts to journaled events and the status: devices, screens, metrics; told
+        # once the input's records are committed
+        self.subscribers: list[Callable[[dict], None]] = []
+        # the loop's own rhythm (shoe cycle, betting timer) and simulated people: they only
+        # queue inputs and set timers on this loop. On a virtual clock they are told as each
+        # input is applied (its batch still open); otherwise with the subscribers.
+        self.actors: list[Callable[[dict], None]] = []
         self.pumps: list[Pump] = []                  # device sources driven by the loop
         self.acks: dict[str, Callable[[int], None]] = {}      # device → ack a journaled read
-        self.before_input: list[Callable[[], None]] = []    # e.g. a simulated rig saving itself
+        self.before_input: list[Callable[[], None]] = []
+        self.before_commit: list[Callable[[], None]] = []   # e.g. a simulated rig saving itself
+        # inputs a batch may hold before it is committed: on a virtual clock nothing outside
+        # waits, so many inputs share one transaction (and one fsync); live, every input is
+        # committed before the next is taken
+        self.batch_inputs = BATCH_INPUTS if clock.virtual else 1
         # told how long each input's journal write took (seconds): the metrics' histogram
         self.write_observers: list[Callable[[float], None]] = []
         self.published_seq = journal.last_seq if published_seq is None else published_seq
@@ -110,6 +122,11 @@ class TableService:
         # stop leaves it as it is (controller/commands/_assembly.py check_rest_meanwhile)
         self.unproven = False
         self.last_prompt = ""
+        self._prompt_key: Any = None        # what the last prompt was made from
+        self._prompt_texts: dict[Any, str] = {}     # prompts rendered before, by their words
+        # the open batch: per input, what is announced once it is committed
+        self._pending: list[_Announcement] = []
+        self._urgent = False                # the batch holds a request to a device
         # what the table cannot see but the people at it must: a shoe the table waits for at
         # start ("no_devices"), software not accepted ("software"); name → one line. While any
         # holds, it is the prompt, and no new shoe is started.
@@ -167,9 +184,11 @@ class TableService:
         while not self._stopped:
             item = self._next_virtual() if self.clock.virtual else self._next_real()
             if item is _IDLE:
-                return
+                break
             if item is not None:
                 self._handle(item)
+        if self.writable:
+            self.commit()           # the last batch: journaled, then announced
 
     def _next_real(self) -> Any:
         # timers that are due run before the next input: a flood of inputs (a chattering
@@ -185,22 +204,34 @@ class TableService:
             return None
 
     def _next_virtual(self) -> Any:
+        polled: list[float] | None = None     # the devices' wake times, polled just now
         while True:
             try:
                 return self.inbox.get_nowait()
             except queue.Empty:
                 pass
-            wakes = [w for w in (p.pump() for p in self.pumps) if w is not None]
-            if not self.inbox.empty():
+            if self._urgent:
+                self.commit()       # a device is asked something: it hears it now
+                polled = None
                 continue
+            if polled is None:
+                wakes = [w for w in (p.pump() for p in self.pumps) if w is not None]
+                if not self.inbox.empty():
+                    continue
+            else:
+                # polled as the clock moved and nothing happened since: not polled again
+                wakes, polled = polled, None
             if self._fire_due():
                 continue
             times = wakes + [t for t in (self.timers.next_time(),) if t is not None]
             if not times:
+                if self._pending:
+                    self.commit()   # what is announced may set something going again
+                    continue
                 return _IDLE
             self.clock.advance_to(min(times))       # type: ignore[union-attr]
-            for p in self.pumps:                     # what devices sent by then comes first
-                p.pump()
+            # what devices sent by then comes first
+            polled = [w for w in (p.pump() for p in self.pumps) if w is not None]
 
     def _fire_due(self) -> bool:
         due = self.timers.pop_due(self.clock.now())
@@ -217,9 +248,10 @@ class TableService:
         if self.gates and isinstance(item, (Input, Submitted)) and self._held(item):
             return
         if isinstance(item, Input):
-            self.process(item)
+            self._process(item)
         elif isinstance(item, Submitted):
-            out = self.process(item.input)
+            out = self._process(item.input)
+            self.commit()           # the answer waits for the journal
             action = getattr(item.input, "action", None)
             if out.refused is None and out.error is None and action is not None:
                 for gate in [g for g in self.gates if g.opens_on == action]:
@@ -233,6 +265,7 @@ class TableService:
         elif isinstance(item, Note):
             self._journal_note(item)
         elif isinstance(item, Query):
+            self.commit()           # nothing is told that is not journaled
             try:
                 item.reply.set_result(item.fn(self.table))
             except Exception as err:       # a query never stops the loop
@@ -275,7 +308,7 @@ class TableService:
             return
         parked, self._parked = self._parked, []
         for inp in parked:          # what came while the gate was shut, in its order
-            self.process(inp)
+            self._process(inp)
 
     def _held(self, item: Input | Submitted) -> bool:
         inp = item.input if isinstance(item, Submitted) else item
@@ -310,7 +343,15 @@ class TableService:
 
     # ------------------------------------------------------------------ one input
     def process(self, inp: Input) -> Any:
-        """Apply one input, journal it with its events, then publish and acknowledge."""
+        """Apply one input, journal it with its events (and what the open batch holds), then
+        publish and acknowledge."""
+        out = self._process(inp)
+        self.commit()
+        return out
+
+    def _process(self, inp: Input) -> Any:
+        """Apply one input and stage its records in the open batch; what it announces goes
+        out once the batch is committed (at once on a real clock)."""
         for hook in self.before_input:
             hook()
         out = self.table.apply_safely(inp)
@@ -326,104 +367,208 @@ class TableService:
         events = out.events
         durable = self.durable and (DURABLE[inp.type]
                                     or any(e["event"] in DURABLE_EVENTS for e in events))
-        started = time.perf_counter()
         try:
             # the publishers' positions ride along as the working copy; what a restart trusts
             # is the chain's (the snapshots' records)
-            seqs = self.journal.append_many(
+            seqs = self.journal.stage(
                 [("input", record)] + [(e["event"], e) for e in events], durable=durable,
                 cursors=self.cursors or None)
         except (JournalError, ValueError) as err:
-            # the table moved in memory only: nobody sees it; the process stops here
-            self._stopped = self.journal_failed = True
-            raise TableStopped(f"the journal cannot be written, so the table stopped before "
-                               f"announcing anything more: {err}") from err
-        took = time.perf_counter() - started
-        for observe in self.write_observers:
-            observe(took)
+            self._journal_failed(err)
         if inp.type == "card" and record.get("seq"):
             self.shoe_seq = record["seq"]
-        self._after_journal(inp, out.events, seqs)
-        if out.refused is not None:
-            log.warning("input refused", input=record.get("action", inp.type),
-                        why=str(out.refused))
-            notice = {"event": "refused", "input": inp.type, "action": record.get("action"),
-                      "user": record.get("user"), "why": str(out.refused)}
-            for sub in self.subscribers:
-                sub(notice)
-        return out
-
-    def _after_journal(self, inp: Input, events: list[dict], seqs: list[int]) -> None:
-        self.inputs_since_snapshot += 1
-        ended = any(e["event"] == "shoe_ended" for e in events)
-        if self.inputs_since_snapshot >= self.snapshot_every or ended:
-            self.snapshot()
-            # every snapshot is signed at once: the one a restart builds on is an anchor's
-            anchor = self.anchor("shoe_end" if ended else "snapshot")
-        else:
-            anchor = self._anchor_if_due()
-        if self.crash_after is not None:
-            self.crash_after -= 1
-            if self.crash_after <= 0:
-                _die()
         for e, seq in zip(events, seqs[1:]):
             e["seq"] = seq
-        self._bind_context()
-        for e in events:
+        notice = None
+        if out.refused is not None:
+            notice = {"event": "refused", "input": inp.type, "action": record.get("action"),
+                      "user": record.get("user"), "why": str(out.refused)}
+        status = self._status()
+        batched = self.batch_inputs > 1
+        told = _Announcement(inp, events, status, self._prompt_event(), notice, batched)
+        if batched:
+            # the simulated people and the loop's own rhythm react now; nothing leaves the
+            # process (printed, fed, acknowledged, sent to a device) before the commit
+            self._tell(self.actors, told)
+        self._pending.append(told)
+        self._urgent = self._urgent or any(e["event"] == "device_request" for e in events)
+        self._after_journal(told)
+        return out
+
+    def _after_journal(self, told: "_Announcement") -> None:
+        self.inputs_since_snapshot += 1
+        ended = any(e["event"] == "shoe_ended" for e in told.events)
+        snapshot_due = self.inputs_since_snapshot >= self.snapshot_every or ended
+        if self.crash_after is not None:
+            self.crash_after -= 1
+        crash = self.crash_after is not None and self.crash_after <= 0
+        anchor_due = self.anchoring is not None and \
+            self.anchoring.unanchored >= self.anchor_every
+        if not (snapshot_due or crash or anchor_due or len(self._pending) >= self.batch_inputs):
+            return
+        self._pending.pop()
+        self.commit()               # this input and those before it; the others announced
+        if snapshot_due:
+            self.snapshot()
+            # every snapshot is signed at once: the one a restart builds on is an anchor's
+            told.anchor = self.anchor("shoe_end" if ended else "snapshot")
+        else:
+            told.anchor = self._anchor_if_due()
+        if crash:
+            _die()
+        self._announce(told)
+        self._flush()
+
+    def commit(self) -> None:
+        """Commit the open batch (one transaction), then announce its inputs in their order:
+        publishers, subscribers, device acknowledgements. A commit that fails stops the table
+        with nothing of the batch announced."""
+        if self.journal.staged:
+            for hook in self.before_commit:
+                hook()
+            started = time.perf_counter()
+            try:
+                self.journal.commit()
+            except (JournalError, ValueError) as err:
+                self._pending = []
+                self._journal_failed(err)
+            took = time.perf_counter() - started
+            for observe in self.write_observers:
+                observe(took)
+        pending, self._pending, self._urgent = self._pending, [], False
+        for told in pending:
+            self._announce(told)
+        if pending:
+            self._flush()
+
+    def _journal_failed(self, err: Exception) -> NoReturn:
+        # the table moved in memory only: nobody sees it; the process stops here
+        self._stopped = self.journal_failed = True
+        raise TableStopped(f"the journal cannot be written, so the table stopped before "
+                           f"announcing anything more: {err}") from err
+
+    def _announce(self, told: "_Announcement") -> None:
+        """One committed input: its events, its anchor, the prompt and status it left."""
+        self._bind_context(told.context)
+        for e in told.events:
             _log_event(e)
-        self.publish(events)
-        if anchor is not None:
-            self._publish_anchor(anchor)
-        self._publish_status()
+        self.publish(told.events, actors=not told.batched)
+        if told.anchor is not None:
+            self._publish_anchor(told.anchor)
+        if told.prompt is not None:
+            for pub in self.publishers:
+                pub.publish(told.prompt)
+        if not told.batched:
+            for actor in self.actors:
+                actor(told.status)
+        for sub in self.subscribers:
+            sub(told.status)
+        inp = told.input
         if inp.type == "card":
             ack = self.acks.get(getattr(inp, "device", ""))
             seq = getattr(inp, "seq", None)
             if ack is not None and seq:
                 ack(seq)
+        if told.notice is not None:
+            log.warning("input refused", input=told.notice["action"] or inp.type,
+                        why=told.notice["why"])
+            for sub in self.subscribers:
+                sub(told.notice)
+            if not told.batched:
+                for actor in self.actors:
+                    actor(told.notice)
 
-    def publish(self, events: list[dict]) -> None:
-        """Hand journaled events (each with its seq) to the publishers and the actors."""
+    def _tell(self, listeners: list[Callable[[dict], None]], told: "_Announcement") -> None:
+        for e in told.events:
+            for listener in listeners:
+                listener(e)
+        for listener in listeners:
+            listener(told.status)
+        if told.notice is not None:
+            for listener in listeners:
+                listener(told.notice)
+
+    def _flush(self) -> None:
+        """Publishers that buffer (stdout) write out what they were given."""
+        for pub in self.publishers:
+            flush = getattr(pub, "flush", None)
+            if flush is not None:
+                flush()
+
+    def publish(self, events: list[dict], *, actors: bool = True) -> None:
+        """Hand journaled events (each with its seq) to the publishers, the subscribers and
+        (unless they were told as the input was applied) the actors."""
         for e in events:
             for pub in self.publishers:
                 pub.publish(e)
             for sub in self.subscribers:
                 sub(e)
+            if actors:
+                for actor in self.actors:
+                    actor(e)
             if e.get("seq"):
                 self.published_seq = max(self.published_seq, e["seq"])
 
-    def _publish_status(self) -> None:
-        table = self.table
-        prompt = self.prompt_text()
-        if prompt != self.last_prompt:
-            self.last_prompt = prompt
-            ev = {"event": "prompt", "shoe": table.shoe_no, "state": table.state,
-                  "text": prompt, "expects": table.expects()}
-            # language-neutral: the message's code and fields; each screen puts them into
-            # its reader's language (`text` is their English)
-            words = self.prompt_words()
-            if words is not None:
-                ev["words"] = words.as_dict()
-            if self.simulated:
-                ev["simulator"] = True
-            if self.conditions:
-                ev["condition"] = next(iter(self.conditions))
-            for pub in self.publishers:
-                pub.publish(ev)
-        status = table.status()
+    def _status(self) -> dict:
+        status = self.table.status()
         if self.conditions:
             status["conditions"] = list(self.conditions)
-        for sub in self.subscribers:
-            sub(status)
+        return status
 
-    def _bind_context(self) -> None:
+    def _prompt_event(self) -> dict | None:
+        """The prompt event when the prompt changed, else None (rendered only then)."""
+        table = self.table
+        words = self.prompt_words()
+        key = (_words_key(words), next(iter(self.conditions.values()), None), self.simulated)
+        if key == self._prompt_key:
+            return None
+        self._prompt_key = key
+        try:
+            prompt = self._prompt_texts[key]
+        except (KeyError, TypeError):       # TypeError: a field that cannot be a key
+            prompt = self.prompt_text()
+            if len(self._prompt_texts) >= 1024:
+                self._prompt_texts.clear()
+            try:
+                self._prompt_texts[key] = prompt
+            except TypeError:
+                pass
+        if prompt == self.last_prompt:
+            return None
+        self.last_prompt = prompt
+        ev = {"event": "prompt", "shoe": table.shoe_no, "state": table.state,
+              "text": prompt, "expects": table.expects()}
+        # language-neutral: the message's code and fields; each screen puts them into
+        # its reader's language (`text` is their English)
+        if words is not None:
+            ev["words"] = words.as_dict()
+        if self.simulated:
+            ev["simulator"] = True
+        if self.conditions:
+            ev["condition"] = next(iter(self.conditions))
+        return ev
+
+    def _publish_status(self) -> None:
+        """The prompt (when it changed) and the status, now: after what is pending."""
+        self.commit()
+        prompt, status = self._prompt_event(), self._status()
+        if prompt is not None:
+            for pub in self.publishers:
+                pub.publish(prompt)
+        for listener in (*self.actors, *self.subscribers):
+            listener(status)
+        self._flush()
+
+    def _bind_context(self, context: tuple[int, int | None] | None = None) -> None:
         t = self.table
-        structlog.contextvars.bind_contextvars(
-            table=self.name, shoe=t.shoe_no, round=t.round.number if t.round else None)
+        shoe, rnd = context or (t.shoe_no, t.round.number if t.round else None)
+        structlog.contextvars.bind_contextvars(table=self.name, shoe=shoe, round=rnd)
 
     def _journal_note(self, note: Note) -> None:
         if not self.writable:
             log.warning("journal closed to records: note dropped", kind=note.kind)
             return
+        self.commit()               # in its order: after the inputs before it
         try:
             self.journal.append(note.kind, note.data, durable=note.durable)
         except (JournalError, ValueError) as err:
@@ -457,6 +602,7 @@ class TableService:
         for pub in self.publishers:
             pub.publish(event)
         self.published_seq = max(self.published_seq, event["seq"])
+        self._flush()
 
     # ------------------------------------------------------------------ snapshots and the end
     def snapshot(self) -> None:
@@ -474,6 +620,7 @@ class TableService:
         if self._finished or not self.writable or self.unproven:
             return
         self._finished = True
+        self.commit()
         try:
             # a restart replays nothing: the inputs since the last snapshot (those a restart
             # replayed included) and the publishers' positions are in the stop's snapshot
@@ -501,6 +648,31 @@ class TableService:
 
 
 _IDLE = object()
+
+
+def _words_key(value: Any) -> Any:
+    """Words (and what their fields hold) as a value that can be a dict's key."""
+    if isinstance(value, Words):
+        return (value.code, tuple((k, _words_key(v)) for k, v in value.fields.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_words_key(v) for v in value)
+    if isinstance(value, dict):
+        return ("", tuple((k, _words_key(v)) for k, v in value.items()))
+    return value
+
+
+class _Announcement:
+    """What one journaled input has to tell once its batch is committed."""
+    __slots__ = ("input", "events", "status", "prompt", "notice", "batched", "anchor",
+                 "context")
+
+    def __init__(self, inp: Input, events: list[dict], status: dict, prompt: dict | None,
+                 notice: dict | None, batched: bool):
+        self.input, self.events, self.status, self.prompt = inp, events, status, prompt
+        self.notice, self.batched = notice, batched
+        self.anchor: dict | None = None
+        # the log's context as it was when the input was applied
+        self.context = (status.get("shoe"), status.get("round"))
 
 
 def _log_event(e: dict) -> None:
