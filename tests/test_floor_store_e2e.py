@@ -213,7 +213,7 @@ def test_three_tables_through_every_outage_end_in_the_store_once(tmp_path, pg_se
         ("A", "hold"), ("A", "resume"), ("B", "hold"), ("B", "resume")]
     assert {e["pit"] for e in trail} == {"3"} and all(e["user"] == "sam" for e in trail)
     code, out = ask(capsys, "audit", "--store", db, "--user", "sam")
-    assert out.splitlines()[1].split()[:2] == ["TABLE", "SEQ"]
+    assert out.splitlines()[1].split()[:2] == ["Table", "Record"]      # the columns, in words
     pdf = tmp_path / "shift.pdf"
     code, out = ask(capsys, "report", "--store", db, "--pit", "3", "--from", "2000-01-01",
                     "--output", str(pdf))
