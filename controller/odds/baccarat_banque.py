@@ -23,6 +23,7 @@ which cards are gone, and is kept per composition.
 from __future__ import annotations
 
 from fractions import Fraction
+from math import perm
 from functools import lru_cache
 
 from controller.games.baccarat_banque import BANK_DEFAULT_DRAWS_ON, GAME
@@ -120,7 +121,7 @@ def composition_coup(ranks: tuple[int, ...], infinite: bool = False) -> Coup:
     dep = 0 if infinite else 1
     n = sum(counts)
     decks = None if infinite else sum(ranks) // 52
-    total = _falling(n, 9) if dep else n ** 9
+    total = perm(n, 9) if dep else n ** 9
     packed = _Packed(dep)
     finals: dict[int, int] = {}
     acc: dict[tuple, int] = {}
@@ -335,7 +336,7 @@ def _records(finals: dict[int, int], n: int, dep: int) -> dict[Path, dict]:
             for left in VIEWS:
                 names[(bt * 12 + _view_index(r)) * 12 + _view_index(left)] = bank_cell(bt, r,
                                                                                      left)
-    factor = {u: _falling(n - u, 9 - u) if dep else n ** (9 - u) for u in range(6, 10)}
+    factor = {u: perm(n - u, 9 - u) if dep else n ** (9 - u) for u in range(6, 10)}
     results = ((RIGHT, BANK, "tie"), (LEFT, BANK, "tie"))
     records: dict[Path, dict] = {}
     paths: dict[int, Path] = {}
@@ -357,13 +358,6 @@ def _records(finals: dict[int, int], n: int, dep: int) -> dict[Path, dict]:
         outcome = (results[0][wins // 3], results[1][wins % 3], *kind)
         records.setdefault(path, {})[outcome] = w * factor[used]
     return records
-
-
-def _falling(n: int, k: int) -> int:
-    out = 1
-    for i in range(k):
-        out *= n - i
-    return out
 
 
 # ---- what the odds command needs of the game (controller.odds.banking_report) ---------------

@@ -13,12 +13,13 @@ With every option drawn the cells are Punto Banco's tableau, and so are the figu
 from __future__ import annotations
 
 from fractions import Fraction
+from math import perm
 from functools import lru_cache
 
 from controller.games.chemin_de_fer import (
     BANKER_TABLEAU, DRAW, GAME, OPTION, banker_rule, player_rule)
 from controller.odds.banking import Cell, Coup, Path, Strategy, choice_text
-from controller.odds.punto_banco import rank_counts, value_counts
+from controller.odds.punto_banco import first_four, rank_counts, value_counts
 
 PLAYER, BANKER = "player", "banker"
 
@@ -66,12 +67,12 @@ def composition_coup(ranks: tuple[int, ...], infinite: bool = False) -> Coup:
     n = sum(counts)
     decks = None if infinite else sum(ranks) // 52
     # a final that used u cards stands for this many six-card sequences
-    scale = {u: _falling(n - u, 6 - u) if dep else n ** (6 - u) for u in (4, 5, 6)}
-    total = _falling(n, 6) if dep else n ** 6
+    scale = {u: perm(n - u, 6 - u) if dep else n ** (6 - u) for u in (4, 5, 6)}
+    total = perm(n, 6) if dep else n ** 6
     # path → raw weights of u-card sequences, index (player cards - 2, banker cards - 2,
     # player total, banker total) flattened
     arrays: dict[Path, list[int]] = {}
-    rem = list(counts)
+    rem: list[int] = []              # the cards left, as first_four deals the first four
 
     def add(path: Path, index: int, w: int) -> None:
         arr = arrays.get(path)
@@ -90,45 +91,21 @@ def composition_coup(ranks: tuple[int, ...], infinite: bool = False) -> Coup:
             else:
                 add(p2, block + pt * 10 + bt, w)
 
-    for p1 in range(10):
-        if not counts[p1]:
+    for rem, pt, bt, w4 in first_four(counts, dep):
+        if pt >= 8 or bt >= 8:
+            add((), pt * 10 + bt, w4)
             continue
-        rem[p1] -= dep
-        for p2 in range(p1, 10):
-            wp = counts[p1] * rem[p2] * (1 if p1 == p2 else 2)
-            if wp <= 0:
+        for path, draws in branches((), player_rule(pt), player_cell(pt)):
+            if not draws:
+                banker_turn(path, pt, bt, None, w4)
                 continue
-            rem[p2] -= dep
-            pt = (p1 + p2) % 10
-            for b1 in range(10):
-                wb1 = wp * rem[b1]
-                if wb1 <= 0:
+            for x in range(10):
+                wx = w4 * rem[x]
+                if wx <= 0:
                     continue
-                rem[b1] -= dep
-                for b2 in range(b1, 10):
-                    w4 = wb1 * rem[b2] * (1 if b1 == b2 else 2)
-                    if w4 <= 0:
-                        continue
-                    rem[b2] -= dep
-                    bt = (b1 + b2) % 10
-                    if pt >= 8 or bt >= 8:
-                        add((), pt * 10 + bt, w4)
-                    else:
-                        for path, draws in branches((), player_rule(pt), player_cell(pt)):
-                            if not draws:
-                                banker_turn(path, pt, bt, None, w4)
-                                continue
-                            for x in range(10):
-                                wx = w4 * rem[x]
-                                if wx <= 0:
-                                    continue
-                                rem[x] -= dep
-                                banker_turn(path, (pt + x) % 10, bt, x, wx)
-                                rem[x] += dep
-                    rem[b2] += dep
-                rem[b1] += dep
-            rem[p2] += dep
-        rem[p1] += dep
+                rem[x] -= dep
+                banker_turn(path, (pt + x) % 10, bt, x, wx)
+                rem[x] += dep
     records = {}
     for path, arr in arrays.items():
         finals = {}
@@ -145,13 +122,6 @@ def branches(path: Path, rule: str, cell: str) -> tuple[tuple[Path, bool], ...]:
     if rule == OPTION:
         return (path + ((cell, True),), True), (path + ((cell, False),), False)
     return ((path, rule == DRAW),)
-
-
-def _falling(n: int, k: int) -> int:
-    out = 1
-    for i in range(k):
-        out *= n - i
-    return out
 
 
 def winner(outcome) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Mapping
+from typing import Iterator, Mapping, Sequence
 
 from controller.shoe.cards import RANKS
 from controller.errors import InputError
@@ -96,21 +96,18 @@ def composition_odds(ranks: tuple[int, ...], infinite: bool = False) -> Deal:
     return Deal(finals, Fraction(nat * rest4, total), pair)
 
 
-def _enumerate(c: tuple[int, ...], dep: int) -> tuple[list[int], list[int], list[int], int]:
-    """Integer weights of the finals by cards dealt (index player_total * 10 + banker_total).
-
-    `dep` is 1 when a drawn card leaves the shoe, 0 for an infinite deck. A weight counts the
-    physical card sequences of that length; the caller scales them to six-card sequences.
-    """
-    four, five, six = [0] * 100, [0] * 100, [0] * 100
-    natural = 0
-    rem = list(c)
+def first_four(counts: Sequence[int], dep: int) -> Iterator[tuple[list[int], int, int, int]]:
+    """Every first four cards of a coup (Player's two, Banker's two) by their values, unordered
+    within each hand: (the cards left, Player's total, Banker's total, the number of card
+    sequences). `dep` is 1 when a dealt card leaves the shoe, 0 for an infinite deck. The
+    list of cards left is the same one each time, valid until the next item is asked for."""
+    rem = list(counts)
     for p1 in range(10):
-        if not c[p1]:
+        if not counts[p1]:
             continue
         rem[p1] -= dep
         for p2 in range(p1, 10):
-            wp = c[p1] * rem[p2] * (1 if p1 == p2 else 2)
+            wp = counts[p1] * rem[p2] * (1 if p1 == p2 else 2)
             if wp <= 0:
                 continue
             rem[p2] -= dep
@@ -125,23 +122,34 @@ def _enumerate(c: tuple[int, ...], dep: int) -> tuple[list[int], list[int], list
                     if w4 <= 0:
                         continue
                     rem[b2] -= dep
-                    bt = (b1 + b2) % 10
-                    if pt >= 8 or bt >= 8:
-                        four[pt * 10 + bt] += w4
-                        natural += w4
-                    elif _PLAYER_DRAWS[pt]:
-                        _player_draws(rem, dep, w4, pt, bt, five, six)
-                    elif _BANKER_DRAWS[bt][10]:
-                        base = pt * 10
-                        for y in range(10):
-                            if rem[y] > 0:
-                                five[base + (bt + y) % 10] += w4 * rem[y]
-                    else:
-                        four[pt * 10 + bt] += w4
+                    yield rem, pt, (b1 + b2) % 10, w4
                     rem[b2] += dep
                 rem[b1] += dep
             rem[p2] += dep
         rem[p1] += dep
+
+
+def _enumerate(c: tuple[int, ...], dep: int) -> tuple[list[int], list[int], list[int], int]:
+    """Integer weights of the finals by cards dealt (index player_total * 10 + banker_total).
+
+    `dep` is 1 when a drawn card leaves the shoe, 0 for an infinite deck. A weight counts the
+    physical card sequences of that length; the caller scales them to six-card sequences.
+    """
+    four, five, six = [0] * 100, [0] * 100, [0] * 100
+    natural = 0
+    for rem, pt, bt, w4 in first_four(c, dep):
+        if pt >= 8 or bt >= 8:
+            four[pt * 10 + bt] += w4
+            natural += w4
+        elif _PLAYER_DRAWS[pt]:
+            _player_draws(rem, dep, w4, pt, bt, five, six)
+        elif _BANKER_DRAWS[bt][10]:
+            base = pt * 10
+            for y in range(10):
+                if rem[y] > 0:
+                    five[base + (bt + y) % 10] += w4 * rem[y]
+        else:
+            four[pt * 10 + bt] += w4
     return four, five, six, natural
 
 
