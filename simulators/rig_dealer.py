@@ -24,7 +24,7 @@ import os
 import random
 import threading
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 from urllib.parse import urlsplit
 
 
@@ -127,7 +127,7 @@ class DisplayFeed:
             if resp.status != 200:
                 raise ValueError(f"{self.path} answered {resp.status} {resp.reason}")
             self.say(f"following the dealer's display at {self.url}")
-            event, data = "", []
+            event, data = "", list[str]()
             while not self._stop.is_set():
                 line = resp.readline()
                 if not line:
@@ -158,16 +158,32 @@ class DisplayFeed:
         os.close(self._w)
 
 
-class _Hands:
-    """What both dealers share: the shoe, the shuffler, the cut card's place and the log."""
+class RigDealer(Protocol):
+    """What the device server drives: the files it waits on for the dealer, what it does
+    when one is ready, what it does when due (returning when it wants to act next; None: on
+    news only), and its end."""
+
+    def fds(self) -> list[Any]: ...
+
+    def on_ready(self, fd: Any) -> None: ...
+
+    def act(self, now: float, shoe_open: bool) -> float | None: ...
+
+    def close(self) -> None: ...
+
+
+class Hands:
+    """What both dealers hold: the shoe, the shuffler, the cut card's place and the log. A
+    shoe the shuffler delivers goes into the shoe, then `on_loaded` hears of it."""
 
     def __init__(self, shoe: Any, shuffler: Any, *, cut_from_end: int | None, say: Say,
                  first: tuple[list[str], int | None] | None = None, seed: int | None = None,
-                 faults: Sequence[Any] = ()):
+                 faults: Sequence[Any] = (), on_loaded: Callable[[], None] | None = None):
         self.shoe, self.shuffler, self.cut_from_end, self.say = shoe, shuffler, cut_from_end, say
         self.first = first                          # the first shoe (a shoe file) and its cut
         self._faults = list(faults)                 # the shoe's faults: in its first shoe
-        self._rng = random.Random(seed) if seed is not None else random.SystemRandom()
+        self.rng = random.Random(seed) if seed is not None else random.SystemRandom()
+        self._on_loaded = on_loaded
         if shuffler is not None:
             shuffler.on_deliver = self._delivered
 
@@ -185,31 +201,25 @@ class _Hands:
 
     def _delivered(self, order: list[str]) -> None:
         self.load(list(order), "loaded from the shuffler")
-
-    def fds(self) -> list[Any]:
-        return []
-
-    def act(self, now: float, shoe_open: bool) -> float | None:
-        """Do what is due now; the time the dealer wants to act next (None: on news only)."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
+        if self._on_loaded is not None:
+            self._on_loaded()
 
 
-class BlindDealer(_Hands):
+class BlindDealer:
     """Pulls a card every `pace_s` while a controller has the shoe open, whatever the table
     says; `pace_s` 0: one card per Enter on `presses` (a person at a bench)."""
 
     def __init__(self, shoe: Any, shuffler: Any, *, pace_s: float, presses: Any = None,
                  **kw: Any):
-        super().__init__(shoe, shuffler, **kw)
+        self.hands = Hands(shoe, shuffler, **kw)
+        self.shoe, self.say = shoe, self.hands.say
         self.pace_s = pace_s
         self._stdin = presses if pace_s == 0 else None
         self._presses = 0
         self._next = 0.0
-        if self.first is not None:
-            self.load(list(self.first[0]), "in the shoe")
+        first = self.hands.first
+        if first is not None:
+            self.hands.load(list(first[0]), "in the shoe")
 
     def fds(self) -> list[Any]:
         return [self._stdin] if self._stdin is not None else []
@@ -250,14 +260,18 @@ class BlindDealer(_Hands):
                 self.say("the shoe is empty")
         return self._next if not manual else None
 
+    def close(self) -> None:
+        """The blind dealer holds nothing of its own to let go (stdin is the process's)."""
 
-class DisplayDealer(_Hands):
+
+class DisplayDealer:
     """Deals as the dealer's display asks (see the module's docstring)."""
 
     READ_WAIT_S = 5.0
 
     def __init__(self, shoe: Any, shuffler: Any, *, display: str, pace_s: float, **kw: Any):
-        super().__init__(shoe, shuffler, **kw)
+        self.hands = Hands(shoe, shuffler, on_loaded=self._delivered, **kw)
+        self.shoe, self.shuffler, self.say = shoe, shuffler, self.hands.say
         self.pace_s = pace_s
         self.feed = DisplayFeed(display, self.say)
         self.view: dict | None = None
@@ -286,8 +300,7 @@ class DisplayDealer(_Hands):
         if view is not None:
             self.view = view
 
-    def _delivered(self, order: list[str]) -> None:
-        super()._delivered(order)
+    def _delivered(self) -> None:
         self.dealt_for = None                   # a fresh shoe: for the shoe the table asks for
         self._shuffles_at_load = self.shuffler.shuffles
 
@@ -360,13 +373,13 @@ class DisplayDealer(_Hands):
         self.discards = []
         if not cards:
             cards = self.shuffler.take_all()    # new decks, in the box beside the shuffler
-        if self.first is not None and not self._first_used and \
-                sorted(cards) == sorted(self.first[0]):
-            cards = list(self.first[0])
+        first = self.hands.first
+        if first is not None and not self._first_used and sorted(cards) == sorted(first[0]):
+            cards = list(first[0])
         else:
-            self._rng.shuffle(cards)
+            self.hands.rng.shuffle(cards)
         self._first_used = True
-        self.load(cards, "shuffled by hand")
+        self.hands.load(cards, "shuffled by hand")
         self._shuffles_at_load = self.shuffler.shuffles
 
     def _rest_to_shuffler(self, shoe_no: Any) -> None:

@@ -29,11 +29,14 @@ import sys
 import threading
 import time
 import tty
-from typing import Any, Callable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from drivers.shoe import PROTOCOLS
 from drivers.shuffler.protocol import CARD_CODES
 from simulators.shuffler import SHUFFLER_FAULTS, ShufflerModel, parse_shuffler_fault
+
+if TYPE_CHECKING:
+    from simulators.rig_dealer import RigDealer
 
 
 class PtyEndpoint:
@@ -182,11 +185,12 @@ class _Port:
 
 class DeviceServer:
     """Serve a shoe model and/or a shuffler model until stopped, with the rig's dealer (a
-    `simulators.rig_dealer` dealer: `fds`, `on_ready`, `act`) between them."""
+    `simulators.rig_dealer.RigDealer`) between them."""
 
     def __init__(self, *, shoe: Any = None, shoe_protocol: str = "beetek",
                  shuffler: ShufflerModel | None = None, tcp: bool = False,
-                 settle_s: float = 0.3, dealer: Any = None, log: TextIO | None = None):
+                 settle_s: float = 0.3, dealer: RigDealer | None = None,
+                 log: TextIO | None = None):
         self.shoe_protocol, self.dealer, self.log = shoe_protocol, dealer, log
         self._wake_at: float | None = None
         self.ports: dict[str, _Port] = {}
@@ -210,14 +214,15 @@ class DeviceServer:
         """One loop turn: wait for input up to timeout_s, move bytes, let the dealer act."""
         fds: list[Any] = [p.endpoint for p in self.ports.values()
                           if p.up or isinstance(p.endpoint, TcpEndpoint)]
-        extra = self.dealer.fds() if self.dealer is not None else []
+        dealer = self.dealer
+        extra = dealer.fds() if dealer is not None else []
         if self._wake_at is not None:
             timeout_s = max(0.0, min(timeout_s, self._wake_at - time.monotonic()))
         if fds or extra:
             ready = select.select(fds + extra, [], [], timeout_s)[0]
             for fd in ready:
-                if fd in extra:
-                    self.dealer.on_ready(fd)
+                if dealer is not None and fd in extra:
+                    dealer.on_ready(fd)
         else:
             time.sleep(timeout_s)
         now = time.monotonic()
@@ -282,7 +287,7 @@ def build_server(*, cards: list[str] | None, cut_position: int | None, decks: in
 
     shoe = ShoeModel([], protocol=shoe_protocol)
     common = dict(cut_from_end=cut_from_end, say=say, seed=seed, faults=shoe_faults)
-    dealer: Any
+    dealer: RigDealer
     if display is None:
         if first is None:
             order = shuffler.shuffled([c for _ in range(decks) for c in CARD_CODES])

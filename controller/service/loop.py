@@ -523,16 +523,12 @@ class TableService:
         if key == self._prompt_key:
             return None
         self._prompt_key = key
-        try:
-            prompt = self._prompt_texts[key]
-        except (KeyError, TypeError):       # TypeError: a field that cannot be a key
+        prompt = self._prompt_texts.get(key)
+        if prompt is None:
             prompt = self.prompt_text()
             if len(self._prompt_texts) >= 1024:
                 self._prompt_texts.clear()
-            try:
-                self._prompt_texts[key] = prompt
-            except TypeError:
-                pass
+            self._prompt_texts[key] = prompt
         if prompt == self.last_prompt:
             return None
         self.last_prompt = prompt
@@ -658,7 +654,9 @@ def _words_key(value: Any) -> Any:
         return tuple(_words_key(v) for v in value)
     if isinstance(value, dict):
         return ("", tuple((k, _words_key(v)) for k, v in value.items()))
-    return value
+    if value is None or isinstance(value, (str, int, float)):
+        return value
+    return (type(value).__name__, repr(value))     # anything else, by what it says
 
 
 class _Announcement:
