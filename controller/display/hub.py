@@ -18,6 +18,7 @@ import time
 from collections import deque
 from typing import Any, Callable
 
+from controller.display.changes import Changes
 from controller.display.public import PublicView
 from controller.schema import stamped
 
@@ -30,12 +31,11 @@ class DisplayHub:
         self.clock = clock
         self.loop: asyncio.AbstractEventLoop | None = None
         self.versions = {name: 0 for name in VIEWS}
-        self.closed = False
+        self.changes = Changes()
         self._inbox: deque[tuple[list[dict], float]] = deque()
         self._batch: list[dict] = []        # the input being published, until its status
         self._scheduled = False
         self._json: dict[str, tuple[int, str]] = {}
-        self._changed: asyncio.Future | None = None
 
     # ------------------------------------------------------------------ the table's thread
     def publish(self, event: dict) -> None:
@@ -86,24 +86,15 @@ class DisplayHub:
         for name in changed:
             self.versions[name] += 1
         if changed:
-            self._wake()
+            self.changes.wake()
 
-    def _wake(self) -> None:
-        fut, self._changed = self._changed, None
-        if fut is not None and not fut.done():
-            fut.set_result(None)
+    @property
+    def closed(self) -> bool:
+        return self.changes.closed
 
     async def wait(self, timeout: float) -> bool:
         """Until a view changes (True) or `timeout` seconds pass (False)."""
-        if self.closed:
-            return False
-        if self._changed is None:
-            self._changed = asyncio.get_running_loop().create_future()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._changed), timeout)
-            return True
-        except asyncio.TimeoutError:
-            return False
+        return await self.changes.wait(timeout)
 
     def json(self, name: str) -> str:
         """A view's JSON ("scoreboard", "dealer" or "roads"), made once per change."""
@@ -118,5 +109,4 @@ class DisplayHub:
 
     def close(self) -> None:
         """Streams end (called on the server's loop as it stops)."""
-        self.closed = True
-        self._wake()
+        self.changes.close()

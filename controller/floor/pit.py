@@ -11,6 +11,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from controller.display.changes import Changes
 from controller.floor.figures import (KINDS, Figures, dealer_hold_share, dealer_pace,
                                       shift_figures)
 from controller.floor.model import Floor
@@ -181,10 +182,9 @@ class PitHub:
         import json
         self.view, self.tick_s, self._dumps = view, tick_s, json.dumps
         self.version = 0
-        self.closed = False
+        self.changes = Changes()
         self.loop: Any = None
         self._cache: dict[str, tuple[int, str]] = {}
-        self._changed: Any = None
         self._ticker: Any = None
 
     def changed(self, *_: Any) -> None:
@@ -207,21 +207,14 @@ class PitHub:
 
     def _bump(self) -> None:
         self.version += 1
-        fut, self._changed = self._changed, None
-        if fut is not None and not fut.done():
-            fut.set_result(None)
+        self.changes.wake()
+
+    @property
+    def closed(self) -> bool:
+        return self.changes.closed
 
     async def wait(self, timeout: float) -> bool:
-        import asyncio
-        if self.closed:
-            return False
-        if self._changed is None:
-            self._changed = asyncio.get_running_loop().create_future()
-        try:
-            await asyncio.wait_for(asyncio.shield(self._changed), timeout)
-            return True
-        except asyncio.TimeoutError:
-            return False
+        return await self.changes.wait(timeout)
 
     def json(self, language: str) -> str:
         cached = self._cache.get(language)
@@ -231,7 +224,7 @@ class PitHub:
         return cached[1]
 
     def close(self) -> None:
-        self.closed = True
         if self._ticker is not None:
             self._ticker.cancel()
-        self._bump()
+        self.version += 1
+        self.changes.close()
