@@ -14,7 +14,8 @@ from controller.cli import main
 from controller.display.pages import labels, page
 from controller.display.public import PublicView, hand_of
 from controller.reveal import RevealGate
-from controller.display.server import bind, parse_listen
+from controller.display.server import bind
+from controller.settings.listen import parse_listen
 from controller.errors import InputError
 from controller.settings.profile import load_profile
 from controller.table import Table

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import ipaddress
 import socket
 import threading
 import time
@@ -16,34 +15,10 @@ from typing import Any
 
 from controller.errors import InputError
 from controller.logsetup import get_logger
+from controller.settings.listen import parse_listen
 
 log = get_logger("controller.display")
-DEFAULT_HOST = "127.0.0.1"
 START_TIMEOUT_S = 10.0
-
-
-def parse_listen(text: str, where: str = "[display] listen") -> tuple[str, int]:
-    """"HOST:PORT", "[IPv6]:PORT", ":PORT" or "PORT" (the last two on loopback); port 0
-    takes any free port (the URL is printed at start)."""
-    raw = text.strip()
-    host, colon, port_text = raw.rpartition(":")
-    if not colon:
-        host, port_text = "", raw
-    host = host.strip("[]") or DEFAULT_HOST
-    try:
-        port = int(port_text)
-    except ValueError:
-        port = -1
-    if not 0 <= port < 65536:
-        raise InputError(f"{where} {text!r}: give HOST:PORT with a port from 0 to 65535, "
-                         f"e.g. 127.0.0.1:8080")
-    if host != "localhost":
-        try:
-            ipaddress.ip_address(host)
-        except ValueError:
-            raise InputError(f"{where} {text!r}: {host!r} is not an IP address; give e.g. "
-                             f"127.0.0.1:8080 or 0.0.0.0:8080") from None
-    return host, port
 
 
 def bind(listen: str, where: str = "[display] listen") -> socket.socket:

@@ -346,10 +346,10 @@ def _check(cfg: Config) -> None:
                           "is below reconnect_initial_s",
                           "make reconnect_max_s at least reconnect_initial_s")
     if cfg.display.listen:
-        from controller.display.server import parse_listen
+        from controller.settings.listen import parse_listen
         parse_listen(cfg.display.listen, f"{where('display.listen')}: [display] listen")
     if cfg.metrics.listen:
-        from controller.display.server import parse_listen
+        from controller.settings.listen import parse_listen
         parse_listen(cfg.metrics.listen, f"{where('metrics.listen')}: [metrics] listen")
 
 
