@@ -68,9 +68,10 @@ def pct(values: list[float], q: float) -> float | None:
 
 # --------------------------------------------------------------------------- 1. the floor
 def worker(url: str, where: str, first: int, count: int, shoes: int, speed: float = 0.0,
-           seconds: float = 0.0) -> int:
-    """`count` tables (T{first}…) dealing at once, each as `tablectl simulate --feed` does;
-    with `speed`, for `seconds` of real time at `speed` times the virtual dealer's pace."""
+           seconds: float = 0.0, prefix: str = "T", pits: int = 0) -> int:
+    """`count` tables ({prefix}{first}…) dealing at once, each as `tablectl simulate --feed`
+    does; with `speed`, for `seconds` of real time at `speed` times the virtual dealer's pace;
+    with `pits`, the tables spread over that many pits (a table's number modulo `pits`)."""
     from controller.commands import _simulation
     from controller.commands._simulation import run_simulation
     from controller.settings.config import FeedCfg
@@ -87,16 +88,19 @@ def worker(url: str, where: str, first: int, count: int, shoes: int, speed: floa
     go = threading.Barrier(count)
 
     def table(k: int) -> None:
+        name = f"{prefix}{k:03d}"
+        feed: dict[str, Any] = {"broker": broker, "drain_timeout_s": 900.0, "retry_max_s": 1.0}
+        if pits:
+            feed["pit"] = str(k % pits)
         try:
             go.wait()
-            run_simulation(profile, seed=k, shoes=shoes, journal_path=f"{where}/T{k:03d}.db",
-                           name=f"T{k:03d}", feed={"broker": broker, "drain_timeout_s": 900.0,
-                                                   "retry_max_s": 1.0})
+            run_simulation(profile, seed=k, shoes=shoes, journal_path=f"{where}/{name}.db",
+                           name=name, feed=feed)
         except InputError as err:
             if not (speed and "stopped at" in str(err)):    # a paced table stopped mid-shoe
-                errors.append(f"T{k:03d}: {err!r}")
+                errors.append(f"{name}: {err!r}")
         except Exception as err:       # reported, and the worker fails
-            errors.append(f"T{k:03d}: {err!r}")
+            errors.append(f"{name}: {err!r}")
     threads = [threading.Thread(target=table, args=(k,)) for k in range(first, first + count)]
     for t in threads:
         t.start()

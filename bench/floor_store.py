@@ -43,49 +43,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from feed import _pace, pct  # noqa: E402
+from feed import pct  # noqa: E402
+from feed import worker as feed_worker  # noqa: E402
 
 from controller.journal import Journal  # noqa: E402
 
 
 def worker(url: str, where: str, prefix: str, first: int, count: int, shoes: int,
            speed: float, seconds: float) -> int:
-    """`count` tables ({prefix}{k}) dealing at once, as `tablectl simulate --feed` does."""
-    from controller.commands import _simulation
-    from controller.commands._simulation import run_simulation
-    from controller.settings.config import FeedCfg
-    from controller.errors import InputError
-    from controller.feed.broker import broker_from
-    from controller.logsetup import configure
-    from controller.settings.profile import load_profile
-    configure("ERROR")
-    if speed:
-        _pace(_simulation, speed, seconds)
-    profile = load_profile("macau")
-    broker = broker_from(FeedCfg(), url=url)
-    errors: list[str] = []
-    go = threading.Barrier(count)
-
-    def table(k: int) -> None:
-        name = f"{prefix}{k:03d}"
-        try:
-            go.wait()
-            run_simulation(profile, seed=k, shoes=shoes, journal_path=f"{where}/{name}.db",
-                           name=name, feed={"broker": broker, "drain_timeout_s": 900.0,
-                                            "retry_max_s": 1.0, "pit": str(k % 10)})
-        except InputError as err:
-            if not (speed and "stopped at" in str(err)):
-                errors.append(f"{name}: {err!r}")
-        except Exception as err:
-            errors.append(f"{name}: {err!r}")
-    threads = [threading.Thread(target=table, args=(k,)) for k in range(first, first + count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for e in errors:
-        print(e, file=sys.stderr)
-    return 1 if errors else 0
+    """`count` tables ({prefix}{k}) dealing at once, as `tablectl simulate --feed` does, over
+    ten pits."""
+    return feed_worker(url, where, first, count, shoes, speed, seconds, prefix=prefix, pits=10)
 
 
 def tables(broker: Any, n: int, workers: int, where: str, prefix: str, shoes: int,
