@@ -7,6 +7,8 @@ One shoe: round 1 is dealt; at round 2's start the dealer announces a house burn
 supervisor confirms it, so exactly one card is burned before the round's hands; round 3 is
 dealt; then the supervisor finds the shoe was dealt without its shoe-start burn and declares it
 invalid. The shoe is a seeded one, so every card is checked against the order it lay in.
+(A process start, a real clock and a PDF-less HTML report: the slow set; tests/test_house_burn.py
+covers the same behaviour through the service's loop on the virtual clock every time.)
 """
 from __future__ import annotations
 
@@ -100,6 +102,7 @@ class Live:
             return self.p.wait()
 
 
+@pytest.mark.slow
 def test_a_house_burn_and_an_invalid_shoe_at_a_live_table():
     where = Path(tempfile.mkdtemp(prefix="hb", dir="/tmp"))      # short: a socket path
     live = Live(where)
