@@ -198,3 +198,17 @@ def test_no_house_burn_once_a_card_of_the_round_is_out_nor_an_invalid_shoe_mid_r
     assert void["void"] and void["reason"] == "invalid_shoe"
     ended, = of(out, "shoe_ended")
     assert ended["reason"] == "invalid" and ended["settled"] == 0
+
+
+def test_the_profile_keys_take_only_their_values(tmp_path):
+    import tomllib
+    from controller.errors import ProfileError
+    from controller.settings.profile import parse_profile, resolve
+    data = tomllib.loads(resolve("macau").read_text("utf-8"))
+    data["burn"]["house_burn"] = "anyone"
+    with pytest.raises(ProfileError) as err:
+        parse_profile(data, "house.toml")
+    assert "house_burn" in str(err.value) and "supervisor" in str(err.value)
+    data["burn"].update(house_burn="dealer", invalid_shoe_rounds="void")
+    burn = parse_profile(data, "house.toml").burn
+    assert (burn.house_burn, burn.invalid_shoe_rounds) == ("dealer", "void")

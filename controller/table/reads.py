@@ -9,9 +9,7 @@ from controller.games import procedure
 from controller.shoe.cards import Card, CardCodeError, parse_card
 from controller.table.desk import Desk
 from controller.table.model import QueuedRead
-from controller.table.shoes import flag_list
-from controller.table.states import (BETTING, BURN, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED,
-                                     step_in)
+from controller.table.states import BETTING, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED, step_in
 
 
 class Reads:
