@@ -23,6 +23,7 @@ from controller.table import Table
 from controller.table.inputs import command
 from controller.words.fields import card as card_name
 from simulators.rig import SimRig
+from tests.eventcheck import check_events
 from tests.tablekit import burn_shoe_start, deal, new_shoe, of, shuffled_shoe, sup
 
 DEALER = {"user": "ann", "role": "dealer"}
@@ -105,6 +106,10 @@ def test_a_house_burn_then_a_forgotten_shoe_burn_found_after_three_rounds(tmp_pa
                       if results == "void" else [])
     assert [r.data["action"] for r in records if r.kind == "override"] == [
         "confirm_house_burn", "declare_invalid"]
+    # as published: every field of the new events is in the contract
+    check_events([{**r.data, "event": r.kind, "seq": r.seq} for r in records
+                  if r.kind in ("house_burn", "round_voided", "shoe_ended", "card")],
+                 stamped=False)
     # recall tells the house burn with who announced and who confirmed it, and the shoe's end
     told = format_text(stories, source="j.db")
     assert (f"{card_name(house[0]['code'], 'en')} burned for the house, announced by ann, "
