@@ -57,7 +57,8 @@ def play(tmp_path, results: str = "stand", house_burn: str = "supervisor"):
             svc.call_later(3.0, lambda: svc.submit(command("house_burn", **DEALER)))
         elif e["event"] == "house_burn" and e["stage"] == "announced" \
                 and house_burn == "supervisor":
-            svc.call_later(4.0, lambda: svc.submit(command(
+            # after the betting window ran out: the bets wait for the burn all the same
+            svc.call_later(25.0, lambda: svc.submit(command(
                 "confirm_house_burn", user="sam", role="supervisor",
                 reason="the house burns at the round's start")))
         elif e["event"] == "bets_open" and e.get("round") == 4:
@@ -86,9 +87,12 @@ def test_a_house_burn_then_a_forgotten_shoe_burn_found_after_three_rounds(tmp_pa
     assert [c["code"] for c in cards] == shoe[:len(cards)]          # read order, none lost
     house = [c for c in cards if "house_burn" in c["flags"]]
     assert len(house) == 1 and house[0]["slot"] == "burn" and house[0]["round"] == 2
-    # the burn came while bets were open: the timer waited for it, then the hands
+    # the burn came while bets were open: the window's timer waited for it, then the hands
     i = cards.index(house[0])
     assert cards[i + 1]["round"] == 2 and cards[i + 1]["slot"] != "burn"
+    seqs = {(r.kind, r.data.get("round"), r.data.get("stage")): r.seq for r in records
+            if r.kind in ("bets_closed", "house_burn")}
+    assert seqs[("house_burn", 2, "burned")] < seqs[("bets_closed", 2, None)]
     stages = [(r.data["stage"], r.data.get("announced_by"), r.data.get("confirmed_by"))
               for r in records if r.kind == "house_burn"]
     assert stages == [("announced", "ann", None), ("due", "ann", "sam"),

@@ -7,8 +7,9 @@ One shoe: round 1 is dealt; at round 2's start the dealer announces a house burn
 supervisor confirms it, so exactly one card is burned before the round's hands; round 3 is
 dealt; then the supervisor finds the shoe was dealt without its shoe-start burn and declares it
 invalid. The shoe is a seeded one, so every card is checked against the order it lay in.
-(A process start, a real clock and a PDF-less HTML report: the slow set; tests/test_house_burn.py
-covers the same behaviour through the service's loop on the virtual clock every time.)
+(A process start, a real clock and an HTML report with its charts: the slow set;
+tests/test_house_burn.py covers the same behaviour through the service's loop on the virtual
+clock in every run.)
 """
 from __future__ import annotations
 

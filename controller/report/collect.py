@@ -264,21 +264,19 @@ def _voided(report: Report, key: tuple, reason: str) -> None:
     if at is None:
         return
     d = report.results[at]
-    if d.get("void"):
-        return
+    if d.get("void") or d.get("demo"):
+        return                  # never counted: nothing to take back
     report.results[at] = {**d, "void": True, "reason": reason}
-    if d.get("demo"):
-        report.demo -= 1
-    else:
-        if d.get("winner"):
-            report.winners[str(d["winner"])] -= 1
-            if report.winners[str(d["winner"])] <= 0:
-                del report.winners[str(d["winner"])]
-        for bet, net in (d.get("bets") or {}).items():
-            total = report.bets.get(bet)
-            if total is not None:
-                total[0] -= float(net)
-                total[1] -= 1
+    winner = str(d.get("winner") or "")
+    if winner:
+        report.winners[winner] -= 1
+        if report.winners[winner] <= 0:
+            del report.winners[winner]
+    for bet, net in (d.get("bets") or {}).items():
+        total = report.bets.get(bet)
+        if total is not None:
+            total[0] -= float(net)
+            total[1] -= 1
     report.void += 1
 
 

@@ -228,8 +228,6 @@ def declare_invalid(d: Desk, move: Move) -> None:
                  settled=settled)
 
 
-
-
 # ---------------------------------------------------------------- the round
 def open_bets(d: Desk, move: Move) -> None:
     move()
