@@ -354,7 +354,7 @@ COMMANDS: tuple[Command, ...] = (
             guard="house_burn_announced", override=True, not_here="no_house_burn_announced",
             doc="the supervisor confirms the house burn the dealer announced: exactly one "
             "card is burned next"),
-    Command("declare_invalid", (SUPERVISOR,), states=(SHOE_IN_PLAY,), holds=(
+    Command("declare_invalid", (SUPERVISOR,), states=(LOADED, BURNING, IDLE, ROUND), holds=(
         "hold", "missed_shoe_burn"), held_from=(SHOE_IN_PLAY,),
         guard="shoe_to_declare_invalid", dest=SHOE_ENDED, override=True, remedy=True,
         not_here="no_shoe_to_end",
