@@ -25,7 +25,7 @@ PEOPLE = ("dealer", "supervisor", "manager", "auditor")
 #: `tablectl override` (and the manager's `tablectl profile`), or from the service itself
 NOT_ON_CONSOLE = {"stake", "banco", "accept_stakes", "start_round", "cut_card",
                   "confirm_result", "shoe_empty", "count_done", "change_profile",
-                  "accept_software", "new_shoe", "abandon_shoe", "house_burn"}
+                  "accept_software", "new_shoe", "abandon_shoe"}
 
 
 def _free_card(t: Table) -> str:
@@ -86,13 +86,15 @@ def _key(t: Table) -> tuple:
         origin = "dealing"
     return (t.state, origin, hold.last.kind if hold else None,
             bool(hold and hold.queued), t.expects(), t.reveal_due is not None,
-            bool(rnd and rnd.cards), bool(shoe and shoe.rounds), t.decision() is not None)
+            bool(rnd and rnd.cards), bool(shoe and shoe.rounds), t.decision() is not None,
+            bool(shoe and shoe.house_burn_announced), bool(shoe and shoe.house_burn))
 
 
 def positions(game: str) -> list[dict]:
     """Snapshots of a table of `game` in every kind of place a shift takes it: a whole shoe
     dealt by hand (shuffled, cut, dealt, counted back), and from each place a hold: the
-    supervisor's, a card when none is due, a foreign card and an unreadable one."""
+    supervisor's, a card when none is due, a foreign card and an unreadable one; and a house
+    burn announced, and confirmed."""
     profile = load_profile(PROFILES[game])
     seen: dict[tuple, dict] = {}
 
@@ -107,6 +109,10 @@ def positions(game: str) -> list[dict]:
     def holds_from(t: Table) -> None:
         snap = t.snapshot()
         for make in (lambda u: issue(u, "hold"),
+                     # a house burn announced, then confirmed (and a hold on top of each)
+                     lambda u: issue(u, "house_burn"),
+                     lambda u: (issue(u, "house_burn"), issue(u, "confirm_house_burn")),
+                     lambda u: (issue(u, "house_burn"), issue(u, "hold")),
                      lambda u: u.apply({"type": "card", "code": "XZ"}),
                      lambda u: u.apply({"type": "read_failed", "reason": "E3"}),
                      lambda u: (u.shoe.inventory.seen.__setitem__("KD", 99),
@@ -238,22 +244,35 @@ def test_resume_goes_back_exactly_where_the_hold_came_from(game):
     assert set(m.commands) <= set(m.machine.events)
 
 
-def test_the_house_burns_one_announced_card_before_a_round():
+def test_the_house_burns_one_announced_and_confirmed_card_before_a_round():
     t = Table(load_profile("macau"), auto_open=False, betting_seconds=30.0)
     issue(t, "new_shoe")
     for code in ("2S", "AH", "3C"):
         t.apply({"type": "card", "code": code})
     assert t.state == "idle" and "house_burn" in t.offers()
-    t.apply(command("house_burn", user="dana", role="dealer"))
-    assert t.expects() == "card" and t.prompt() == "Burn one card"
+    said = t.apply(command("house_burn", user="dana", role="dealer"))
+    assert [(e["stage"], e["announced_by"]) for e in said if e["event"] == "house_burn"] == [
+        ("announced", "dana")]
+    # no card is due until a supervisor confirms it; the dealer is told to wait
+    assert t.expects() == "open" and t.prompt_words().code == "prompt.house_burn_confirm"
+    assert "confirm_house_burn" in t.offers() and "house_burn" not in t.offers()
+    refused = t.apply_safely(command("confirm_house_burn", user="dana", role="supervisor"))
+    assert refused.refused is not None and words_of(refused.refused).code == "refuse.needs_reason"
+    confirmed = t.apply(command("confirm_house_burn", user="sam", role="supervisor",
+                                reason="house right at the round's start"))
+    assert [e["event"] for e in confirmed] == ["house_burn", "override"]
+    assert confirmed[0]["confirmed_by"] == "sam" and confirmed[0]["stage"] == "due"
+    assert t.expects() == "card" and t.prompt() == \
+        "House burn: draw one card from the shoe and burn it"
     # the round waits for the burn, in plain words
     refused = t.apply_safely(command("open_bets", user="dana", role="dealer"))
     assert refused.refused is not None
     assert words_of(refused.refused).code == "refuse.house_burn_due"
-    assert "house_burn" not in t.offers()               # announced once
     burned = t.apply({"type": "card", "code": "9D"})
-    assert [(e["event"], e["slot"], e["flags"]) for e in burned] == [
-        ("card", "burn", ["house_burn"])]
+    assert [(e["event"], e.get("slot"), e.get("flags")) for e in burned] == [
+        ("card", "burn", ["house_burn"]), ("house_burn", None, None)]
+    assert burned[1] == {"event": "house_burn", "shoe": 1, "stage": "burned", "code": "9D",
+                         "announced_by": "dana", "confirmed_by": "sam"}
     assert t.state == "idle" and t.hold is None and t.shoe.inventory.cards_out == 4
     # exactly one: a second card is one drawn when none was due
     t.apply({"type": "card", "code": "8D"})

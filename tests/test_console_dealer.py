@@ -48,7 +48,8 @@ def _key_bar(app) -> list[str]:
 
 #: the dealer's keys, always the same, in the same places
 DEALER_BAR = ["reveal", "open_bets", "close_bets", "report_misplaced", "report_face_up",
-              "report_unread", "call_supervisor", "decide"]
+              "report_unread", "call_supervisor", "decide", "house_burn",
+              "withdraw_house_burn"]
 
 
 @run_async
@@ -60,7 +61,7 @@ async def test_a_dealer_gets_the_dealers_actions_the_prompt_and_the_round(server
         await app.refresh_state()
         await settle(app, pilot)
         assert app.screen.has_class("-dealer")
-        assert _shown_buttons(app) == {"open_bets", "call_supervisor"}
+        assert _shown_buttons(app) == {"open_bets", "call_supervisor", "house_burn"}
         assert sorted(_key_bar(app)) == sorted(DEALER_BAR)
         assert ">>  OPEN BETS  <<" in screen_text(app)
         await pilot.press("h")                    # a supervisor's key: no form for a dealer

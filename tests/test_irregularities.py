@@ -27,7 +27,7 @@ def test_round_started_before_the_shoe_burn_invalidates_the_shoe():
     t = attended()
     out = t.apply(command("open_bets"))
     assert t.state == "hold" and kinds(out) == ["missed_shoe_burn"]
-    assert of(out, "hold")[0]["actions"] == ["end_shoe"]
+    assert of(out, "hold")[0]["actions"] == ["end_shoe", "declare_invalid"]
     with pytest.raises(CommandRefused, match="does not know this action"):
         t.apply(sup("resume_nothing"))
     assert t.state == "hold" and t.hold.last.kind == "missed_shoe_burn"   # nothing changed

@@ -55,6 +55,7 @@ SAMPLE = {
     "bets": "Banker +0.95", "before": "on hold", "after": "between rounds", "code": "E3",
     "count": 416, "model": "SIM-SHUFFLER-12", "serial": "SIM-000001", "firmware": "sim-1.0.0",
     "status": "complete", "void": 0, "demo": 1, "hint": "the card, e.g. 9H", "all": 45,
+    "by": "sam",
 }
 
 

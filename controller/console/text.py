@@ -71,6 +71,14 @@ ACTIONS: Mapping[str, ActionInfo] = {a.name: a for a in (
     ActionInfo("report_face_up", "u", "Face-up card", "A card came out face up."),
     ActionInfo("report_unread", "g", "Unread card", "A card left the shoe without a read."),
     ActionInfo("call_supervisor", "f", "Call supervisor", "Ask a supervisor to the table."),
+    ActionInfo("house_burn", "p", "House burn", "Announce that the house burns one card at "
+               "the start of this round."),
+    ActionInfo("confirm_house_burn", "q", "Confirm house burn", "Confirm the house burn the "
+               "dealer announced: the next card is burned."),
+    ActionInfo("withdraw_house_burn", "0", "Withdraw house burn", "The house burn announced "
+               "is not made after all."),
+    ActionInfo("declare_invalid", "9", "Declare shoe invalid", "The shoe was dealt without "
+               "its burn at the start: end it as invalid."),
 )}
 
 

@@ -69,7 +69,8 @@ def _new_story(key: tuple, pending: dict) -> dict:
              "burns_before": pending.pop("burns", []), "cards": [],
              "hands": {}, "totals": {}, "winner": None, "outcome": {}, "bets": {},
              "results": []}
-    for name in ("irregularities", "holds", "overrides", "commands", "alarms", "device"):
+    for name in ("irregularities", "holds", "overrides", "commands", "alarms", "device",
+                 "house_burns"):
         story[name] = pending.pop(name, [])
     story["shoe_ended"] = None
     return story
@@ -122,6 +123,8 @@ _ROUND_LISTS = {
     "override": lambda r: ("overrides",
                            _stamp(r, ("user", "role", "action", "reason", "before", "after"))),
     "alarm": lambda r: ("alarms", _stamp(r, ("source", "code", "text"))),
+    "house_burn": lambda r: ("house_burns", _stamp(r, ("stage", "code", "announced_by",
+                                                        "confirmed_by"))),
 }
 
 
@@ -190,6 +193,8 @@ def build_rounds(records: Iterable[Record], keys: set[tuple] | None = None) -> l
             story["complete"] = True
         elif kind == "reveal":          # shown to the table later than read (on_reveal)
             story["revealed_utc"] = rec.utc
+        elif kind == "round_voided":    # settled earlier, void since (its shoe was invalid)
+            story["voided"] = {"seq": rec.seq, "utc": rec.utc, "reason": d.get("reason")}
         elif kind in _ROUND_LISTS:
             name, entry = _ROUND_LISTS[kind](rec)
             story[name].append(entry)
@@ -218,8 +223,12 @@ def _finish(story: dict) -> dict:
         story["totals"] = {k[:-len("_total")]: v for k, v in outcome.items()
                            if k.endswith("_total")}
         story["winner"] = outcome.get("winner")
+    voided = story.get("voided")
+    if voided:
+        story["void"], story["reason"] = True, voided.get("reason")
+        story["bets"] = {bet: 0 for bet in story["bets"]}
     story["corrected"] = bool(story["overrides"]) or len(story["results"]) > 1 \
-        or any(bool(r.get("corrected")) for r in story["results"])
+        or any(bool(r.get("corrected")) for r in story["results"]) or bool(voided)
     return story
 
 

@@ -13,6 +13,7 @@ from controller.words import record
 from controller.words.catalogue import MESSAGES
 from controller.words.fields import card, number, word
 from controller.words.problems import alarm_words, problem_words
+from controller.words.record import house_burn_words, invalid_words
 
 
 def _clock(utc: Any) -> str:
@@ -123,6 +124,11 @@ class Teller:
 
     def event_lines(self, story: dict) -> list[str]:
         lines = []
+        burns = [b for b in story.get("house_burns", ()) if b.get("stage") == "burned"]
+        if burns:
+            lines.append("  " + self.say("recall.house_burns"))
+            lines += [f"    {_clock(b['utc'])}  {word_of(house_burn_words(b), self.lang)}"
+                      for b in burns]
         if story["irregularities"]:
             lines.append("  " + self.say("recall.irregularities"))
             lines += [f"    {_clock(i['utc'])}  {record_words(i, self.lang)}"
@@ -194,6 +200,8 @@ class Teller:
             lines.append(self.say("recall.shoe_ended", shoe=end.get("shoe"),
                                   time=_clock(end["utc"]), n=end.get("rounds", 0),
                                   reason={"code": f"end.{end.get('reason')}"}))
+            if end.get("reason") == "invalid" and "results" in end:
+                lines.append(word_of(invalid_words(end.get("shoe"), end), self.lang))
         return "\n".join(lines)
 
 

@@ -184,8 +184,9 @@ def odds_figure(observed: list[tuple[str, float, float, float, float]], rounds: 
     ax = fig.subplots()
     names = [say.outcome(o[0]) for o in observed]
     seen = [o[2] for o in observed]
-    low = [o[2] - o[3] for o in observed]
-    high = [o[4] - o[2] for o in observed]
+    # an interval's ends round to a hair's breadth past a share of 0 or 1: never below 0
+    low = [max(0.0, o[2] - o[3]) for o in observed]
+    high = [max(0.0, o[4] - o[2]) for o in observed]
     xs = range(len(names))
     ax.bar(xs, seen, color="#90a4ae", label=say("report.legend.observed"), yerr=[low, high],
            capsize=3)

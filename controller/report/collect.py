@@ -21,7 +21,8 @@ from controller.roads import ShoeRoads
 from controller.words import Words
 
 KINDS = ("shoe_started", "shoe_ended", "round_result", "reveal", "irregularity", "hold",
-         "resume", "override", "alarm", "device_identity", "reconciliation")
+         "resume", "override", "alarm", "device_identity", "reconciliation", "house_burn",
+         "round_voided")
 
 
 def parse_time(text: str, option: str) -> datetime:
@@ -64,6 +65,7 @@ class ShoeReport:
     start: datetime | None = None
     end: datetime | None = None
     end_reason: str = ""
+    end_fields: dict = field(default_factory=dict)      # the end's cause and what it did
     rounds: int = 0                 # the shoe's own count once ended; meanwhile, its rounds so far
     reconciliation: dict | None = None
     roads: dict = field(default_factory=dict)
@@ -92,6 +94,9 @@ class Report:
     alarms: Counter = field(default_factory=Counter)
     identities: dict[str, dict] = field(default_factory=dict)
     cleared: list[Hold] = field(default_factory=list)           # the holds a resume just ended
+    house_burns: list[dict] = field(default_factory=list)       # each card burned for the house
+    #: (shoe, round) → its result in `results`, so that a round voided later is voided here
+    by_round: dict[tuple, int] = field(default_factory=dict)
 
     @property
     def table_name(self) -> str:
@@ -181,6 +186,7 @@ def _take(report: Report, shoe: ShoeReport, kind: str, d: dict, when: datetime,
           roads: ShoeRoads, gate: RevealGate, open_holds: list[Hold]) -> None:
     if kind == "shoe_ended":
         shoe.end, shoe.end_reason, shoe.rounds = when, str(d.get("reason", "")), d.get("rounds", 0)
+        shoe.end_fields = {k: d[k] for k in ("cause", "results", "settled") if k in d}
         _close_holds(open_holds, when, "")
         gate.publish(d)
     elif kind in ("round_result", "reveal"):
@@ -194,6 +200,11 @@ def _take(report: Report, shoe: ShoeReport, kind: str, d: dict, when: datetime,
                 _close_holds(open_holds, when, "")
         for shown in gate.publish(d):
             roads.add_result(shown)
+    elif kind == "house_burn":
+        if d.get("stage") == "burned":
+            report.house_burns.append({"utc": when, **d})
+    elif kind == "round_voided":
+        _voided(report, (d.get("shoe"), d.get("round")), str(d.get("reason", "")))
     elif kind == "irregularity":
         report.irregularities[str(d.get("kind"))] += 1
         report.irregularity_list.append({"utc": when, **d})
@@ -228,6 +239,7 @@ def _take(report: Report, shoe: ShoeReport, kind: str, d: dict, when: datetime,
 
 
 def _result(report: Report, d: dict, when: datetime) -> None:
+    report.by_round[(d.get("shoe"), d.get("round"))] = len(report.results)
     report.results.append(d)
     report.result_times.append(when)
     if d.get("void"):
@@ -243,6 +255,29 @@ def _result(report: Report, d: dict, when: datetime) -> None:
         total = report.bets.setdefault(bet, [0.0, 0])
         total[0] += float(net)
         total[1] += 1
+
+
+def _voided(report: Report, key: tuple, reason: str) -> None:
+    """A round settled earlier is void now (its shoe declared invalid): its result no longer
+    counts for the winners, the bets or the odds."""
+    at = report.by_round.get(key)
+    if at is None:
+        return
+    d = report.results[at]
+    if d.get("void") or d.get("demo"):
+        return                  # never counted: nothing to take back
+    report.results[at] = {**d, "void": True, "reason": reason}
+    winner = str(d.get("winner") or "")
+    if winner:
+        report.winners[winner] -= 1
+        if report.winners[winner] <= 0:
+            del report.winners[winner]
+    for bet, net in (d.get("bets") or {}).items():
+        total = report.bets.get(bet)
+        if total is not None:
+            total[0] -= float(net)
+            total[1] -= 1
+    report.void += 1
 
 
 def _close_holds(holds: list[Hold], when: datetime, by: str) -> None:

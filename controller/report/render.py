@@ -15,6 +15,7 @@ from controller.report.collect import Report, finished_holds
 from controller.report.language import Speaker
 from controller.words import SOURCE, Words
 from controller.words.problems import problem_words
+from controller.words.record import house_burn_words, invalid_words
 
 
 @dataclass
@@ -83,7 +84,9 @@ def tables(report: Report, exact: Any, odds_note: Words | None,
                    "" if s.reconciliation is None else
                    (say("report.reconciled") if s.reconciliation.get("ok") else
                     say("report.differences", n=s.reconciliation.get("differences")))]
-                  for s in report.shoes])]
+                  for s in report.shoes],
+                 " ".join(invalid_note(s, say) for s in report.shoes
+                          if s.end_reason == "invalid" and s.end_fields))]
     counted = report.counted
     counts = [[say.winner(w), num(n), say.percent(n / len(counted)) if counted else ""]
               for w, n in report.winners.most_common()]
@@ -114,6 +117,11 @@ def tables(report: Report, exact: Any, odds_note: Words | None,
                       say("report.col.what")],
                      [[_t(i["utc"]), num(i.get("shoe", "")), num(i.get("round", "")),
                        say.words(problem_words(i))] for i in report.irregularity_list]))
+    out.append(Table(say("report.house_burns"),
+                     [say("report.col.time"), say("report.col.shoe"), say("report.col.round"),
+                      say("report.col.what")],
+                     [[_t(b["utc"]), num(b.get("shoe", "")), num(b.get("round", "")),
+                       say.words(house_burn_words(b))] for b in report.house_burns]))
     out.append(Table(say("report.holds"),
                      [say("report.col.from"), say("report.col.shoe"), say("report.col.round"),
                       say("report.col.why"), say("report.col.seconds"),
@@ -144,6 +152,10 @@ def tables(report: Report, exact: Any, odds_note: Words | None,
                      [[say.known("device", src), code, say.known("severity", sev), num(n)]
                       for (src, code, sev), n in report.alarms.most_common()]))
     return out
+
+
+def invalid_note(shoe: Any, say: Speaker) -> str:
+    return say.words(invalid_words(shoe.number, shoe.end_fields))
 
 
 def figures(report: Report, exact: Any, say: Speaker | None = None) -> list[Any]:

@@ -81,19 +81,21 @@ class ShoeCycle:
 
 class BettingTimer:
     """Closes bets when the window the table announced (`closes_in_s`) runs out; a window
-    that ran out while the table was held closes as soon as the bets are open again."""
+    that ran out while the table was held, or while a house burn was announced, closes as
+    soon as the bets are open again with no burn waiting."""
 
     def __init__(self, service: TableService):
         self.service = service
         self.state = ""
         self._handle: int | None = None
         self._due = False
+        self._burn = False          # a house burn is announced: bets wait for its card
 
     def on_event(self, e: dict) -> None:
         kind = e["event"]
         if kind == "status":
-            self.state = e["state"]
-            if self._due and self.state == BETTING:
+            self.state, self._burn = e["state"], bool(e.get("house_burn"))
+            if self._due and self.state == BETTING and not self._burn:
                 self._due = False
                 self._submit()
             elif self.state not in (BETTING, HOLD):
@@ -107,9 +109,9 @@ class BettingTimer:
 
     def _close(self) -> None:
         self._handle = None
-        if self.state == BETTING:
+        if self.state == BETTING and not self._burn:
             self._submit()
-        elif self.state == HOLD:
+        elif self.state in (HOLD, BETTING):
             self._due = True
 
     def _submit(self) -> None:

@@ -32,6 +32,8 @@ BURN_RULES = ("first_card", "decks", "fixed", "none")
 CUT_AFTER = ("finish", "one_more", "no_more_coup")
 FACE_UP = ("valid", "burn", "void")
 STRAY_CARD = ("burn", "void")
+HOUSE_BURN = ("supervisor", "dealer")
+INVALID_SHOE_ROUNDS = ("stand", "void")
 #: when the players' display shows a round: as the shoe reads it, or on the dealer's reveal
 REVEAL = ("on_read", "on_reveal")
 
@@ -51,6 +53,12 @@ class BurnRule:
     rule: str = "first_card"     # first_card | decks | fixed | none
     count: int = 0               # for `fixed`: 1–8
     between_rounds: int = 0      # cards burned before every round but the shoe's first
+    #: who makes a house burn at a round's start: the dealer announces it and a supervisor
+    #: confirms it ("supervisor"), or the dealer's announcement alone ("dealer")
+    house_burn: str = "supervisor"
+    #: a shoe declared invalid after rounds were dealt from it: those rounds' results
+    #: "stand" (a new shoe is all the remedy), or are all "void"
+    invalid_shoe_rounds: str = "stand"
 
 
 @dataclass(frozen=True)
@@ -224,7 +232,10 @@ def parse_profile(data: Mapping, where: str, sha256: str = "") -> Profile:
     b = r.table("burn")
     burn = BurnRule(rule=b.get("rule", str, "first_card", choices=BURN_RULES),
                     count=b.get("count", int, 0, lo=0, hi=8),
-                    between_rounds=b.get("between_rounds", int, 0, lo=0, hi=8))
+                    between_rounds=b.get("between_rounds", int, 0, lo=0, hi=8),
+                    house_burn=b.get("house_burn", str, "supervisor", choices=HOUSE_BURN),
+                    invalid_shoe_rounds=b.get("invalid_shoe_rounds", str, "stand",
+                                              choices=INVALID_SHOE_ROUNDS))
     if burn.rule == "fixed" and burn.count < 1:
         raise b.fail("count", "a fixed burn needs a count", "set count from 1 to 8")
     b.done()

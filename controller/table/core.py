@@ -54,6 +54,11 @@ class Outcome:
     error: Exception | None = None
 
 
+#: the commands whose handler records who gave them
+_WITH_USER = frozenset({"decide", "call_supervisor", "house_burn", "confirm_house_burn",
+                        "withdraw_house_burn"})
+
+
 class Table:
     """The table model: its state as typed data, its parts, and the one way in."""
 
@@ -200,7 +205,7 @@ class Table:
             raise why
         before = d.summary()
         args = dict(cmd.args)
-        if cmd.action in ("decide", "call_supervisor"):
+        if cmd.action in _WITH_USER:
             args.setdefault("user", cmd.user)
         moved: list[bool] = []
 

@@ -194,11 +194,38 @@ def end_shoe(d: Desk, move: Move, void: Any = False) -> None:
     reason = "invalid" if shoe.invalid else "supervisor"
     opened = d.round_open()
     move()
+    _round_off(d, dealt, opened, "shoe ended by the supervisor")
+    d.shoes.over(reason, move=False)
+
+
+def _round_off(d: Desk, dealt: bool, opened: bool, why: str) -> None:
+    """The round that was in progress before the shoe's end: void once a card of it was out,
+    else it never happened."""
     if dealt:
-        d.rounds.void("shoe ended by the supervisor")
+        d.rounds.void(why)
     elif opened:
         d.rounds.cancel("shoe ended before its first card")
-    d.shoes.over(reason, move=False)
+
+
+def declare_invalid(d: Desk, move: Move) -> None:
+    """The shoe is not a valid game, found after rounds were dealt from it (its shoe-start
+    burn was forgotten): it ends `invalid` and a new shoe is needed. The rounds already
+    settled stand, or are void, as the profile's `[burn] invalid_shoe_rounds` says; a round
+    in progress is void (or, with no card out, cancelled)."""
+    rnd, shoe = d.round, d.shoe
+    assert shoe is not None
+    dealt = d.round_open() and rnd is not None and bool(rnd.cards or rnd.burned_before)
+    opened = d.round_open()
+    settled = shoe.rounds - (1 if opened else 0)
+    move()
+    shoe.invalid = True
+    _round_off(d, dealt, opened, "invalid_shoe")
+    results = d.profile.burn.invalid_shoe_rounds
+    if results == "void":
+        for number in range(1, settled + 1):
+            d.emit("round_voided", round=number, reason="invalid_shoe")
+    d.shoes.over("invalid", move=False, cause="shoe_burn_forgotten", results=results,
+                 settled=settled)
 
 
 # ---------------------------------------------------------------- the round
@@ -214,12 +241,40 @@ def open_bets(d: Desk, move: Move) -> None:
     d.rounds.open()
 
 
-def house_burn(d: Desk, move: Move) -> None:
-    """The house burns a card before the next round: exactly one card is expected, and it is
-    burned; a second one is a card drawn when none was due, as before."""
+def house_burn(d: Desk, move: Move, user: str = "") -> None:
+    """The dealer announces a house burn at the start of a round. A supervisor confirms it
+    (`confirm_house_burn`), unless the profile lets the dealer alone; from then exactly one
+    card is expected, and it is burned; a second one is a card drawn when none was due."""
     move()
-    assert d.shoe is not None
-    d.shoe.house_burn = True
+    shoe = d.shoe
+    assert shoe is not None
+    shoe.house_burn_announced = user or "?"
+    d.emit("house_burn", stage="announced", announced_by=shoe.house_burn_announced)
+    if d.profile.burn.house_burn == "dealer":
+        _house_burn_due(d, confirmed_by="")
+
+
+def confirm_house_burn(d: Desk, move: Move, user: str = "") -> None:
+    move()
+    _house_burn_due(d, confirmed_by=user or "?")
+
+
+def _house_burn_due(d: Desk, *, confirmed_by: str) -> None:
+    shoe = d.shoe
+    assert shoe is not None
+    shoe.house_burn, shoe.house_burn_confirmed = True, confirmed_by
+    d.emit("house_burn", stage="due", announced_by=shoe.house_burn_announced,
+           **({"confirmed_by": confirmed_by} if confirmed_by else {}))
+
+
+def withdraw_house_burn(d: Desk, move: Move, user: str = "") -> None:
+    """The house burn announced is not made (before its card came out): bets may close."""
+    move()
+    shoe = d.shoe
+    assert shoe is not None
+    d.emit("house_burn", stage="withdrawn", announced_by=shoe.house_burn_announced,
+           withdrawn_by=user or "?")
+    shoe.house_burn, shoe.house_burn_announced, shoe.house_burn_confirmed = False, "", ""
 
 
 def close_bets(d: Desk, move: Move) -> None:
@@ -421,7 +476,8 @@ HANDLERS: dict[str, Callable[..., None]] = {
     "reject_count": reject_count, "accept_reads": accept_reads,
     "discard_reads": discard_reads, "resume": resume, "void_round": void_round,
     "end_shoe": end_shoe, "change_shoe": end_shoe, "open_bets": open_bets,
-    "house_burn": house_burn,
+    "house_burn": house_burn, "confirm_house_burn": confirm_house_burn,
+    "withdraw_house_burn": withdraw_house_burn, "declare_invalid": declare_invalid,
     "start_round": open_bets, "close_bets": close_bets, "stake": stake, "banco": banco,
     "accept_stakes": accept_stakes, "decide": decide, "reveal": reveal,
     "report_misplaced": report_misplaced, "report_face_up": report_face_up,

@@ -125,6 +125,23 @@ def _resume_refusal(t: Any) -> str:
         hold.last.kind, "not_now")
 
 
+def _house_burn_possible(t: Any) -> bool:
+    """A house burn may be announced between rounds or while bets are open, before any card
+    of the round is out, once per round."""
+    shoe = t.shoe
+    return (t.reveal_due is None and shoe is not None and not shoe.end_reason
+            and not shoe.house_burn_announced
+            and not (t.round_open() and t.round is not None and (
+                t.round.cards or t.round.burned_before)))
+
+
+def _house_burn_refusal(t: Any) -> str:
+    shoe = t.shoe
+    if shoe is not None and shoe.house_burn_announced:
+        return "house_burn_due"
+    return "round_in_progress" if t.round_open() else "not_now"
+
+
 GUARDS: Mapping[str, Guard] = {
     "resumable": Guard(_resumable, _resume_refusal, lambda t: {
         "state": t.state, "n": len(t.hold.queued) if t.hold is not None else 0}),
@@ -146,15 +163,25 @@ GUARDS: Mapping[str, Guard] = {
     "cards_dealt": Guard(lambda t: t.round is not None and bool(t.round.cards),
                          "no_face_up_sensor_needed"),
     "no_reveal_due": Guard(lambda t: t.reveal_due is None and t.shoe is not None
-                           and not t.shoe.end_reason and not t.shoe.house_burn,
+                           and not t.shoe.end_reason and not t.shoe.house_burn_announced,
                            lambda t: "house_burn_due" if t.shoe is not None
-                           and t.shoe.house_burn else "reveal_first",
+                           and t.shoe.house_burn_announced else "reveal_first",
                            lambda t: {"n": t.reveal_due}),
-    "house_burn_possible": Guard(lambda t: t.reveal_due is None and t.shoe is not None
-                                 and not t.shoe.end_reason and not t.shoe.house_burn,
-                                 lambda t: "house_burn_due" if t.shoe is not None
-                                 and t.shoe.house_burn else "not_now",
+    "house_burn_possible": Guard(_house_burn_possible, _house_burn_refusal,
                                  lambda t: {"state": t.state}),
+    "house_burn_announced": Guard(lambda t: t.shoe is not None and bool(
+        t.shoe.house_burn_announced) and not t.shoe.house_burn, lambda t: "house_burn_due"
+        if t.shoe is not None and t.shoe.house_burn else "no_house_burn_announced"),
+    "house_burn_pending": Guard(lambda t: t.shoe is not None and bool(
+        t.shoe.house_burn_announced), "no_house_burn_announced"),
+    "no_house_burn_due": Guard(lambda t: t.shoe is None or not t.shoe.house_burn_announced,
+                               "house_burn_due"),
+    "shoe_to_declare_invalid": Guard(lambda t: t.shoe is not None and not t.shoe.end_reason
+                                     and not (t.round_open() and t.round is not None and (
+                                         t.round.cards or t.round.burned_before))
+                                     and t.reveal_due is None,
+                                     lambda t: "reveal_first" if t.reveal_due is not None
+                                     else "round_in_progress", lambda t: {"n": t.reveal_due}),
     "reveal_due": Guard(lambda t: t.reveal_due is not None, "nothing_to_reveal"),
     "result_to_confirm": Guard(lambda t: t.round is not None, "nothing_to_confirm"),
     "reading_the_shoe": Guard(lambda t: t.shoe is not None and (
@@ -266,10 +293,14 @@ COMMANDS: tuple[Command, ...] = (
             "invalid)"),
     Command("start_round", _RUNS_ROUND, states=(LOADED, BURNING, IDLE), guard="no_reveal_due",
             doc="open_bets by its other name"),
-    Command("house_burn", _RUNS_ROUND, states=(IDLE,), guard="house_burn_possible",
-            doc="the house burns one card before the next round: the dealer announces it, "
-            "and the next card read is burned"),
-    Command("close_bets", _RUNS_ROUND + (SYSTEM,), states=(BETTING,),
+    Command("house_burn", _RUNS_ROUND, states=(IDLE, BETTING), guard="house_burn_possible",
+            doc="the dealer announces that the house burns one card at the start of the "
+            "round; once a supervisor confirms it (or at once, where the profile lets the "
+            "dealer alone), the next card read is burned and bets wait for it"),
+    Command("withdraw_house_burn", _RUNS_ROUND, states=(IDLE, BETTING),
+            guard="house_burn_pending", not_here="no_house_burn_announced",
+            doc="the house burn announced is not made after all (before its card is out)"),
+    Command("close_bets", _RUNS_ROUND + (SYSTEM,), states=(BETTING,), guard="no_house_burn_due",
             doc="no more bets: dealing starts"),
     Command("stake", _RUNS_ROUND, states=(BETTING,), guard="stakes_open", needs=StakesRules,
             args=(Arg("seat", "int"), Arg("amount", "int")), not_here="bets_closed",
@@ -319,6 +350,16 @@ COMMANDS: tuple[Command, ...] = (
             dest=SHOE_ENDED,
             override=True, args=(Arg("void", "scalar", required=False),),
             not_here="no_shoe_to_end", doc="end the shoe so that a new one is loaded"),
+    Command("confirm_house_burn", (SUPERVISOR,), states=(IDLE, BETTING),
+            guard="house_burn_announced", override=True, not_here="no_house_burn_announced",
+            doc="the supervisor confirms the house burn the dealer announced: exactly one "
+            "card is burned next"),
+    Command("declare_invalid", (SUPERVISOR,), states=(LOADED, BURNING, IDLE, ROUND), holds=(
+        "hold", "missed_shoe_burn"), held_from=(SHOE_IN_PLAY,),
+        guard="shoe_to_declare_invalid", dest=SHOE_ENDED, override=True, remedy=True,
+        not_here="no_shoe_to_end",
+        doc="the shoe is not a valid game (its shoe-start burn was forgotten): it ends "
+        "`invalid`; the rounds dealt from it stand or are void as the profile says"),
     Command("demo_round", (SUPERVISOR,), states=(LOADED, BURNING, IDLE),
             guard="demo_possible", override=True, not_here="demo_only_at_start",
             doc="one more demonstration round at the shoe's start"),

@@ -72,7 +72,9 @@ class ShoeState:
     rounds: int = 0                     # rounds opened in this shoe (demo and void included)
     demo_left: int = 0
     invalid: bool = False
-    house_burn: bool = False            # the house announced a burn: the next card is burned
+    house_burn: bool = False            # a house burn is due: the next card is burned
+    house_burn_announced: str = ""      # who announced a house burn not yet made
+    house_burn_confirmed: str = ""      # the supervisor who confirmed it ("" : the dealer alone)
     continuous: bool = False            # dealt by a continuous shuffler: cards go back
     shuffler: bool = False              # shuffled and counted by the shuffler
     end_reason: str | None = None       # set once the shoe is due to end

@@ -9,9 +9,7 @@ from controller.games import procedure
 from controller.shoe.cards import Card, CardCodeError, parse_card
 from controller.table.desk import Desk
 from controller.table.model import QueuedRead
-from controller.table.shoes import flag_list
-from controller.table.states import (BETTING, BURN, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED,
-                                     step_in)
+from controller.table.states import BETTING, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED, step_in
 
 
 class Reads:
@@ -69,12 +67,8 @@ class Reads:
                          code=card.code)
         if state == LOADED or state == BURNING:
             d.shoes.start_burn(card, flags)
-        elif state == IDLE and shoe.house_burn:
-            shoe.house_burn = False
-            shoe.inventory.record(card, "burn")
-            d.emit("card", n=shoe.inventory.cards_out, code=card.code, slot=BURN,
-                   flags=flag_list({**flags, "house_burn": True}))
-            d.rounds.between()
+        elif shoe.house_burn and (state == IDLE or state == BETTING):
+            d.shoes.house_burned(card, flags)
         elif step is not None:
             d.rounds.deal(card, step, flags)
         else:

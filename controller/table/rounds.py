@@ -74,7 +74,8 @@ class Rounds:
     def bets_open(self) -> None:
         d = self.d
         d.emit("bets_open", closes_in_s=d.betting_seconds)
-        if d.auto_open and d.betting_seconds <= 0:
+        if d.auto_open and d.betting_seconds <= 0 and not (
+                d.shoe is not None and d.shoe.house_burn_announced):
             self.close_bets()
 
     def close_bets(self) -> None:

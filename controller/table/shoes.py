@@ -71,6 +71,25 @@ class Shoes:
         d.emit("device_request", device="shuffler", action="deliver")
         self.loaded()
 
+    # ------------------------------------------------------------------ the house burn
+    def house_burned(self, card: Card, flags: Mapping[str, Any]) -> None:
+        """The one card of a house burn, between rounds or while bets are open: burned,
+        flagged, and recorded with who announced and who confirmed it."""
+        d = self.d
+        shoe = d.shoe
+        assert shoe is not None
+        announced, confirmed = shoe.house_burn_announced, shoe.house_burn_confirmed
+        shoe.house_burn, shoe.house_burn_announced, shoe.house_burn_confirmed = False, "", ""
+        shoe.inventory.record(card, "burn")
+        d.emit("card", n=shoe.inventory.cards_out, code=card.code, slot=BURN,
+               flags=flag_list({**flags, "house_burn": True}))
+        d.emit("house_burn", stage="burned", code=card.code, announced_by=announced,
+               **({"confirmed_by": confirmed} if confirmed else {}))
+        if d.state == IDLE:
+            d.rounds.between()
+        elif d.auto_open and d.betting_seconds <= 0:
+            d.rounds.close_bets()       # an unattended table: bets waited for the burn only
+
     # ------------------------------------------------------------------ the start burn
     def start_burn(self, card: Card, flags: Mapping[str, Any]) -> None:
         d = self.d
@@ -96,7 +115,7 @@ class Shoes:
             self.d.emit("cut_card", cards_out=shoe.inventory.cards_out)
 
     # ------------------------------------------------------------------ the shoe's end
-    def over(self, reason: str, *, move: bool = True) -> None:
+    def over(self, reason: str, *, move: bool = True, **why: Any) -> None:
         """End the shoe, then ask for its rest to be counted back. `move`: the procedure's
         own end (`shoe_over`); a command that ends the shoe has made its move already."""
         d = self.d
@@ -108,7 +127,8 @@ class Shoes:
         d.hold = None
         d.reveal_due = None      # a result never revealed stays off the scoreboard
         shoe.end_reason = reason
-        d.emit("shoe_ended", rounds=shoe.rounds, reason=reason)
+        shoe.house_burn, shoe.house_burn_announced = False, ""
+        d.emit("shoe_ended", rounds=shoe.rounds, reason=reason, **why)
         if reason == "devices_lost":
             return      # the shoe's cards went with its devices: nothing is left to count
         if shoe.continuous:

@@ -26,7 +26,7 @@ def expects(d: Desk) -> str | None:
         return "count_back"
     if s == IDLE and d.reveal_due is not None:
         return "reveal"
-    if s == IDLE and d.shoe is not None and d.shoe.house_burn:
+    if (s == IDLE or s == BETTING) and d.shoe is not None and d.shoe.house_burn:
         return "card"
     return {BETTING: "bets", IDLE: "open"}.get(s)
 
@@ -54,6 +54,8 @@ def status(d: Desk) -> dict[str, Any]:
         out["decision"], out["default"] = due[0], due[1]
     if d.reveal_due is not None:
         out["reveal_due"] = d.reveal_due
+    if shoe is not None and shoe.house_burn_announced:
+        out["house_burn"] = "due" if shoe.house_burn else "announced"
     if hold is not None:
         out["hold"] = {"kind": hold.last.kind, "detail": hold.last.detail, **hold.last.extra,
                        "kinds": sorted(hold.kinds), "link_back": hold.link_back,
@@ -82,8 +84,8 @@ def prompt_words(d: Desk) -> Words:
                                           - len(shoe.start_burn)})
     if s == IDLE and d.reveal_due is not None:
         return Words("prompt.reveal")
-    if s == IDLE and shoe is not None and shoe.house_burn:
-        return Words("prompt.burn_one")
+    if (s == IDLE or s == BETTING) and shoe is not None and shoe.house_burn_announced:
+        return Words("prompt.house_burn" if shoe.house_burn else "prompt.house_burn_confirm")
     if s == IDLE:
         return Words("prompt.open_bets")
     if s == BETTING:

@@ -23,6 +23,8 @@ PROMPTS: dict[str, Message] = {
     "prompt.reveal": "Reveal the cards",
     "prompt.open_bets": "Open bets",
     "prompt.bets_open": "Bets open",
+    "prompt.house_burn": "House burn: draw one card from the shoe and burn it",
+    "prompt.house_burn_confirm": "House burn announced: wait for a supervisor to confirm it",
     "prompt.hold": "On hold: {problem}",
     "prompt.hold_plain": "On hold",
     "prompt.hold_kept": ("On hold: {problem} {n} read came meanwhile; it waits with the hold.",
@@ -198,6 +200,9 @@ ACTIONS: dict[str, Message] = {
     "action.users": "Accounts", "action.state": "View the table", "action.recall": "Recall",
     "action.audit": "Audit", "action.accept_software": "Accept software",
     "action.abandon_shoe": "Close the shoe",
+    "action.house_burn": "House burn", "action.confirm_house_burn": "Confirm house burn",
+    "action.withdraw_house_burn": "Withdraw house burn",
+    "action.declare_invalid": "Declare shoe invalid",
     "action.unknown": "this action",
 }
 
@@ -234,6 +239,13 @@ HELP: dict[str, Message] = {
                            "table stops for the supervisor.",
     "help.report_unread": "A card left the shoe without being read.",
     "help.call_supervisor": "Ask a supervisor to come to the table; dealing is not stopped.",
+    "help.house_burn": "Announce that the house burns one card at the start of this round; "
+                       "a supervisor confirms it, then one card is burned.",
+    "help.confirm_house_burn": "Confirm the house burn the dealer announced: the next card "
+                               "out of the shoe is burned.",
+    "help.withdraw_house_burn": "The house burn announced is not made after all.",
+    "help.declare_invalid": "The shoe was dealt without its burn at the start: end it as "
+                            "invalid, so that a new shoe is brought in.",
     "help.reveal": "Turn the hands over: the result is shown.",
     "help.accept_software": "Let the table deal on software that is not on the approved list "
                             "(kept with your name and reason).",
@@ -276,6 +288,7 @@ REFUSALS: dict[str, Message] = {
     "refuse.no_shoe": "No shoe is loaded.",
     "refuse.reveal_first": "Round {n} is not revealed yet: reveal it first.",
     "refuse.house_burn_due": "A house burn is announced: burn one card first.",
+    "refuse.no_house_burn_announced": "No house burn is announced.",
     "refuse.nothing_to_reveal": "No result is waiting to be revealed.",
     "refuse.nothing_to_confirm": "There is no finished round to confirm.",
     "refuse.no_round": "No round is in progress.",
@@ -519,6 +532,19 @@ RECORD: dict[str, Message] = {
     "recall.flag.entered": "entered by hand", "recall.flag.multiple": "drawn with another",
     "recall.flag.face_up": "face up", "recall.flag.with_previous": "drawn with the card before",
     "recall.flag.unknown": "noted",
+    "recall.flag.house_burn": "house burn",
+    "recall.house_burns": "House burn:",
+    "recall.house_burn": "{card} burned for the house, announced by {user}, confirmed by {by}",
+    "recall.house_burn_alone": "{card} burned for the house, announced by {user} (the "
+                               "dealer alone, as the profile allows)",
+    "recall.invalid_stand": ("Shoe {shoe} was declared invalid: its burn at the start was "
+                             "forgotten; the result of its {n} round stands",
+                             "Shoe {shoe} was declared invalid: its burn at the start was "
+                             "forgotten; the results of its {n} rounds stand"),
+    "recall.invalid_void": ("Shoe {shoe} was declared invalid: its burn at the start was "
+                            "forgotten; its {n} round is void",
+                            "Shoe {shoe} was declared invalid: its burn at the start was "
+                            "forgotten; its {n} rounds are all void"),
     "recall.no_result": "Result: none yet",
     "recall.winner": "Winner: {winner}",
     "recall.bets": "Bets (net per unit staked): {bets}",
@@ -570,6 +596,7 @@ GAMES: dict[str, Message] = {
     "void.supervisor": "by a supervisor", "void.exhausted": "the shoe ran out",
     "void.devices_lost": "the devices were lost", "void.link_lost": "reads after a lost link",
     "void.unknown": "for another reason",
+    "void.invalid_shoe": "the shoe was declared invalid",
     "end.cut_card": "the cut card came out", "end.supervisor": "ended by a supervisor",
     "end.exhausted": "the shoe ran out", "end.invalid": "invalid: not an authorised game",
     "end.devices_lost": "the devices were lost", "end.link_lost": "reads after a lost link "
@@ -654,6 +681,7 @@ REPORT: dict[str, Message] = {
     "report.col.within": "Within", "report.yes": "yes", "report.no": "NO",
     "report.irregularities": "Irregularities", "report.col.time": "Time (UTC)",
     "report.col.round": "Round", "report.col.what": "What happened",
+    "report.house_burns": "House burns",
     "report.holds": "Holds", "report.col.from": "From (UTC)", "report.col.why": "Why",
     "report.col.seconds": "Seconds", "report.col.cleared_by": "Cleared by",
     "report.open": "open",

@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any, Mapping
 
+from controller.words import Words
 from controller.words.catalogue import MESSAGES
 from controller.words.fields import card, cards, field, number, word
 
@@ -107,3 +108,19 @@ def device_event(kind_: Any, fields: Mapping[str, Any], language: str) -> str:
     return word(code, language, **{k: (str(v) if k in ("reason", "text", "code", "model",
                                                         "serial", "firmware") else v)
                                    for k, v in given.items()})
+
+
+def house_burn_words(burn: Mapping[str, Any]) -> Words:
+    """A card burned for the house (a `house_burn` record): which, who announced it and who
+    confirmed it."""
+    fields = {"card": burn.get("code"), "user": burn.get("announced_by") or "?"}
+    if burn.get("confirmed_by"):
+        return Words("recall.house_burn", {**fields, "by": burn["confirmed_by"]})
+    return Words("recall.house_burn_alone", fields)
+
+
+def invalid_words(shoe: Any, fields: Mapping[str, Any]) -> Words:
+    """A shoe declared invalid (its `shoe_ended` record): why, and what became of the rounds
+    dealt from it."""
+    code = "recall.invalid_void" if fields.get("results") == "void" else "recall.invalid_stand"
+    return Words(code, {"shoe": shoe, "n": fields.get("settled", 0)})
