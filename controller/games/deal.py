@@ -40,13 +40,13 @@ from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
 from controller.games import procedure as procedures
-from controller.shoe.cards import RANKS, SUITS, Card, ordered_shoe, parse_card
+from controller.shoe.cards import CARD_OF_CODE, Card, ordered_shoe, parse_card
 from controller.games import GameRules, get_rules, punto_banco as pb
 from controller.games.procedure import DECIDE
 
 _DEFAULT: Any = object()
 _NEVER = 1 << 62                               # the cut position of a shoe without a cut card
-_CARD_OF_CODE = {r + s: Card(r, s) for r in RANKS for s in SUITS}
+_CARD_OF_CODE = CARD_OF_CODE
 _CODES = frozenset(_CARD_OF_CODE)
 
 
@@ -111,26 +111,32 @@ def _event(r, game: str) -> dict:
     if r.void:
         e.update(void=True, reason="exhausted", bets={b: 0 for b in r.bets})
     else:
-        e["bets"] = _json_numbers(r.bets)
+        e["bets"] = bet_numbers(r.bets)
     return e
 
 
-_NUMBERS: dict[int, tuple[Mapping, dict]] = {}
+def bet_number(x: Fraction) -> int | float:
+    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20."""
+    return int(x) if x.denominator == 1 else float(x)
 
 
-def _json_numbers(bets: Mapping[str, Fraction]) -> dict:
-    """Net results as JSON wants them (1 not 1.0, 0.95 not 19/20), as the table writes them;
-    remembered for the read-only entries of the settlement tables, which rounds share."""
-    hit = _NUMBERS.get(id(bets))
-    if hit is not None and hit[0] is bets:
-        return dict(hit[1])
-    out = {b: int(x) if x.denominator == 1 else float(x) for b, x in bets.items()}
-    if type(bets) is MappingProxyType:
-        if len(_NUMBERS) >= 8192:
-            _NUMBERS.clear()
-        _NUMBERS[id(bets)] = (bets, out)
-        return dict(out)
-    return out
+#: a settlement as JSON numbers, by its bets and the identities of its Fractions (the rules'
+#: settlement tables share them between rounds, so no Fraction is hashed or converted again);
+#: each entry holds its Fractions, so no other object can take their identities meanwhile
+_SETTLED: dict[tuple, tuple[list[Fraction], dict[str, int | float]]] = {}
+
+
+def bet_numbers(settled: Mapping[str, Fraction]) -> dict[str, int | float]:
+    """Every bet's net result as JSON numbers (1 not 1.0, 0.95 not 19/20), as the table writes
+    them; a new dict each time."""
+    key = (*settled, *map(id, settled.values()))
+    hit = _SETTLED.get(key)
+    if hit is None:
+        if len(_SETTLED) >= 4096:
+            _SETTLED.clear()
+        hit = _SETTLED[key] = (list(settled.values()),
+                               {b: bet_number(x) for b, x in settled.items()})
+    return dict(hit[1])
 
 
 #: pb.settlement_key less the pairs, by layout * 100 + player_total * 10 + banker_total

@@ -3,11 +3,10 @@ rules name the next step (which the machine must allow, `next_<step>`), and sett
 cancelled; between rounds, the shoe ends when it is due to."""
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any, Mapping
 
 from controller.games import procedure
-from controller.games.deal import RoundDeal
+from controller.games.deal import RoundDeal, bet_numbers
 from controller.games.procedure import RESULT, decision_of, step_of
 from controller.shoe.cards import Card
 from controller.table.desk import Desk
@@ -15,21 +14,15 @@ from controller.table.model import RoundState, Stakes, cards_drawn
 from controller.table.shoes import flag_list
 from controller.table.states import BURN, IDLE
 
-_NUMBERS: dict[Fraction, int | float] = {}
-
-
-def bet_number(x: Fraction) -> int | float:
-    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20 (a paytable has few)."""
-    n = _NUMBERS.get(x)
-    if n is None:
-        n = _NUMBERS[x] = int(x) if x.denominator == 1 else float(x)
-    return n
-
-
 class Rounds:
     def __init__(self, d: Desk):
         self.d = d
         self.deal_rules = RoundDeal(d.rules)
+        proc = d.rules.procedure
+        self._slots = frozenset(proc.slots)     # steps whose card goes to the slot itself
+        self._bets_after = proc.bets_after
+        self._steps: dict[str | None, tuple[str, str | None]] = {}  # rules' answer → step
+        self._triggers: dict[str, str] = {}     # step → the machine's trigger to it
 
     # ------------------------------------------------------------------ between rounds
     def between(self) -> None:
@@ -105,29 +98,36 @@ class Rounds:
         d = self.d
         rnd, shoe = d.round, d.shoe
         assert rnd is not None and shoe is not None
+        inventory = shoe.inventory
         if step == BURN:
             rnd.burned_before.append(card.code)
             rnd.burn_due -= 1
-            shoe.inventory.record(card, "burn")
+            inventory.record(card, "burn")
             nxt = BURN if rnd.burn_due > 0 else self.next_step()
             slot = BURN
         else:
             hands = d.hands_for_rules()
-            if decision_of(step) is not None:
-                # a card while a draw decision is pending: the hand drew
-                assert d.banking is not None
-                d.banking.record(rnd.pending or "", True, user="shoe", by="card")
-            slot = self.deal_rules.place(hands, step, card)
+            if step in self._slots:
+                d.rules.place(hands, step, card)
+                slot = step
+            else:
+                if decision_of(step) is not None:
+                    # a card while a draw decision is pending: the hand drew
+                    assert d.banking is not None
+                    d.banking.record(rnd.pending or "", True, user="shoe", by="card")
+                slot = self.deal_rules.place(hands, step, card)
             rnd.cards += 1
-            if flags.get("entered"):
+            if flags and flags.get("entered"):
                 # typed by the supervisor, not read: the round and the console say so
                 rnd.flags.append({"kind": "card_entered", "code": card.code,
                                   "detail": f"{card.code} entered by hand"})
-            shoe.inventory.record(card, "hand")
+            inventory.record(card, "hand")
             nxt = self.next_step()
-        d.emit("card", n=cards_drawn(shoe.inventory), code=card.code, slot=slot,
-               flags=flag_list(flags))
-        if slot == d.rules.procedure.bets_after:
+        # the card event, as Desk.emit writes it (a round is open)
+        d.outbox.append({"event": "card", "shoe": d.shoe_no, "round": rnd.number,
+                         "n": inventory.drawn, "code": card.code, "slot": slot,
+                         "flags": flag_list(flags) if flags else []})
+        if slot == self._bets_after:
             # the cards shown before the bets are out: bets open, then the round goes on
             rnd.after_bets = nxt
             d.move("bets_open")
@@ -139,16 +139,23 @@ class Rounds:
         """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
         d = self.d
         assert d.round is not None
-        nxt = step_of(d.rules.next_phase(d.hands_for_rules()))
-        d.round.pending = decision_of(nxt)
-        return nxt
+        answer = d.rules.next_phase(d.hands_for_rules())
+        known = self._steps.get(answer)
+        if known is None:
+            step = step_of(answer)
+            known = self._steps[answer] = (step, decision_of(step))
+        d.round.pending = known[1]
+        return known[0]
 
     def advance(self, nxt: str) -> None:
         """Move to the step due next, or complete the round."""
         if nxt == RESULT:
             self.complete()
         else:
-            self.d.move(f"next_{nxt}")
+            trigger = self._triggers.get(nxt)
+            if trigger is None:
+                trigger = self._triggers[nxt] = f"next_{nxt}"
+            self.d.move(trigger)
 
     # ------------------------------------------------------------------ the round's end
     def complete(self) -> None:
@@ -226,7 +233,7 @@ class Rounds:
         assert d.round is not None
         if d.round.demo:
             return {b: 0 for b in paytable}
-        return {b: bet_number(x) for b, x in d.rules.settle(hands, paytable).items()}
+        return bet_numbers(d.rules.settle(hands, paytable))
 
     def _all_modes(self) -> bool:
         """Every mode of the profile is live in each round (players choose theirs)."""
