@@ -121,13 +121,16 @@ class RepeatDetector:
 
     def set_previous(self, codes: list[str]) -> None:
         """The previous shoe's sequence (e.g. restored from the journal)."""
-        known = [c for c in map(_known, codes) if c is not None]
-        self._previous = {}
-        key, mask, k = 0, self._mask, self.k
-        for i, card in enumerate(known):
-            key = ((key << _BITS) | card[2]) & mask
-            if i >= k - 1:
-                self._previous.setdefault(key, i - k + 2)
+        get = _KNOWN.get
+        numbers = [c[2] for c in (get(code) or _known(code) for code in codes) if c is not None]
+        keys, key, mask = [], 0, self._mask
+        for n in numbers:
+            key = ((key << _BITS) | n) & mask
+            keys.append(key)
+        # each window's first start (1-based): filled from the end, the earliest written last
+        k = self.k
+        windows = keys[k - 1:]
+        self._previous = dict(zip(reversed(windows), range(len(windows), 0, -1)))
 
     def new_shoe(self) -> None:
         """The shoe being fed has ended: it becomes the previous shoe."""
