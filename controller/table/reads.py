@@ -11,12 +11,15 @@ from controller.table.desk import Desk
 from controller.table.model import QueuedRead
 from controller.table.shoes import flag_list
 from controller.table.states import (BETTING, BURN, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED,
-                                     step_in)
+                                     dealing)
 
 
 class Reads:
     def __init__(self, d: Desk):
         self.d = d
+        proc = d.rules.procedure
+        #: the step each dealing state takes a card for (step_in, looked up once per state)
+        self._step_in = {dealing(s): s for s in (BURN,) + proc.steps}
 
     def card(self, code: str, flags: Mapping[str, Any], *, kept: bool = False) -> None:
         """A card read by the shoe, in read order. `kept`: a read kept during a hold, taken
@@ -56,7 +59,7 @@ class Reads:
         if shoe.cut_seen and shoe.cut_round is None:
             shoe.cut_round = d.round.number if d.round is not None and \
                 d.round_open() else d.rounds._next_number()
-        step = step_in(state)
+        step = self._step_in.get(state)
         if flags and self._flagged(card, flags, step):
             return
         if step is not None:

@@ -21,6 +21,7 @@ class Rounds:
         proc = d.rules.procedure
         self._slots = frozenset(proc.slots)     # steps whose card goes to the slot itself
         self._bets_after = proc.bets_after
+        self._first = f"next_{proc.first}"     # the trigger to a round's first card
         self._steps: dict[str | None, tuple[str, str | None]] = {}  # rules' answer → step
         self._triggers: dict[str, str] = {}     # step → the machine's trigger to it
 
@@ -43,10 +44,10 @@ class Rounds:
         d = self.d
         shoe = d.shoe
         assert shoe is not None
-        proc = d.rules.procedure
         burn_due = procedure.between_round_burn(d.profile, shoe.rounds)
-        if proc.bets_after:
-            d.move("next_burn" if burn_due > 0 else f"next_{proc.first}")
+        bets_after = self._bets_after
+        if bets_after:
+            d.move("next_burn" if burn_due > 0 else self._first)
         else:
             d.move("bets_open")
         demo = shoe.demo_left > 0
@@ -54,14 +55,16 @@ class Rounds:
             shoe.demo_left -= 1
         hands: dict[str, Any] = dict(d.rules.new_hands())
         decisions: dict[str, Any] = hands.pop("decisions", {})
-        d.round = RoundState(number=self._next_number(), demo=demo, hands=hands,
-                             burn_due=burn_due, decisions=decisions,
-                             bank_seat=d.bank["banker"] if d.bank else None,
-                             stakes=Stakes() if d.stakes_game else None)
+        d.round = rnd = RoundState(number=self._next_number(), demo=demo, hands=hands,
+                                   burn_due=burn_due, decisions=decisions,
+                                   bank_seat=d.bank["banker"] if d.bank else None,
+                                   stakes=Stakes() if d.stakes_game else None)
         shoe.rounds += 1
         d.round_count += 1
-        d.emit("round_started", demo=demo)
-        if not proc.bets_after:
+        outbox, shoe_no = d.outbox, d.shoe_no
+        outbox.append({"event": "round_started", "shoe": shoe_no, "round": rnd.number,
+                       "demo": demo})
+        if not bets_after:
             self.bets_open()
 
     def bets_open(self) -> None:
@@ -80,7 +83,7 @@ class Rounds:
             nxt, rnd.after_bets = rnd.after_bets, None
             d.move(f"next_{nxt}")
         else:
-            d.move("next_burn" if rnd.burn_due > 0 else f"next_{d.rules.procedure.first}")
+            d.move("next_burn" if rnd.burn_due > 0 else self._first)
         d.emit("bets_closed")
 
     def _next_number(self) -> int:
@@ -122,7 +125,7 @@ class Rounds:
                 rnd.flags.append({"kind": "card_entered", "code": card.code,
                                   "detail": f"{card.code} entered by hand"})
             inventory.record(card, "hand")
-            nxt = self.next_step()
+            nxt = self._next_step(hands)
         # the card event, as Desk.emit writes it (a round is open)
         d.outbox.append({"event": "card", "shoe": d.shoe_no, "round": rnd.number,
                          "n": inventory.drawn, "code": card.code, "slot": slot,
@@ -137,9 +140,12 @@ class Rounds:
 
     def next_step(self) -> str:
         """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
+        return self._next_step(self.d.hands_for_rules())
+
+    def _next_step(self, hands: dict) -> str:
         d = self.d
         assert d.round is not None
-        answer = d.rules.next_phase(d.hands_for_rules())
+        answer = d.rules.next_phase(hands)
         known = self._steps.get(answer)
         if known is None:
             step = step_of(answer)
