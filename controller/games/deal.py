@@ -40,7 +40,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
 from controller.games import procedure as procedures
-from controller.shoe.cards import CARD_OF_CODE, Card, ordered_shoe, parse_card
+from controller.shoe.cards import CARD_OF_CODE, RANKS, Card, ordered_shoe, parse_card
 from controller.games import GameRules, get_rules, punto_banco as pb
 from controller.games.procedure import DECIDE
 
@@ -210,7 +210,7 @@ class ShoeDeal:
     `cut_position`: cards in front of the cut card (None: no cut card); by default the
     profile's default distance from the end (controller.games.procedure.default_cut_position), none
     where that lies beyond the shoe. `paytable`: the profile's by default. `returns`: a
-    random.Random for a continuous shuffler's returned cards (default: seeded with 0).
+    random.Random for a continuous shuffler's returned cards (default: one seeded with 0).
     """
 
     def __init__(self, profile, codes: Iterable[str | Card], *, cut_position: Any = _DEFAULT,
@@ -230,7 +230,9 @@ class ShoeDeal:
             raise ValueError("a continuous shuffler deals without a cut card")
         self.cut_position = cut_position
         self.paytable = profile.paytable if paytable is None else paytable
-        self.returns = returns if returns is not None else random.Random(0)
+        # only a continuous shuffler puts cards back: a shoe that is dealt out needs no source
+        self.returns = returns if returns is not None or not self.continuous \
+            else random.Random(0)
         self.burn: list[str] = []
         self.end_reason: str | None = None
         self.cards_used = 0
@@ -332,21 +334,51 @@ class ShoeDeal:
         goes through the rules card by card (`_slow_round`)."""
         codes, profile = self.codes, self.profile
         point = pb.POINT_OF_CODE
-        pts = list(map(point.__getitem__, codes))
+        # every card's point, one byte each: the ranks, read off the joined codes and
+        # translated, at C speed (the codes are canonical: two characters each)
+        pts = bytearray("".join(codes)[0::2].translate(_POINT_BYTE), "latin-1")
         table = pb.settlement_table(self.paytable)
         rounds = _ROUNDS
         new = tuple.__new__                       # PuntoBancoRound(...) without its Python __new__
         # procedures.between_round_burn: the profile's count before every round but the first
         burn, burn_later = (procedures.between_round_burn(profile, 0),
                             procedures.between_round_burn(profile, 1))
-        continuous, randint = self.continuous, self.returns.randint
+        continuous = self.continuous
+        randint = self.returns.randint if continuous and self.returns is not None else None
         started = self._start()
         if started is None:
             return
         pos, cut, cut_round = started
         number = 0
         last = len(codes) - 6                    # the last position a whole round fits from
+        if not continuous and burn == burn_later and cut_round is None:
+            # up to the cut card: whole rounds, one burn count, nothing to check but the cut
+            while True:
+                i = pos + burn
+                if i > last:
+                    break
+                number += 1
+                p1, b1, p2, b2, x5, x6 = pts[i:i + 6]
+                n, layout, pt, bt, winner, natural, key = \
+                    rounds[((p1 + p2) % 10 * 10 + (b1 + b2) % 10) * 100 + x5 * 10 + x6]
+                pos = i + n
+                cards = codes[i:pos]
+                key += ((6 if cards[0][0] == cards[2][0] else 0)        # Player's pair
+                        + (12 if cards[1][0] == cards[3][0] else 0))    # Banker's pair
+                yield new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
+                                            table[key], tuple(codes[i - burn:i]) if burn else ()))
+                if pos > cut:
+                    cut_round = number
+                    break
         while True:
+            # the shoe ends after the round just dealt (the cut card's, or the machine's load)?
+            if number and cut_round is not None and \
+                    procedures.shoe_ends_after(profile, number, cut_round):
+                self.cards_used, self.end_reason = pos, "cut_card"
+                return
+            if number and continuous and pos >= profile.cards:
+                self.cards_used, self.end_reason = pos, "cards_dealt"
+                return
             number += 1
             if number == 2:
                 burn = burn_later
@@ -375,17 +407,12 @@ class ShoeDeal:
                 yield result
             if continuous and isinstance(result, PuntoBancoRound):
                 # the round's cards go back (its burn, then Player's, then Banker's)
+                assert randint is not None
                 for code in (*result.burned_before, *result.player, *result.banker):
                     at = randint(pos, len(codes))
                     codes.insert(at, code)
                     pts.insert(at, point[code])
                 last = len(codes) - 6
-            if cut_round is not None and procedures.shoe_ends_after(profile, number, cut_round):
-                self.cards_used, self.end_reason = pos, "cut_card"
-                return
-            if continuous and pos >= profile.cards:
-                self.cards_used, self.end_reason = pos, "cards_dealt"
-                return
 
     def _slow_round(self, number: int, pos: int,
                     burn: int) -> tuple[PuntoBancoRound | RoundResult, int]:
@@ -417,12 +444,16 @@ class ShoeDeal:
                                out["winner"], out["natural"], bets, burned), pos
 
 
+#: a rank's point as one character (str.translate of the ranks of a shoe's joined codes)
+_POINT_BYTE = str.maketrans({r: chr(pb.POINT_OF_CODE[r + "S"]) for r in RANKS})
+
+
 def _canonical(codes: Iterable[str | Card]) -> list[str]:
     """Canonical card codes (`AS`, `TD`) from codes in any accepted spelling or Card objects."""
     out = list(codes)
     try:
-        if _CODES.issuperset(out):
-            return [str(c) for c in out]
+        if _CODES.issuperset(out):             # each is (equal to) a canonical code
+            return out
     except TypeError:                           # not hashable: not a card either
         pass
     return [c.code if isinstance(c, Card) else parse_card(c).code for c in out]
