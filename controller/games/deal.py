@@ -351,20 +351,20 @@ class ShoeDeal:
         pos, cut, cut_round = started
         number = 0
         last = len(codes) - 6                    # the last position a whole round fits from
-        if not continuous and burn == burn_later and cut_round is None:
-            # up to the cut card: whole rounds, one burn count, nothing to check but the cut
+        if not continuous and burn == burn_later and cut_round is None and cut + burn <= last:
+            # up to the cut card: whole rounds (a round from before the cut card fits in the
+            # shoe), one burn count, nothing to check but the cut
             while True:
                 i = pos + burn
-                if i > last:
-                    break
                 number += 1
                 p1, b1, p2, b2, x5, x6 = pts[i:i + 6]
                 n, layout, pt, bt, winner, natural, key = \
                     rounds[((p1 + p2) % 10 * 10 + (b1 + b2) % 10) * 100 + x5 * 10 + x6]
                 pos = i + n
                 cards = codes[i:pos]
-                key += ((6 if cards[0][0] == cards[2][0] else 0)        # Player's pair
-                        + (12 if cards[1][0] == cards[3][0] else 0))    # Banker's pair
+                # a pair has one point twice: its ranks are compared only then
+                key += ((6 if p1 == p2 and cards[0][0] == cards[2][0] else 0)   # Player's pair
+                        + (12 if b1 == b2 and cards[1][0] == cards[3][0] else 0))  # Banker's
                 yield new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
                                             table[key], tuple(codes[i - burn:i]) if burn else ()))
                 if pos > cut:
@@ -397,8 +397,9 @@ class ShoeDeal:
                     rounds[((p1 + p2) % 10 * 10 + (b1 + b2) % 10) * 100 + x5 * 10 + x6]
                 pos = i + n
                 cards = codes[i:pos]
-                key += ((6 if cards[0][0] == cards[2][0] else 0)        # Player's pair
-                        + (12 if cards[1][0] == cards[3][0] else 0))    # Banker's pair
+                # a pair has one point twice: its ranks are compared only then
+                key += ((6 if p1 == p2 and cards[0][0] == cards[2][0] else 0)   # Player's pair
+                        + (12 if b1 == b2 and cards[1][0] == cards[3][0] else 0))  # Banker's
                 burned = tuple(codes[i - burn:i]) if burn else ()
                 if cut_round is None and pos > cut:
                     cut_round = number

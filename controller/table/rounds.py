@@ -109,7 +109,7 @@ class Rounds:
             nxt = BURN if rnd.burn_due > 0 else self.next_step()
             slot = BURN
         else:
-            hands = d.hands_for_rules()
+            hands = d.hands_for_rules() if d.banking_game else rnd.hands
             if step in self._slots:
                 d.rules.place(hands, step, card)
                 slot = step
@@ -136,7 +136,11 @@ class Rounds:
             d.move("bets_open")
             self.bets_open()
             return
-        self.advance(nxt)
+        if nxt == RESULT:
+            self.complete()
+        else:
+            trigger = self._triggers.get(nxt)
+            d.move(trigger if trigger is not None else self._trigger(nxt))
 
     def next_step(self) -> str:
         """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
@@ -159,9 +163,12 @@ class Rounds:
             self.complete()
         else:
             trigger = self._triggers.get(nxt)
-            if trigger is None:
-                trigger = self._triggers[nxt] = f"next_{nxt}"
-            self.d.move(trigger)
+            self.d.move(trigger if trigger is not None else self._trigger(nxt))
+
+    def _trigger(self, step: str) -> str:
+        """The machine's trigger to `step` (remembered)."""
+        trigger = self._triggers[step] = f"next_{step}"
+        return trigger
 
     # ------------------------------------------------------------------ the round's end
     def complete(self) -> None:
