@@ -37,7 +37,7 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Iterable, Iterator, Mapping, NamedTuple
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple, cast
 
 from controller.games import procedure as procedures
 from controller.shoe.cards import CARD_OF_CODE, RANKS, Card, ordered_shoe, parse_card
@@ -243,11 +243,14 @@ class ShoeDeal:
             raise RuntimeError("a ShoeDeal deals its shoe once")
         self._started = True
         if self.profile.game == "punto_banco":
-            return self._punto_banco()
+            return iter(self._punto_banco())
         return self._generic()
 
     def rounds(self) -> list[PuntoBancoRound | RoundResult]:
         """Every round of the shoe."""
+        if self.profile.game == "punto_banco" and not self._started:
+            self._started = True
+            return self._punto_banco()
         return list(self)
 
     # ---------------------------------------------------------------------------------------
@@ -321,6 +324,7 @@ class ShoeDeal:
                               tuple(burned))
             if self.continuous:
                 back = burned + [c.code for h in hands.values() for c in h]
+                assert self.returns is not None         # a continuous shuffler has one
                 randint = self.returns.randint
                 for code in back:
                     codes.insert(randint(pos, len(codes)), code)
@@ -329,9 +333,12 @@ class ShoeDeal:
                 self.cards_used, self.end_reason = pos, reason
                 return
 
-    def _punto_banco(self) -> Iterator[PuntoBancoRound | RoundResult]:
+    def _punto_banco(self) -> list[PuntoBancoRound | RoundResult]:
         """Punto Banco over point values and lookup tables; a round that might run out of cards
-        goes through the rules card by card (`_slow_round`)."""
+        goes through the rules card by card (`_slow_round`). The whole shoe at once: a list of
+        its rounds costs less than a generator's turn a round."""
+        out: list[PuntoBancoRound | RoundResult] = []
+        add = out.append
         codes, profile = self.codes, self.profile
         point = pb.POINT_OF_CODE
         # every card's point, one byte each: the ranks, read off the joined codes and
@@ -347,7 +354,7 @@ class ShoeDeal:
         randint = self.returns.randint if continuous and self.returns is not None else None
         started = self._start()
         if started is None:
-            return
+            return out
         pos, cut, cut_round = started
         number = 0
         last = len(codes) - 6                    # the last position a whole round fits from
@@ -365,8 +372,8 @@ class ShoeDeal:
                 # a pair has one point twice: its ranks are compared only then
                 key += ((6 if p1 == p2 and cards[0][0] == cards[2][0] else 0)   # Player's pair
                         + (12 if b1 == b2 and cards[1][0] == cards[3][0] else 0))  # Banker's
-                yield new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
-                                            table[key], tuple(codes[i - burn:i]) if burn else ()))
+                add(new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
+                                          table[key], tuple(codes[i - burn:i]) if burn else ())))
                 if pos > cut:
                     cut_round = number
                     break
@@ -375,10 +382,10 @@ class ShoeDeal:
             if number and cut_round is not None and \
                     procedures.shoe_ends_after(profile, number, cut_round):
                 self.cards_used, self.end_reason = pos, "cut_card"
-                return
+                return out
             if number and continuous and pos >= profile.cards:
                 self.cards_used, self.end_reason = pos, "cards_dealt"
-                return
+                return out
             number += 1
             if number == 2:
                 burn = burn_later
@@ -387,10 +394,10 @@ class ShoeDeal:
                 result, pos = self._slow_round(number, pos, burn)
                 if cut_round is None and pos > cut:
                     cut_round = number
-                yield result
+                add(result)
                 if result.void:
                     self.cards_used, self.end_reason = pos, "exhausted"
-                    return
+                    return out
             else:
                 p1, b1, p2, b2, x5, x6 = pts[i:i + 6]
                 n, layout, pt, bt, winner, natural, key = \
@@ -405,7 +412,7 @@ class ShoeDeal:
                     cut_round = number
                 result = new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
                                                table[key], burned))
-                yield result
+                add(result)
             if continuous and isinstance(result, PuntoBancoRound):
                 # the round's cards go back (its burn, then Player's, then Banker's)
                 assert randint is not None
@@ -454,7 +461,7 @@ def _canonical(codes: Iterable[str | Card]) -> list[str]:
     out = list(codes)
     try:
         if _CODES.issuperset(out):             # each is (equal to) a canonical code
-            return out
+            return cast(list[str], out)
     except TypeError:                           # not hashable: not a card either
         pass
     return [c.code if isinstance(c, Card) else parse_card(c).code for c in out]

@@ -18,7 +18,7 @@ import math
 import tomllib
 from types import MappingProxyType
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from controller.errors import CommandRefused, Corrected, InputError, ProfileError
 from controller.games import as_banking
@@ -158,7 +158,7 @@ class Table:
         try:
             apply(self, inp)
         except Exception as err:        # refused, corrected, or a defect
-            return self._defect(err, inp, saved)
+            return self._defect(err, cast(Input, inp), saved)
         d = self._d
         out, d.outbox = d.outbox, []
         return Outcome(out)
