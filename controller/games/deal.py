@@ -165,9 +165,12 @@ def _round_of(pt: int, bt: int, x5: int, x6: int) -> tuple:
     return n, layout, pt, bt, winner, natural, _KEY_BASE[layout * 100 + pt * 10 + bt]
 
 
-#: every round by ((player two-card total) * 10 + banker two-card total) * 100 + x5 * 10 + x6
-_ROUNDS = tuple(_round_of(pt, bt, x5, x6)
-                for pt in range(10) for bt in range(10) for x5 in range(10) for x6 in range(10))
+#: every round by ((player two-card total) * 10 + banker two-card total) * 100 + x5 * 10 + x6;
+#: equal rounds are one tuple (most entries ignore x5 or x6), so the table stays small in memory
+_SHAPES: dict[tuple, tuple] = {}
+_ROUNDS = tuple(_SHAPES.setdefault(r, r) for r in (
+    _round_of(pt, bt, x5, x6)
+    for pt in range(10) for bt in range(10) for x5 in range(10) for x6 in range(10)))
 
 
 class RoundDeal:
