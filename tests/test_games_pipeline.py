@@ -56,7 +56,7 @@ def test_andar_bahar_golden_decks_through_the_cli(capsys, name, options):
 def test_every_andar_bahar_round_settles_both_modes(capsys):
     from controller.shoe.cards import cards as parse_cards
     from controller.games.andar_bahar import RULES as AB
-    from controller.table.rounds import bet_number
+    from controller.games.deal import bet_number
     profile = load_profile("andar-bahar")
     events = cli_events(capsys, "--profile", "andar-bahar", "--seed", "9", "--shoes", "30")
     rounds = of(events, "round_result")

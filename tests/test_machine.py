@@ -149,6 +149,44 @@ def test_every_out_of_order_step_is_refused_by_the_machine(game):
 
 
 @pytest.mark.parametrize("game", GAMES)
+def test_the_direct_moves_are_the_machines_own(game):
+    """The table takes the procedure's unguarded moves from `GameMachine.direct` instead of
+    firing `transitions`: from every state, every such trigger goes where the machine goes,
+    and what the machine refuses is not there."""
+    from controller.table.desk import Desk
+    from controller.table.machine import PROCEDURE_MOVES
+    from controller.table.states import shown
+    m, at = machine_for(game), At()
+    direct = 0
+    triggers = [t for t in m.machine.events if t in PROCEDURE_MOVES or t.startswith("next_")]
+    for state in m.machine.states:
+        for trigger in triggers:
+            m.set_state(at, state)
+            try:
+                m.fire[trigger]()
+                went = at.mstate
+            except MoveRefused:
+                went = None
+            fast = m.direct.get(trigger, {}).get(state)
+            if fast is not None:
+                direct += 1
+                assert fast == (went, shown(went)), (state, trigger)
+            else:
+                assert went is None or any(
+                    mv.conditions or mv.command for mv in m.moves
+                    if mv.trigger == trigger and mv.source == state), (state, trigger)
+    assert direct > 10
+    # through the table's own desk: a direct move, and a refused one that falls to the machine
+    desk = Desk(load_profile(PROFILE[game]), auto_open=True, betting_seconds=0.0,
+                initial="loaded")
+    desk.move("no_burn")
+    assert (desk.mstate, desk.state) == ("idle", "idle")
+    with pytest.raises(MoveRefused):
+        desk.move("count_ok")
+    assert desk.mstate == "idle"
+
+
+@pytest.mark.parametrize("game", GAMES)
 def test_the_diagram_draws_no_move_the_procedure_forbids(game):
     proc = get_rules(game).procedure
     allowed = {(dealing(s), dealing(d)) for s, d in proc.moves()

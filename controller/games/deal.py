@@ -37,16 +37,16 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Iterable, Iterator, Mapping, NamedTuple
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple, cast
 
 from controller.games import procedure as procedures
-from controller.shoe.cards import RANKS, SUITS, Card, ordered_shoe, parse_card
+from controller.shoe.cards import CARD_OF_CODE, RANKS, Card, ordered_shoe, parse_card
 from controller.games import GameRules, get_rules, punto_banco as pb
 from controller.games.procedure import DECIDE
 
 _DEFAULT: Any = object()
 _NEVER = 1 << 62                               # the cut position of a shoe without a cut card
-_CARD_OF_CODE = {r + s: Card(r, s) for r in RANKS for s in SUITS}
+_CARD_OF_CODE = CARD_OF_CODE
 _CODES = frozenset(_CARD_OF_CODE)
 
 
@@ -111,26 +111,32 @@ def _event(r, game: str) -> dict:
     if r.void:
         e.update(void=True, reason="exhausted", bets={b: 0 for b in r.bets})
     else:
-        e["bets"] = _json_numbers(r.bets)
+        e["bets"] = bet_numbers(r.bets)
     return e
 
 
-_NUMBERS: dict[int, tuple[Mapping, dict]] = {}
+def bet_number(x: Fraction) -> int | float:
+    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20."""
+    return int(x) if x.denominator == 1 else float(x)
 
 
-def _json_numbers(bets: Mapping[str, Fraction]) -> dict:
-    """Net results as JSON wants them (1 not 1.0, 0.95 not 19/20), as the table writes them;
-    remembered for the read-only entries of the settlement tables, which rounds share."""
-    hit = _NUMBERS.get(id(bets))
-    if hit is not None and hit[0] is bets:
-        return dict(hit[1])
-    out = {b: int(x) if x.denominator == 1 else float(x) for b, x in bets.items()}
-    if type(bets) is MappingProxyType:
-        if len(_NUMBERS) >= 8192:
-            _NUMBERS.clear()
-        _NUMBERS[id(bets)] = (bets, out)
-        return dict(out)
-    return out
+#: a settlement as JSON numbers, by its bets and the identities of its Fractions (the rules'
+#: settlement tables share them between rounds, so no Fraction is hashed or converted again);
+#: each entry holds its Fractions, so no other object can take their identities meanwhile
+_SETTLED: dict[tuple, tuple[list[Fraction], dict[str, int | float]]] = {}
+
+
+def bet_numbers(settled: Mapping[str, Fraction]) -> dict[str, int | float]:
+    """Every bet's net result as JSON numbers (1 not 1.0, 0.95 not 19/20), as the table writes
+    them; a new dict each time."""
+    key = (*settled, *map(id, settled.values()))
+    hit = _SETTLED.get(key)
+    if hit is None:
+        if len(_SETTLED) >= 4096:
+            _SETTLED.clear()
+        hit = _SETTLED[key] = (list(settled.values()),
+                               {b: bet_number(x) for b, x in settled.items()})
+    return dict(hit[1])
 
 
 #: pb.settlement_key less the pairs, by layout * 100 + player_total * 10 + banker_total
@@ -159,9 +165,12 @@ def _round_of(pt: int, bt: int, x5: int, x6: int) -> tuple:
     return n, layout, pt, bt, winner, natural, _KEY_BASE[layout * 100 + pt * 10 + bt]
 
 
-#: every round by ((player two-card total) * 10 + banker two-card total) * 100 + x5 * 10 + x6
-_ROUNDS = tuple(_round_of(pt, bt, x5, x6)
-                for pt in range(10) for bt in range(10) for x5 in range(10) for x6 in range(10))
+#: every round by ((player two-card total) * 10 + banker two-card total) * 100 + x5 * 10 + x6;
+#: equal rounds are one tuple (most entries ignore x5 or x6), so the table stays small in memory
+_SHAPES: dict[tuple, tuple] = {}
+_ROUNDS = tuple(_SHAPES.setdefault(r, r) for r in (
+    _round_of(pt, bt, x5, x6)
+    for pt in range(10) for bt in range(10) for x5 in range(10) for x6 in range(10)))
 
 
 class RoundDeal:
@@ -204,7 +213,7 @@ class ShoeDeal:
     `cut_position`: cards in front of the cut card (None: no cut card); by default the
     profile's default distance from the end (controller.games.procedure.default_cut_position), none
     where that lies beyond the shoe. `paytable`: the profile's by default. `returns`: a
-    random.Random for a continuous shuffler's returned cards (default: seeded with 0).
+    random.Random for a continuous shuffler's returned cards (default: one seeded with 0).
     """
 
     def __init__(self, profile, codes: Iterable[str | Card], *, cut_position: Any = _DEFAULT,
@@ -224,7 +233,9 @@ class ShoeDeal:
             raise ValueError("a continuous shuffler deals without a cut card")
         self.cut_position = cut_position
         self.paytable = profile.paytable if paytable is None else paytable
-        self.returns = returns if returns is not None else random.Random(0)
+        # only a continuous shuffler puts cards back: a shoe that is dealt out needs no source
+        self.returns = returns if returns is not None or not self.continuous \
+            else random.Random(0)
         self.burn: list[str] = []
         self.end_reason: str | None = None
         self.cards_used = 0
@@ -235,11 +246,14 @@ class ShoeDeal:
             raise RuntimeError("a ShoeDeal deals its shoe once")
         self._started = True
         if self.profile.game == "punto_banco":
-            return self._punto_banco()
+            return iter(self._punto_banco())
         return self._generic()
 
     def rounds(self) -> list[PuntoBancoRound | RoundResult]:
         """Every round of the shoe."""
+        if self.profile.game == "punto_banco" and not self._started:
+            self._started = True
+            return self._punto_banco()
         return list(self)
 
     # ---------------------------------------------------------------------------------------
@@ -313,6 +327,7 @@ class ShoeDeal:
                               tuple(burned))
             if self.continuous:
                 back = burned + [c.code for h in hands.values() for c in h]
+                assert self.returns is not None         # a continuous shuffler has one
                 randint = self.returns.randint
                 for code in back:
                     codes.insert(randint(pos, len(codes)), code)
@@ -321,26 +336,59 @@ class ShoeDeal:
                 self.cards_used, self.end_reason = pos, reason
                 return
 
-    def _punto_banco(self) -> Iterator[PuntoBancoRound | RoundResult]:
+    def _punto_banco(self) -> list[PuntoBancoRound | RoundResult]:
         """Punto Banco over point values and lookup tables; a round that might run out of cards
-        goes through the rules card by card (`_slow_round`)."""
+        goes through the rules card by card (`_slow_round`). The whole shoe at once: a list of
+        its rounds costs less than a generator's turn a round."""
+        out: list[PuntoBancoRound | RoundResult] = []
+        add = out.append
         codes, profile = self.codes, self.profile
         point = pb.POINT_OF_CODE
-        pts = list(map(point.__getitem__, codes))
+        # every card's point, one byte each: the ranks, read off the joined codes and
+        # translated, at C speed (the codes are canonical: two characters each)
+        pts = bytearray("".join(codes)[0::2].translate(_POINT_BYTE), "latin-1")
         table = pb.settlement_table(self.paytable)
         rounds = _ROUNDS
         new = tuple.__new__                       # PuntoBancoRound(...) without its Python __new__
         # procedures.between_round_burn: the profile's count before every round but the first
         burn, burn_later = (procedures.between_round_burn(profile, 0),
                             procedures.between_round_burn(profile, 1))
-        continuous, randint = self.continuous, self.returns.randint
+        continuous = self.continuous
+        randint = self.returns.randint if continuous and self.returns is not None else None
         started = self._start()
         if started is None:
-            return
+            return out
         pos, cut, cut_round = started
         number = 0
         last = len(codes) - 6                    # the last position a whole round fits from
+        if not continuous and burn == burn_later and cut_round is None and cut + burn <= last:
+            # up to the cut card: whole rounds (a round from before the cut card fits in the
+            # shoe), one burn count, nothing to check but the cut
+            while True:
+                i = pos + burn
+                number += 1
+                p1, b1, p2, b2, x5, x6 = pts[i:i + 6]
+                n, layout, pt, bt, winner, natural, key = \
+                    rounds[((p1 + p2) % 10 * 10 + (b1 + b2) % 10) * 100 + x5 * 10 + x6]
+                pos = i + n
+                cards = codes[i:pos]
+                # a pair has one point twice: its ranks are compared only then
+                key += ((6 if p1 == p2 and cards[0][0] == cards[2][0] else 0)   # Player's pair
+                        + (12 if b1 == b2 and cards[1][0] == cards[3][0] else 0))  # Banker's
+                add(new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
+                                          table[key], tuple(codes[i - burn:i]) if burn else ())))
+                if pos > cut:
+                    cut_round = number
+                    break
         while True:
+            # the shoe ends after the round just dealt (the cut card's, or the machine's load)?
+            if number and cut_round is not None and \
+                    procedures.shoe_ends_after(profile, number, cut_round):
+                self.cards_used, self.end_reason = pos, "cut_card"
+                return out
+            if number and continuous and pos >= profile.cards:
+                self.cards_used, self.end_reason = pos, "cards_dealt"
+                return out
             number += 1
             if number == 2:
                 burn = burn_later
@@ -349,37 +397,33 @@ class ShoeDeal:
                 result, pos = self._slow_round(number, pos, burn)
                 if cut_round is None and pos > cut:
                     cut_round = number
-                yield result
+                add(result)
                 if result.void:
                     self.cards_used, self.end_reason = pos, "exhausted"
-                    return
+                    return out
             else:
                 p1, b1, p2, b2, x5, x6 = pts[i:i + 6]
                 n, layout, pt, bt, winner, natural, key = \
                     rounds[((p1 + p2) % 10 * 10 + (b1 + b2) % 10) * 100 + x5 * 10 + x6]
                 pos = i + n
                 cards = codes[i:pos]
-                key += ((6 if cards[0][0] == cards[2][0] else 0)        # Player's pair
-                        + (12 if cards[1][0] == cards[3][0] else 0))    # Banker's pair
+                # a pair has one point twice: its ranks are compared only then
+                key += ((6 if p1 == p2 and cards[0][0] == cards[2][0] else 0)   # Player's pair
+                        + (12 if b1 == b2 and cards[1][0] == cards[3][0] else 0))  # Banker's
                 burned = tuple(codes[i - burn:i]) if burn else ()
                 if cut_round is None and pos > cut:
                     cut_round = number
                 result = new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
                                                table[key], burned))
-                yield result
+                add(result)
             if continuous and isinstance(result, PuntoBancoRound):
                 # the round's cards go back (its burn, then Player's, then Banker's)
+                assert randint is not None
                 for code in (*result.burned_before, *result.player, *result.banker):
                     at = randint(pos, len(codes))
                     codes.insert(at, code)
                     pts.insert(at, point[code])
                 last = len(codes) - 6
-            if cut_round is not None and procedures.shoe_ends_after(profile, number, cut_round):
-                self.cards_used, self.end_reason = pos, "cut_card"
-                return
-            if continuous and pos >= profile.cards:
-                self.cards_used, self.end_reason = pos, "cards_dealt"
-                return
 
     def _slow_round(self, number: int, pos: int,
                     burn: int) -> tuple[PuntoBancoRound | RoundResult, int]:
@@ -411,12 +455,16 @@ class ShoeDeal:
                                out["winner"], out["natural"], bets, burned), pos
 
 
+#: a rank's point as one character (str.translate of the ranks of a shoe's joined codes)
+_POINT_BYTE = str.maketrans({r: chr(pb.POINT_OF_CODE[r + "S"]) for r in RANKS})
+
+
 def _canonical(codes: Iterable[str | Card]) -> list[str]:
     """Canonical card codes (`AS`, `TD`) from codes in any accepted spelling or Card objects."""
     out = list(codes)
     try:
-        if _CODES.issuperset(out):
-            return [str(c) for c in out]
+        if _CODES.issuperset(out):             # each is (equal to) a canonical code
+            return cast(list[str], out)
     except TypeError:                           # not hashable: not a card either
         pass
     return [c.code if isinstance(c, Card) else parse_card(c).code for c in out]

@@ -59,10 +59,15 @@ _BURN = {r: (i + 1 if i < 9 else 10) for i, r in enumerate(RANKS)}
 
 ALL_CARDS: tuple[Card, ...] = tuple(Card(code[0], code[1]) for code in CARD_CODES)
 _BY_CODE = {c.code: c for c in ALL_CARDS}
+#: the card of each canonical code: what a reading shoe sends, taken without parsing
+CARD_OF_CODE: dict[str, Card] = dict(_BY_CODE)
 
 
 def parse_card(text: str) -> Card:
     """Parse `AS`, `td`, `10D` into a Card; raise CardCodeError otherwise."""
+    card = _BY_CODE.get(text) if type(text) is str else None
+    if card is not None:
+        return card
     t = text.strip().upper()
     if t.startswith("10") and len(t) == 3:
         t = "T" + t[2]

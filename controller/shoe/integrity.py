@@ -24,8 +24,10 @@ from dataclasses import dataclass
 
 from controller.shoe.cards import ALL_CARDS, CardCodeError, parse_card
 
-#: canonical codes answered without parsing (the detectors see every card of every shoe)
-_KNOWN = {c.code: (c.rank_index, c.suit) for c in ALL_CARDS}
+#: canonical codes answered without parsing (the detectors see every card of every shoe): the
+#: rank (1-13), the suit, the card's small number (0-51) and the code itself
+_KNOWN = {c.code: (c.rank_index, c.suit, i, c.code) for i, c in enumerate(ALL_CARDS)}
+_BITS = 6                   # a card's small number fits in 6 bits; a window of k is 6k bits
 
 
 @dataclass(frozen=True)
@@ -35,24 +37,20 @@ class Alarm:
     card_index: int      # 1-based index in the shoe of the card that completed the pattern
 
 
-def _rank_suit(code: str) -> tuple[int, str] | None:
+def _known(code: str) -> tuple[int, str, int, str] | None:
+    """(rank, suit, small number, canonical code) of a card code; None for what is no card."""
     known = _KNOWN.get(code)
     if known is not None:
         return known
     try:
-        card = parse_card(code)
+        return _KNOWN[parse_card(code).code]
     except (CardCodeError, AttributeError):
         return None
-    return card.rank_index, card.suit
 
 
 def _canonical(code: str) -> str | None:
-    if code in _KNOWN:
-        return code
-    try:
-        return parse_card(code).code
-    except (CardCodeError, AttributeError):
-        return None
+    known = _known(code)
+    return None if known is None else known[3]
 
 
 class FactoryOrderDetector:
@@ -68,35 +66,44 @@ class FactoryOrderDetector:
 
     def new_shoe(self) -> None:
         self.index = 0
-        self._last: tuple[int, str] | None = None
-        self._run: list[str] = []
+        self._rank = 0                          # the last card's rank and suit (0: none)
+        self._suit = ""
+        self._len = 0                           # the run so far, in cards
         self._step = 0                          # +1 ascending, −1 descending, 0 not yet known
+        self._recent: deque[str] = deque(maxlen=self.length)   # the run's codes, as read
 
     def feed(self, code: str) -> Alarm | None:
+        return self._feed(code, _known(code))
+
+    def _feed(self, code: str, card: tuple[int, str, int, str] | None) -> Alarm | None:
         self.index += 1
-        card = _rank_suit(code)
-        last, self._last = self._last, card
+        self._recent.append(code)
         if card is None:
-            self._run, self._step = [], 0
+            self._rank, self._suit, self._len, self._step = 0, "", 0, 0
             return None
-        if last is not None and card[1] == last[1] and abs(card[0] - last[0]) == 1:
-            step = card[0] - last[0]
-            if self._step in (0, step):
-                self._run.append(code)
+        rank, suit = card[0], card[1]
+        step = rank - self._rank
+        if suit == self._suit and (step == 1 or step == -1):
+            if self._step == 0 or self._step == step:
+                self._len += 1
             else:                               # turned round: the last two start a new run
-                self._run = self._run[-1:] + [code]
+                self._len = 2
             self._step = step
         else:
-            self._run, self._step = [code], 0
-        if len(self._run) == self.length:
+            self._len, self._step = 1, 0
+        self._rank, self._suit = rank, suit
+        if self._len == self.length:
             way = "ascending" if self._step > 0 else "descending"
             return Alarm(self.kind, f"{self.length} cards of one suit in {way} rank order: "
-                         f"{' '.join(self._run)}", self.index)
+                         f"{' '.join(self._recent)}", self.index)
         return None
 
 
 class RepeatDetector:
-    """Alarm when `k` consecutive cards repeat a run of `k` cards of the previous shoe."""
+    """Alarm when `k` consecutive cards repeat a run of `k` cards of the previous shoe.
+
+    A window of k cards is kept as one integer (each card's small number in 6 bits), rolled on
+    by a shift per card; the previous shoe's windows are a dict of those integers."""
 
     kind = "repeated_sequence"
 
@@ -104,47 +111,60 @@ class RepeatDetector:
         if k < 2:
             raise ValueError("a repeated run is at least 2 cards long")
         self.k = k
-        self._previous: dict[tuple[str, ...], int] = {}
+        self._mask = (1 << (_BITS * k)) - 1
+        self._previous: dict[int, int] = {}
         self._current: list[str] = []
-        self._window: deque[str] = deque(maxlen=k)
+        self._key = 0                           # the last k cards (fewer: `_filled` says)
+        self._filled = 0
         self._matching = False
         self.index = 0
 
     def set_previous(self, codes: list[str]) -> None:
         """The previous shoe's sequence (e.g. restored from the journal)."""
-        canon = [c for c in map(_canonical, codes) if c is not None]
-        self._previous = {}
-        for i in range(len(canon) - self.k + 1):
-            self._previous.setdefault(tuple(canon[i:i + self.k]), i + 1)
+        get = _KNOWN.get
+        numbers = [c[2] for c in (get(code) or _known(code) for code in codes) if c is not None]
+        keys, key, mask = [], 0, self._mask
+        for n in numbers:
+            key = ((key << _BITS) | n) & mask
+            keys.append(key)
+        # each window's first start (1-based): filled from the end, the earliest written last
+        k = self.k
+        windows = keys[k - 1:]
+        self._previous = dict(zip(reversed(windows), range(len(windows), 0, -1)))
 
     def new_shoe(self) -> None:
         """The shoe being fed has ended: it becomes the previous shoe."""
         self.set_previous(self._current)
         self._current = []
-        self._window.clear()
+        self._key = self._filled = 0
         self._matching = False
         self.index = 0
 
     def feed(self, code: str) -> Alarm | None:
+        return self._feed(_known(code))
+
+    def _feed(self, card: tuple[int, str, int, str] | None) -> Alarm | None:
         self.index += 1
-        canon = _canonical(code)
-        if canon is None:
-            self._window.clear()
+        if card is None:
+            self._key = self._filled = 0
             self._matching = False
             return None
-        self._current.append(canon)
-        self._window.append(canon)
-        if len(self._window) < self.k:
-            return None
-        start = self._previous.get(tuple(self._window))
+        self._current.append(card[3])
+        self._key = ((self._key << _BITS) | card[2]) & self._mask
+        if self._filled < self.k:
+            self._filled += 1
+            if self._filled < self.k:
+                return None
+        start = self._previous.get(self._key)
         if start is None:
             self._matching = False
             return None
         if self._matching:
             return None
         self._matching = True
+        window = " ".join(self._current[-self.k:])
         return Alarm(self.kind, f"cards {self.index - self.k + 1}-{self.index} "
-                     f"({' '.join(self._window)}) repeat cards {start}-{start + self.k - 1} of "
+                     f"({window}) repeat cards {start}-{start + self.k - 1} of "
                      "the previous shoe", self.index)
 
 
@@ -167,7 +187,10 @@ class IntegrityWatch:
 
     def feed(self, code: str) -> list[Alarm]:
         self.current.append(code)
-        factory, repeat = self.factory.feed(code), self.repeat.feed(code)
+        card = _KNOWN.get(code)
+        if card is None:
+            card = _known(code)
+        factory, repeat = self.factory._feed(code, card), self.repeat._feed(card)
         if factory is None and repeat is None:
             return _NONE
         return [a for a in (factory, repeat) if a is not None]

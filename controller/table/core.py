@@ -16,8 +16,9 @@ import hashlib
 import logging
 import math
 import tomllib
+from types import MappingProxyType
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from controller.errors import CommandRefused, Corrected, InputError, ProfileError
 from controller.games import as_banking
@@ -44,6 +45,7 @@ from controller.table.states import (CLOSED, HOLD, LOADED, BURNING, SHOE_ENDED, 
 from controller.words import Words, english, refuse
 
 log = logging.getLogger("controller.table")
+_NO_FLAGS: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass
@@ -147,36 +149,46 @@ class Table:
 
     def apply_safely(self, inp: Input | Mapping[str, Any]) -> Outcome:
         """Apply one input and say what happened; never raises."""
-        d = self._d
-        try:
-            if not isinstance(inp, INPUT_TYPES):
-                inp = parse_input(inp)          # type: ignore[arg-type]
-            apply = _APPLY[type(inp)]
-        except Exception as err:        # a malformed input is refused, not applied
-            return Outcome(refused=CommandRefused(str(err), code="invalid_args"))
-        saved = self.snapshot() if type(inp) is Command else None
+        kind = type(inp)
+        apply = _APPLY.get(kind)
+        if apply is None:
+            try:
+                if not isinstance(inp, INPUT_TYPES):
+                    inp = parse_input(inp)          # type: ignore[arg-type]
+                kind = type(inp)
+                apply = _APPLY[kind]
+            except Exception as err:        # a malformed input is refused, not applied
+                return Outcome(refused=CommandRefused(str(err), code="invalid_args"))
+        saved = self.snapshot() if kind is Command else None
         try:
             apply(self, inp)
-        except Corrected as err:
+        except Exception as err:        # refused, corrected, or a defect
+            return self._defect(err, cast(Input, inp), saved)
+        d = self._d
+        out, d.outbox = d.outbox, []
+        return Outcome(out)
+
+    def _defect(self, err: Exception, inp: Input, saved: dict | None) -> Outcome:
+        """What a defect while applying `inp` leaves (`saved`: the table before a command)."""
+        d = self._d
+        if isinstance(err, Corrected):
             return Outcome(self._drain(), refused=err)
-        except (CommandRefused, MoveRefused) as err:
+        if isinstance(err, (CommandRefused, MoveRefused)):
             if saved is not None:
                 self._load(saved)
             d.outbox.clear()
             return Outcome(refused=err if isinstance(err, CommandRefused)
                            else refuse("not_now", state=d.state))
-        except Exception as err:        # a defect: report it, keep the input
-            d.outbox.clear()
-            if saved is not None:
-                # a person's command: refused, the table exactly as it was (a hold stays the
-                # hold it was, with its remedies); the technician finds the defect in the log
-                self._load(saved)
-                return Outcome(refused=refuse("internal_error", "internal",
-                                              action=getattr(inp, "action", "")),
-                               error=err)
-            d.holds.defect(err)         # a device's input: the table holds until a person looks
-            return Outcome(self._drain(), error=err)
-        return Outcome(self._drain())
+        d.outbox.clear()
+        if saved is not None:
+            # a person's command: refused, the table exactly as it was (a hold stays the
+            # hold it was, with its remedies); the technician finds the defect in the log
+            self._load(saved)
+            return Outcome(refused=refuse("internal_error", "internal",
+                                          action=getattr(inp, "action", "")),
+                           error=err)
+        d.holds.defect(err)         # a device's input: the table holds until a person looks
+        return Outcome(self._drain(), error=err)
 
     def _drain(self) -> list[dict]:
         d = self._d
@@ -235,7 +247,9 @@ class Table:
         d = self._d
         if d.shoe is not None:
             d.shoe.reads += 1
-        d.reads.card(inp.code, inp.flags)
+        # most reads carry no flag: they share one empty, read-only set of flags
+        flagged = inp.manual_burn or inp.face_up or inp.multiple or inp.with_previous
+        d.reads.card(inp.code, inp.flags if flagged else _NO_FLAGS)
 
     def _cut(self, _: CutCardSeen) -> None:
         self._d.shoes.cut_card()

@@ -59,10 +59,17 @@ class Desk:
         self._thread = threading.get_ident()
         self.machine: GameMachine = machine_for(profile.game)
         self._fire = self.machine.fire
+        self._direct = self.machine.direct
 
     # ------------------------------------------------------------------ the machine
     def move(self, trigger: str) -> None:
         """Make one move of the machine; a move it does not allow raises MoveRefused."""
+        to = self._direct.get(trigger)
+        if to is not None:
+            there = to.get(self.mstate)
+            if there is not None:       # the one way this move goes (GameMachine.direct)
+                self.mstate, self.state = there
+                return
         if self._thread != threading.get_ident():
             self._rebind()
         self.machine.cursor.at = self
@@ -73,6 +80,7 @@ class Desk:
         self._thread = threading.get_ident()
         self.machine = machine_for(self.profile.game)
         self._fire = self.machine.fire
+        self._direct = self.machine.direct
 
     def stand(self, state: str) -> None:
         """Stand in `state` without a move (a restore, or the hold a defect leaves)."""

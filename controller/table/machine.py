@@ -189,6 +189,11 @@ class GameMachine:
             model_attribute="state")
         self.fire: dict[str, Callable[..., bool]] = {
             name: getattr(self.cursor, name) for name in self.machine.events}
+        #: the procedure's moves that have no guard, no callback and no rival from their
+        #: source, by trigger and source: (the machine's state after, the state shown). The
+        #: machine makes exactly these moves; taken from this table on the hot path (a card),
+        #: they cost a dict lookup instead of a pass through `transitions`
+        self.direct: dict[str, dict[str, tuple[str, str]]] = direct_moves(self.moves)
         #: for each command, the states it has a move from (whatever its guard says)
         self.sources: dict[str, frozenset[str]] = {
             name: frozenset(m.source for m in self.moves if m.trigger == name)
@@ -226,6 +231,21 @@ class GameMachine:
         """Stand `at` in `state` without any move (a restore, or a defect's hold)."""
         self.cursor.at = at
         self.machine.set_state(state, model=self.cursor)
+
+
+def direct_moves(moves: list[Move]) -> dict[str, dict[str, tuple[str, str]]]:
+    """The moves whose trigger from their source can only go one way, whatever the table
+    holds: by trigger, then source, (the destination, the state shown there)."""
+    count: dict[tuple[str, str], int] = {}
+    for m in moves:
+        count[m.trigger, m.source] = count.get((m.trigger, m.source), 0) + 1
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    for m in moves:
+        if (m.command or m.conditions or m.dest is None
+                or count[m.trigger, m.source] != 1):
+            continue
+        out.setdefault(m.trigger, {})[m.source] = (m.dest, shown(m.dest))
+    return out
 
 
 def _as_dict(m: Move) -> dict[str, Any]:

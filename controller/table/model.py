@@ -6,7 +6,7 @@ with `from_dict`, so a restarted table stands exactly where the journal left it.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from controller.shoe.cards import Card, parse_card
@@ -90,7 +90,10 @@ class ShoeState:
                 else Inventory(self.decks)
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        # field by field (lists copied), not `asdict`, which deep-copies the whole ledger
+        # only for it to be replaced by the ledger's own record
+        d = {name: getattr(self, name) for name in _SHOE_FIELDS}
+        d["start_burn"], d["rest"] = list(self.start_burn), list(self.rest)
         d["inventory"] = self.inventory.to_dict()
         return d
 
@@ -100,6 +103,9 @@ class ShoeState:
         kind = MachineInventory if d.get("continuous") else Inventory
         inv = kind.from_dict(d.pop("inventory"))
         return cls(**d, inventory=inv)
+
+
+_SHOE_FIELDS = tuple(f.name for f in fields(ShoeState) if f.name != "inventory")
 
 
 @dataclass

@@ -6,15 +6,19 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from controller.games import procedure
-from controller.shoe.cards import Card, CardCodeError, parse_card
+from controller.shoe.cards import CARD_OF_CODE, Card, CardCodeError, parse_card
 from controller.table.desk import Desk
 from controller.table.model import QueuedRead
-from controller.table.states import BETTING, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED, step_in
+from controller.table.states import (BETTING, BURN, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED,
+                                     dealing)
 
 
 class Reads:
     def __init__(self, d: Desk):
         self.d = d
+        proc = d.rules.procedure
+        #: the step each dealing state takes a card for (step_in, looked up once per state)
+        self._step_in = {dealing(s): s for s in (BURN,) + proc.steps}
 
     def card(self, code: str, flags: Mapping[str, Any], *, kept: bool = False) -> None:
         """A card read by the shoe, in read order. `kept`: a read kept during a hold, taken
@@ -26,11 +30,13 @@ class Reads:
             d.holds.keep_read(code, flags, "the table is on hold: the read waits for the "
                               "supervisor")
             return
-        try:
-            card = parse_card(code)
-        except CardCodeError as err:
-            d.holds.problem("impossible_card", str(err))
-            return
+        card = CARD_OF_CODE.get(code)
+        if card is None:
+            try:
+                card = parse_card(code)
+            except CardCodeError as err:
+                d.holds.problem("impossible_card", str(err))
+                return
         shoe = d.shoe
         if shoe is None:
             if kept:        # no shoe to deal it from: it goes back
@@ -43,40 +49,51 @@ class Reads:
         if state == SHOE_ENDED and shoe.counting == "shoe":
             d.shoes.count_back(card)
             return
-        why = shoe.inventory.problem(card)
-        if why is not None:
-            shoe.inventory.record(card, "removed")
-            d.holds.problem("foreign_card", why, code=card.code)
+        inventory = shoe.inventory
+        if inventory.seen[card.code] >= inventory.decks:
+            why = inventory.problem(card)
+            inventory.record(card, "removed")
+            d.holds.problem("foreign_card", why or "", code=card.code)
             return
         if shoe.cut_seen and shoe.cut_round is None:
             shoe.cut_round = d.round.number if d.round is not None and \
                 d.round_open() else d.rounds._next_number()
-        step = step_in(state)
+        step = self._step_in.get(state)
+        if flags and self._flagged(card, flags, step):
+            return
+        if step is not None:
+            d.rounds.deal(card, step, flags)
+        elif state == LOADED or state == BURNING:
+            d.shoes.start_burn(card, flags)
+        elif shoe.house_burn and (state == IDLE or state == BETTING):
+            d.shoes.house_burned(card, flags)
+        else:
+            self._not_due(card, kept=kept)
+        alarms = d.integrity.feed(card.code)
+        if alarms:
+            for alarm in alarms:
+                # an unshuffled or replayed shoe: dealing stops until a supervisor decides
+                d.holds.problem("integrity_alarm", alarm.detail, detector=alarm.kind,
+                                card_index=alarm.card_index)
+
+    def _flagged(self, card: Card, flags: Mapping[str, Any], step: str | None) -> bool:
+        """What a read's flags say about its card: noted, or (True) kept out of the round."""
+        d = self.d
         face_up = bool(flags.get("face_up"))
         if flags.get("with_previous") or flags.get("multiple"):
             d.holds.note("multiple_cards", f"{card.code} drawn together with the card before "
                          f"it; kept in read order (top card first)", code=card.code)
         if face_up and procedure.face_up_voids(d.profile, step):
             # burn-and-replace or void: the card is not dealt; the supervisor applies the remedy
-            shoe.inventory.record(card, "removed")
+            assert d.shoe is not None
+            d.shoe.inventory.record(card, "removed")
             d.holds.problem("face_up_card", f"{card.code} came out face up; profile remedy: "
                             f"{d.profile.face_up_card}", code=card.code)
-            return
+            return True
         if face_up:
             d.holds.note("face_up_card", f"{card.code} came out face up; it stays valid",
                          code=card.code)
-        if state == LOADED or state == BURNING:
-            d.shoes.start_burn(card, flags)
-        elif shoe.house_burn and (state == IDLE or state == BETTING):
-            d.shoes.house_burned(card, flags)
-        elif step is not None:
-            d.rounds.deal(card, step, flags)
-        else:
-            self._not_due(card, kept=kept)
-        for alarm in d.integrity.feed(card.code):
-            # an unshuffled or replayed shoe: dealing stops until a supervisor decides
-            d.holds.problem("integrity_alarm", alarm.detail, detector=alarm.kind,
-                            card_index=alarm.card_index)
+        return False
 
     def _not_due(self, card: Card, *, kept: bool = False) -> None:
         d = self.d

@@ -3,11 +3,10 @@ rules name the next step (which the machine must allow, `next_<step>`), and sett
 cancelled; between rounds, the shoe ends when it is due to."""
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any, Mapping
 
 from controller.games import procedure
-from controller.games.deal import RoundDeal
+from controller.games.deal import RoundDeal, bet_numbers
 from controller.games.procedure import RESULT, decision_of, step_of
 from controller.shoe.cards import Card
 from controller.table.desk import Desk
@@ -15,21 +14,16 @@ from controller.table.model import RoundState, Stakes, cards_drawn
 from controller.table.shoes import flag_list
 from controller.table.states import BURN, IDLE
 
-_NUMBERS: dict[Fraction, int | float] = {}
-
-
-def bet_number(x: Fraction) -> int | float:
-    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20 (a paytable has few)."""
-    n = _NUMBERS.get(x)
-    if n is None:
-        n = _NUMBERS[x] = int(x) if x.denominator == 1 else float(x)
-    return n
-
-
 class Rounds:
     def __init__(self, d: Desk):
         self.d = d
         self.deal_rules = RoundDeal(d.rules)
+        proc = d.rules.procedure
+        self._slots = frozenset(proc.slots)     # steps whose card goes to the slot itself
+        self._bets_after = proc.bets_after
+        self._first = f"next_{proc.first}"     # the trigger to a round's first card
+        self._steps: dict[str | None, tuple[str, str | None]] = {}  # rules' answer → step
+        self._triggers: dict[str, str] = {}     # step → the machine's trigger to it
 
     # ------------------------------------------------------------------ between rounds
     def between(self) -> None:
@@ -50,10 +44,10 @@ class Rounds:
         d = self.d
         shoe = d.shoe
         assert shoe is not None
-        proc = d.rules.procedure
         burn_due = procedure.between_round_burn(d.profile, shoe.rounds)
-        if proc.bets_after:
-            d.move("next_burn" if burn_due > 0 else f"next_{proc.first}")
+        bets_after = self._bets_after
+        if bets_after:
+            d.move("next_burn" if burn_due > 0 else self._first)
         else:
             d.move("bets_open")
         demo = shoe.demo_left > 0
@@ -61,14 +55,16 @@ class Rounds:
             shoe.demo_left -= 1
         hands: dict[str, Any] = dict(d.rules.new_hands())
         decisions: dict[str, Any] = hands.pop("decisions", {})
-        d.round = RoundState(number=self._next_number(), demo=demo, hands=hands,
-                             burn_due=burn_due, decisions=decisions,
-                             bank_seat=d.bank["banker"] if d.bank else None,
-                             stakes=Stakes() if d.stakes_game else None)
+        d.round = rnd = RoundState(number=self._next_number(), demo=demo, hands=hands,
+                                   burn_due=burn_due, decisions=decisions,
+                                   bank_seat=d.bank["banker"] if d.bank else None,
+                                   stakes=Stakes() if d.stakes_game else None)
         shoe.rounds += 1
         d.round_count += 1
-        d.emit("round_started", demo=demo)
-        if not proc.bets_after:
+        outbox, shoe_no = d.outbox, d.shoe_no
+        outbox.append({"event": "round_started", "shoe": shoe_no, "round": rnd.number,
+                       "demo": demo})
+        if not bets_after:
             self.bets_open()
 
     def bets_open(self) -> None:
@@ -88,7 +84,7 @@ class Rounds:
             nxt, rnd.after_bets = rnd.after_bets, None
             d.move(f"next_{nxt}")
         else:
-            d.move("next_burn" if rnd.burn_due > 0 else f"next_{d.rules.procedure.first}")
+            d.move("next_burn" if rnd.burn_due > 0 else self._first)
         d.emit("bets_closed")
 
     def _next_number(self) -> int:
@@ -106,50 +102,74 @@ class Rounds:
         d = self.d
         rnd, shoe = d.round, d.shoe
         assert rnd is not None and shoe is not None
+        inventory = shoe.inventory
         if step == BURN:
             rnd.burned_before.append(card.code)
             rnd.burn_due -= 1
-            shoe.inventory.record(card, "burn")
+            inventory.record(card, "burn")
             nxt = BURN if rnd.burn_due > 0 else self.next_step()
             slot = BURN
         else:
-            hands = d.hands_for_rules()
-            if decision_of(step) is not None:
-                # a card while a draw decision is pending: the hand drew
-                assert d.banking is not None
-                d.banking.record(rnd.pending or "", True, user="shoe", by="card")
-            slot = self.deal_rules.place(hands, step, card)
+            hands = d.hands_for_rules() if d.banking_game else rnd.hands
+            if step in self._slots:
+                d.rules.place(hands, step, card)
+                slot = step
+            else:
+                if decision_of(step) is not None:
+                    # a card while a draw decision is pending: the hand drew
+                    assert d.banking is not None
+                    d.banking.record(rnd.pending or "", True, user="shoe", by="card")
+                slot = self.deal_rules.place(hands, step, card)
             rnd.cards += 1
-            if flags.get("entered"):
+            if flags and flags.get("entered"):
                 # typed by the supervisor, not read: the round and the console say so
                 rnd.flags.append({"kind": "card_entered", "code": card.code,
                                   "detail": f"{card.code} entered by hand"})
-            shoe.inventory.record(card, "hand")
-            nxt = self.next_step()
-        d.emit("card", n=cards_drawn(shoe.inventory), code=card.code, slot=slot,
-               flags=flag_list(flags))
-        if slot == d.rules.procedure.bets_after:
+            inventory.record(card, "hand")
+            nxt = self._next_step(hands)
+        # the card event, as Desk.emit writes it (a round is open)
+        d.outbox.append({"event": "card", "shoe": d.shoe_no, "round": rnd.number,
+                         "n": inventory.drawn, "code": card.code, "slot": slot,
+                         "flags": flag_list(flags) if flags else []})
+        if slot == self._bets_after:
             # the cards shown before the bets are out: bets open, then the round goes on
             rnd.after_bets = nxt
             d.move("bets_open")
             self.bets_open()
             return
-        self.advance(nxt)
+        if nxt == RESULT:
+            self.complete()
+        else:
+            trigger = self._triggers.get(nxt)
+            d.move(trigger if trigger is not None else self._trigger(nxt))
 
     def next_step(self) -> str:
         """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
+        return self._next_step(self.d.hands_for_rules())
+
+    def _next_step(self, hands: dict) -> str:
         d = self.d
         assert d.round is not None
-        nxt = step_of(d.rules.next_phase(d.hands_for_rules()))
-        d.round.pending = decision_of(nxt)
-        return nxt
+        answer = d.rules.next_phase(hands)
+        known = self._steps.get(answer)
+        if known is None:
+            step = step_of(answer)
+            known = self._steps[answer] = (step, decision_of(step))
+        d.round.pending = known[1]
+        return known[0]
 
     def advance(self, nxt: str) -> None:
         """Move to the step due next, or complete the round."""
         if nxt == RESULT:
             self.complete()
         else:
-            self.d.move(f"next_{nxt}")
+            trigger = self._triggers.get(nxt)
+            self.d.move(trigger if trigger is not None else self._trigger(nxt))
+
+    def _trigger(self, step: str) -> str:
+        """The machine's trigger to `step` (remembered)."""
+        trigger = self._triggers[step] = f"next_{step}"
+        return trigger
 
     # ------------------------------------------------------------------ the round's end
     def complete(self) -> None:
@@ -227,7 +247,7 @@ class Rounds:
         assert d.round is not None
         if d.round.demo:
             return {b: 0 for b in paytable}
-        return {b: bet_number(x) for b, x in d.rules.settle(hands, paytable).items()}
+        return bet_numbers(d.rules.settle(hands, paytable))
 
     def _all_modes(self) -> bool:
         """Every mode of the profile is live in each round (players choose theirs)."""
