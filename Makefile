@@ -24,10 +24,15 @@ run: $(STAMP)
 # with one xdist_group share a worker (and what it has computed once)
 PYTEST := $(BIN)/pytest -n 4 --dist loadgroup
 
+# On a fresh checkout the modules are compiled once, here, before the workers start: not by
+# each of them (and by the first tablectl processes) at the same time; the tests' own compiled
+# form (pytest's, with its asserts rewritten) by one collection when there is none yet
 test: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/mkdocs build --strict -q
+	$(BIN)/python -m compileall -q controller drivers simulators bench
+	$(if $(wildcard tests/__pycache__/conftest.*-pytest-*.pyc),,-$(BIN)/pytest -q --collect-only >/dev/null)
 	$(PYTEST) -m "not slow"
 
 # the long end-to-end runs `make test` leaves out (kill -9 across processes, the wheel built

@@ -18,23 +18,60 @@ from controller.errors import TableStopped
 from controller.logsetup import configure, prefix, scrub
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; given the command that runs, only that command's parser (its
+    module and what it imports load only when it runs: each `tablectl` process starts sooner).
+    The arguments parse the same way either way."""
     from controller.settings.argtypes import OneLineParser     # its subparsers are of its class too
     parser = OneLineParser(prog="tablectl", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
+    _global_options(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    names = command_modules()
+    if command is not None and command in names:
+        names = [command]
+    for name in names:
+        importlib.import_module(f"controller.commands.{name.replace('-', '_')}").register(sub)
+    return parser
+
+
+def _global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="WARNING",
                         help="log level for stderr (DEBUG, INFO, WARNING, ERROR); default WARNING")
     parser.add_argument("--log-file", metavar="FILE",
                         help="write the log to FILE (JSON lines, appended) instead of stderr "
                         "(`run` does so by itself, beside its journal, when its readable lines "
                         "and stderr would share one screen)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+
+
+def command_modules() -> list[str]:
+    """The commands, by name: `controller/commands/new_journal.py` registers `new-journal`."""
     import controller.commands as pkg
-    for mod in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        if not mod.name.startswith("_"):
-            importlib.import_module(f"controller.commands.{mod.name}").register(sub)
-    return parser
+    return [m.name.replace("_", "-") for m in sorted(pkgutil.iter_modules(pkg.__path__),
+                                                     key=lambda m: m.name)
+            if not m.name.startswith("_")]
+
+
+class _Unsure(Exception):
+    pass
+
+
+class _Peek(argparse.ArgumentParser):
+    def error(self, message: str):          # type: ignore[override]
+        raise _Unsure(message)
+
+
+def command_named(argv: list[str] | None) -> str | None:
+    """The command `argv` runs, read past the global options; None where that is not plain
+    (help, --version, an option the full parser is to judge), so the full parser decides."""
+    peek = _Peek(prog="tablectl", add_help=False)
+    _global_options(peek)
+    try:
+        _, rest = peek.parse_known_args(sys.argv[1:] if argv is None else argv)
+    except _Unsure:
+        return None
+    return rest[0] if rest and not rest[0].startswith("-") else None
 
 
 def bad_input_types() -> tuple[type[BaseException], ...]:
@@ -48,7 +85,7 @@ def bad_input_types() -> tuple[type[BaseException], ...]:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        parser = build_parser()
+        parser = build_parser(command_named(argv))
     except bad_input_types() as err:      # e.g. no drivers registered: tablectl not installed
         print(f"tablectl: {err}", file=sys.stderr)
         return 2

@@ -153,3 +153,33 @@ def test_a_list_in_the_environment_is_written_either_way_and_blamed_on_the_varia
         assert said in err and err.count("\n") == 1, err
         assert "config/table.toml" not in err        # the file did not say it
     assert not (tmp_path / "j.db").exists()
+
+
+def _subcommands(parser):
+    import argparse
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["simulate", "--profile", "macau"], "simulate"),
+    (["--log-level", "INFO", "run"], "run"),
+    (["--log-file=x.log", "users", "list"], "users"),
+    (["--log-l", "DEBUG", "verify-journal"], "verify-journal"),
+    (["--help"], None), (["-h", "run"], None), (["--version"], None), ([], None),
+    (["--log-file"], None), (["--log", "x", "run"], None),
+])
+def test_the_command_is_read_past_the_global_options_or_left_to_the_full_parser(argv, command):
+    from controller.cli import command_named
+    assert command_named(argv) == command
+
+
+def test_a_command_alone_parses_and_helps_as_it_does_among_all_the_others():
+    """tablectl loads only the command it runs: that command's parser is the same one."""
+    from controller.cli import build_parser, command_modules
+    every = _subcommands(build_parser())
+    assert sorted(every) == sorted(command_modules())
+    for name in command_modules():
+        alone = _subcommands(build_parser(name))
+        assert list(alone) == [name]
+        assert alone[name].format_help() == every[name].format_help()
+    assert build_parser("no-such-command").format_help() == build_parser().format_help()
