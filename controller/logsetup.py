@@ -28,7 +28,7 @@ import logging
 import os
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping, MutableMapping
 
 
 def _import_structlog() -> Any:
@@ -46,7 +46,10 @@ def _import_structlog() -> Any:
     return imported
 
 
-structlog = _import_structlog()
+if TYPE_CHECKING:
+    import structlog
+else:
+    structlog = _import_structlog()
 
 _configured = False
 
@@ -109,7 +112,7 @@ def scrub(value: Any, depth: int = 0) -> Any:
     return scrub(repr(value), depth + 1)      # an object's repr could hold a secret too
 
 
-def redact(logger: Any, method: str, event: dict) -> dict:
+def redact(logger: Any, method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
     """The one processor that keeps secrets out of every log line (see the module's note)."""
     return scrub(event)
 

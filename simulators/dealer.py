@@ -39,6 +39,7 @@ A decision whose coup never comes to it (a natural, a hand that stood) is not gi
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -475,7 +476,7 @@ class PlayersActor:
             return
         self._seen = key
         self.status = e
-        self.schedule(self.delay_s, lambda k=key: self._act(k))
+        self.schedule(self.delay_s, functools.partial(self._act, key))
 
     def _act(self, key: tuple) -> None:
         st = self.status

@@ -234,7 +234,7 @@ class ShoeModel:
         """An extra copy of the shoe's most plentiful code: one more than the shoe can hold."""
         own = self._cards[index]
         counts = Counter(self._cards)
-        first = {}
+        first: dict[str, int] = {}
         for i, code in enumerate(self._cards):
             first.setdefault(code, i)
         for code in sorted(counts, key=lambda c: (-counts[c], first[c])):

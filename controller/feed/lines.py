@@ -114,9 +114,6 @@ class TextFeed:
         from controller.words.problems import problem_words
         return self.words(problem_words({**e, "kind": kind}))
 
-    def flush(self) -> None:
-        self.stream.flush()
-
     def line(self, text: str) -> None:
         self.stream.write(text + "\n")
         self.stream.flush()

@@ -1,4 +1,4 @@
-"""ShufflerDriver: request/response over the framed shuffler protocol, on USB or serial.
+"""FramedShuffler: request/response over the framed shuffler protocol, on USB or serial.
 
 Each call sends one request frame and waits `response_timeout_s` for the response that echoes
 its sequence number; stale or foreign frames are skipped. Read-only commands (IDENTIFY, STATUS,
@@ -99,7 +99,7 @@ class SerialLink:
         self.port.close()
 
 
-class ShufflerDriver:
+class FramedShuffler:
     """Commands to one shuffler; every answer is checked before it is believed."""
 
     def __init__(self, link: Link, *, url: str = "", response_timeout_s: float = 1.0,
