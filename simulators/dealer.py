@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from simulators.rig import SimRig
+from simulators.rig import DeviceClock, SimRig
 from simulators.shoe import Fault
 
 SUPERVISOR = "virtual-supervisor"
@@ -112,7 +112,8 @@ class VirtualDealer:
             self.rig.rest_to_shuffler()
         elif kind == "cards_returned":
             # the dealer puts the round's cards back into the continuous shuffler
-            self.rig.shoe.return_cards(e["cards"])  # type: ignore[attr-defined]
+            if self.rig.machine is not None:
+                self.rig.machine.return_cards(e["cards"])
 
     def _maybe_reveal(self) -> None:
         """Hands dealt face down are turned over after a pause, as a dealer would."""
@@ -161,7 +162,11 @@ class VirtualDealer:
             return
         model = self.rig.shoe
         if self.device_tick_s:
-            self.rig.clock.advance(self.device_tick_s)   # type: ignore[attr-defined]
+            clock = self.rig.clock
+            if not isinstance(clock, DeviceClock):
+                raise TypeError("device_tick_s advances the rig's own DeviceClock; this rig "
+                                f"runs on {clock!r}")
+            clock.advance(self.device_tick_s)
         index = model.position
         codes = model.pull()
         if not codes:

@@ -38,9 +38,7 @@ class Command:
 
 def refused(message: str, code: str = "wrong_state") -> CommandRefused:
     """A CommandRefused that answers the client with `code` (one of ERROR_CODES)."""
-    err = CommandRefused(message)
-    err.code = code  # type: ignore[attr-defined]
-    return err
+    return CommandRefused(message, code=code)
 
 
 class Refusal(Exception):

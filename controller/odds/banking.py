@@ -150,7 +150,8 @@ class Solver:
             out[flags] = v
         return out, den
 
-    def _bank_factor(self, strategy: Strategy, cell: str | None, drew: bool | None):
+    def _bank_factor(self, strategy: Strategy, cell: str | None,
+                     drew: bool | None) -> Fraction | int:
         if cell is None:
             return 1
         q = strategy[cell]
@@ -234,7 +235,7 @@ class Solver:
         phi, den = self._phi(strategy, skip=j)
         scale = den * self._den * self.coup.total
 
-        def signed(groups) -> int:
+        def signed(groups: Mapping[tuple, list[int]]) -> int:
             g = 0
             for k, v in groups.items():
                 if k[at]:
