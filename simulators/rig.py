@@ -18,7 +18,7 @@ from drivers.cardcodes import CARD_CODES
 from simulators import registry
 from simulators.csm import ContinuousShufflerModel
 from simulators.shoe import Fault, ShoeModel
-from simulators.shuffler import SHUFFLER_FAULTS, ShufflerFault, ShufflerModel
+from simulators.shuffler import SHUFFLER_FAULTS, ShufflerModel
 
 SIM_VID, SIM_PID = 0x7A5C, 0x5348
 _names = itertools.count(1)
@@ -49,7 +49,7 @@ class SimRig:
     shuffle_time_s: float = 0.0
 
     def __post_init__(self) -> None:
-        shuffler_faults = [ShufflerFault(f.kind, max(0, f.at)) for f in self.faults
+        shuffler_faults = [Fault(f.kind, max(0, f.at)) for f in self.faults
                            if f.kind in SHUFFLER_FAULTS]
         # a table's shuffler: what it delivers leaves it, and it shuffles what is put back in
         self.shuffler = ShufflerModel(seed=self.seed, decks=self.decks, faults=shuffler_faults,
