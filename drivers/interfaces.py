@@ -1,11 +1,13 @@
 """What the table calls on its devices: the typed seam between the controller and any shoe or
 shuffler driver, tablectl's own or a vendor's plugin (docs/drivers.md).
 
-The controller's device sources hold drivers only through these protocols. tablectl's shoe
-protocols satisfy `ShoeDriver` by subclassing `drivers.shoe.base.ShoeDriverBase` (which owns
-the read loop: timeouts, resync, reconnection); its framed shuffler (`FramedShuffler`)
-satisfies `ShufflerDriver`. A plugin's driver is checked against them at run time when it is
-opened (`runtime_checkable`: the names must be there) and by a type checker statically.
+The controller's device sources hold drivers only through these protocols. Every shoe
+protocol, tablectl's and a plugin's, satisfies `ShoeDriver` by subclassing
+`drivers.shoe.base.ShoeDriverBase` (which owns the read loop: timeouts, resync, reconnection;
+`drivers.shoe.shoe_driver` refuses a class that does not). A shuffler plugin's `open` may return
+any object with `ShufflerDriver`'s methods, as tablectl's `FramedShuffler` has; one without
+them is refused by name when it is opened (`runtime_checkable`: the names must be there). A
+type checker checks the signatures as well (the packages ship `py.typed`).
 """
 from __future__ import annotations
 
