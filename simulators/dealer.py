@@ -46,7 +46,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from simulators.rig import DeviceClock, SimRig
-from simulators.shoe import Fault
 
 SUPERVISOR = "virtual-supervisor"
 DEALER = "virtual-dealer"

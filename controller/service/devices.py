@@ -11,7 +11,7 @@ import collections
 import dataclasses
 import threading
 import time
-from typing import Any, Callable, Generator
+from typing import Callable, Generator
 
 from controller.logsetup import get_logger
 from controller.table import inputs as ti
