@@ -77,7 +77,8 @@ class ShoeSource:
     """
 
     def __init__(self, submit: Callable[[ti.Input], None],
-                 open_driver: Callable[[], ShoeDriver], *, protocol: str, min_pull_interval_s: float = 0.15, read_timeout_s: float = 0.2,
+                 open_driver: Callable[[], ShoeDriver], *, protocol: str,
+                 min_pull_interval_s: float = 0.15, read_timeout_s: float = 0.2,
                  clock: Callable[[], float] | None = None, url: str = "",
                  wait: tuple[float, float] | None = None,
                  on_wait: Callable[[str | None], None] | None = None):
@@ -220,7 +221,8 @@ class ShufflerSource:
     """
 
     def __init__(self, submit: Callable[[ti.Input], None],
-                 open_driver: Callable[[], ShufflerDriver], *, decks: int, approved_firmware: tuple[str, ...] = (),
+                 open_driver: Callable[[], ShufflerDriver], *, decks: int,
+                 approved_firmware: tuple[str, ...] = (),
                  shuffle_timeout_s: float = 300.0, threaded: bool = True,
                  clock: Callable[[], float] = time.monotonic, poll_interval_s: float = 0.1):
         self.submit, self.open_driver, self.decks = submit, open_driver, decks
