@@ -12,6 +12,7 @@ import functools
 import importlib
 import pkgutil
 import sys
+from types import TracebackType
 
 from controller import __version__
 from controller.errors import TableStopped
@@ -118,12 +119,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _uncaught(command: str, kind: type[BaseException], err: BaseException,
-              tb: object) -> None:
+              tb: TracebackType | None) -> None:
     """A fault of the program itself, not caught by the command: its traceback goes to the log
     (no frame's local variables, no secret: controller/logsetup.py) instead of Python's own
     print, and one line says what happened. The exit status stays Python's (1)."""
     if isinstance(err, KeyboardInterrupt):
-        sys.__excepthook__(kind, err, tb)       # type: ignore[arg-type]
+        sys.__excepthook__(kind, err, tb)
         return
     from controller.logsetup import get_logger
     get_logger("controller.cli").critical("command failed", command=command, exc_info=err)

@@ -25,9 +25,11 @@ class IrregularityError(Exception):
 class CommandRefused(Exception):
     """A dealer or supervisor command that does not apply in the current state or role."""
 
-    def __init__(self, message: str, code: str = "wrong_state"):
+    def __init__(self, message: str, code: str = "wrong_state", words: object = None):
         super().__init__(message)
         self.code = code
+        #: the refusal in plain words (controller.words.Words), for each reader's language
+        self.words = words
 
 
 class Corrected(CommandRefused):

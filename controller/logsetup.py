@@ -28,7 +28,8 @@ import logging
 import os
 import sys
 import threading
-from typing import Any
+import weakref
+from typing import TYPE_CHECKING, Any, Mapping, MutableMapping
 
 
 def _import_structlog() -> Any:
@@ -46,7 +47,10 @@ def _import_structlog() -> Any:
     return imported
 
 
-structlog = _import_structlog()
+if TYPE_CHECKING:
+    import structlog
+else:
+    structlog = _import_structlog()
 
 _configured = False
 
@@ -109,7 +113,7 @@ def scrub(value: Any, depth: int = 0) -> Any:
     return scrub(repr(value), depth + 1)      # an object's repr could hold a secret too
 
 
-def redact(logger: Any, method: str, event: dict) -> dict:
+def redact(logger: Any, method: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
     """The one processor that keeps secrets out of every log line (see the module's note)."""
     return scrub(event)
 
@@ -191,7 +195,7 @@ def configure(level: str = "WARNING", json_logs: bool | None = None,
         foreign_pre_chain=shared, journald=journal_stream(), processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta, tracebacks, redact,
             renderer]))
-    handler._tablectl = True            # type: ignore[attr-defined]
+    _OURS.add(handler)
     root = logging.getLogger()
     if not _configured:
         root.addHandler(handler)
@@ -202,11 +206,14 @@ def configure(level: str = "WARNING", json_logs: bool | None = None,
         to_file(path)
 
 
-def get_logger(name: str):
+def get_logger(name: str) -> Any:
+    """The structlog logger `name` (bound loggers are configured once, by configure())."""
     return structlog.get_logger(name)
 
 
 _file_given = False
+#: the root logger's handlers this module installed (a file given later replaces them)
+_OURS: weakref.WeakSet[logging.Handler] = weakref.WeakSet()
 
 
 def to_file(path: str) -> None:
@@ -218,10 +225,10 @@ def to_file(path: str) -> None:
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             _json_tracebacks(), redact, structlog.processors.JSONRenderer()]))
     root = logging.getLogger()
-    for old in [h for h in root.handlers if getattr(h, "_tablectl", False)]:
+    for old in [h for h in root.handlers if h in _OURS]:
         root.removeHandler(old)
         old.close()
-    handler._tablectl = True            # type: ignore[attr-defined]
+    _OURS.add(handler)
     root.addHandler(handler)
     _file_given = True
 

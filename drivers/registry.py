@@ -4,10 +4,11 @@ A distribution offers a driver by naming it in an entry-point group of its metad
 python-can finds its interfaces:
 
     [project.entry-points."tablectl.shoe_protocols"]
-    acme = "acme_shoe:AcmeDriver"            # a drivers.shoe.base.ShoeDriver subclass
+    acme = "acme_shoe:AcmeDriver"            # a drivers.shoe.base.ShoeDriverBase subclass
 
     [project.entry-points."tablectl.shufflers"]
     acme = "acme_shuffler:open_acme"         # open(url, **options) -> a ShufflerDriver
+                                             # (drivers.interfaces)
 
 tablectl's own drivers register the same way (pyproject.toml), so a vendor's protocol is
 chosen by its name exactly like `beetek` ([shoe] protocol, --shoe-protocol; [shuffler]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
+import usb.backend
 import usb.core
 import usb.util
 
@@ -151,7 +152,7 @@ class UsbTransport:
         usb.util.dispose_resources(self.dev)
 
 
-def _find(url: UsbURL, backend) -> usb.core.Device:
+def _find(url: UsbURL, backend: usb.backend.IBackend | None) -> usb.core.Device:
     try:
         found = list(usb.core.find(find_all=True, idVendor=url.vendor_id,
                                    idProduct=url.product_id, backend=backend))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from drivers.shoe.codec import check_code
 from simulators.shoe import ShoeModel
@@ -24,7 +24,7 @@ from simulators.shoe import ShoeModel
 class ContinuousShufflerModel(ShoeModel):
     """The ShoeModel contract (CONTRACTS.md) plus `return_cards`; `seed` makes it repeatable."""
 
-    def __init__(self, cards: Sequence[str], *, seed: int | str | None = None, **kw):
+    def __init__(self, cards: Sequence[str], *, seed: int | str | None = None, **kw: Any):
         if kw.get("cut_position") is not None:
             raise ValueError("a continuous shuffler has no cut card")
         super().__init__(cards, **kw)

@@ -39,13 +39,13 @@ A decision whose coup never comes to it (a natural, a hand that stood) is not gi
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from simulators.rig import SimRig
-from simulators.shoe import Fault
+from simulators.rig import DeviceClock, SimRig
 
 SUPERVISOR = "virtual-supervisor"
 DEALER = "virtual-dealer"
@@ -111,7 +111,8 @@ class VirtualDealer:
             self.rig.rest_to_shuffler()
         elif kind == "cards_returned":
             # the dealer puts the round's cards back into the continuous shuffler
-            self.rig.shoe.return_cards(e["cards"])  # type: ignore[attr-defined]
+            if self.rig.machine is not None:
+                self.rig.machine.return_cards(e["cards"])
 
     def _maybe_reveal(self) -> None:
         """Hands dealt face down are turned over after a pause, as a dealer would."""
@@ -160,7 +161,11 @@ class VirtualDealer:
             return
         model = self.rig.shoe
         if self.device_tick_s:
-            self.rig.clock.advance(self.device_tick_s)   # type: ignore[attr-defined]
+            clock = self.rig.clock
+            if not isinstance(clock, DeviceClock):
+                raise TypeError("device_tick_s advances the rig's own DeviceClock; this rig "
+                                f"runs on {clock!r}")
+            clock.advance(self.device_tick_s)
         index = model.position
         codes = model.pull()
         if not codes:
@@ -475,7 +480,7 @@ class PlayersActor:
             return
         self._seen = key
         self.status = e
-        self.schedule(self.delay_s, lambda k=key: self._act(k))
+        self.schedule(self.delay_s, functools.partial(self._act, key))
 
     def _act(self, key: tuple) -> None:
         st = self.status

@@ -18,7 +18,7 @@ from drivers.cardcodes import CARD_CODES
 from simulators import registry
 from simulators.csm import ContinuousShufflerModel
 from simulators.shoe import Fault, ShoeModel
-from simulators.shuffler import SHUFFLER_FAULTS, ShufflerFault, ShufflerModel
+from simulators.shuffler import SHUFFLER_FAULTS, ShufflerModel
 
 SIM_VID, SIM_PID = 0x7A5C, 0x5348
 _names = itertools.count(1)
@@ -49,16 +49,21 @@ class SimRig:
     shuffle_time_s: float = 0.0
 
     def __post_init__(self) -> None:
-        shuffler_faults = [ShufflerFault(f.kind, max(0, f.at)) for f in self.faults
+        shuffler_faults = [Fault(f.kind, max(0, f.at)) for f in self.faults
                            if f.kind in SHUFFLER_FAULTS]
         # a table's shuffler: what it delivers leaves it, and it shuffles what is put back in
         self.shuffler = ShufflerModel(seed=self.seed, decks=self.decks, faults=shuffler_faults,
                                       restock=False, shuffle_time_s=self.shuffle_time_s,
                                       clock=self.clock)
         self.shuffler.on_deliver = self._delivered
-        kind = ContinuousShufflerModel if self.continuous else ShoeModel
-        extra = {"seed": self.seed} if self.continuous else {}
-        self.shoe: ShoeModel = kind([], protocol=self.protocol, clock=self.clock, **extra)
+        #: the continuous shuffler when the rig deals from one (it is then the rig's shoe)
+        self.machine: ContinuousShufflerModel | None = None
+        self.shoe: ShoeModel
+        if self.continuous:
+            self.shoe = self.machine = ContinuousShufflerModel(
+                [], protocol=self.protocol, clock=self.clock, seed=self.seed)
+        else:
+            self.shoe = ShoeModel([], protocol=self.protocol, clock=self.clock)
         self.cut_position: int | None = None
         self._loads = 0
         #: the table's shoe the cards in the shoe were loaded for, and the one to load next
@@ -137,7 +142,8 @@ class SimRig:
             state = {"loads": self._loads, "shoe": memory, "rig_cut": self.cut_position,
                      "loaded_for": self.loaded_for, "next_for": self.next_for,
                      "shuffler": self.shuffler.to_state(), "hand": _rng_state(self._hand),
-                     "machine": _rng_state(self.shoe._rng) if self.continuous else None}
+                     "machine": (_rng_state(self.machine._rng) if self.machine is not None
+                                 else None)}
             _write_json(path, state)
         progress = {"loads": self._loads, **self.shoe.progress()}
         if progress != getattr(self, "_saved_progress", None):
@@ -158,8 +164,8 @@ class SimRig:
         self._loads, self.next_for = state["loads"], state["next_for"]
         self.loaded_for = state["loaded_for"]
         self.shoe.recall(state["shoe"])
-        if self.continuous and state.get("machine") is not None:
-            _set_rng_state(self.shoe._rng, state["machine"])
+        if self.machine is not None and state.get("machine") is not None:
+            _set_rng_state(self.machine._rng, state["machine"])
         try:
             with open(f"{path}.shoe", encoding="utf-8") as f:
                 progress = json.load(f)

@@ -14,7 +14,6 @@ import secrets
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
 from functools import partial
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Iterable, Sequence
@@ -23,6 +22,10 @@ from drivers.errors import ProtocolError
 from drivers.shoe import PROTOCOLS
 from drivers.shoe.codec import check_code
 from drivers.shoe.framed import AckFrame, FramedDecoder, HelloFrame, next_seq, seq_at_or_before
+from simulators.faults import Fault, FaultError
+
+__all__ = ["ShoeModel", "Fault", "FaultError", "parse_fault", "FAULT_KINDS", "SHOE_FAULTS",
+           "ENCODERS"]
 
 FAULT_KINDS = ("misread", "double_draw", "triple_draw", "skip_burn", "noise", "split", "drop",
                "silence", "jam", "door_open", "count_mismatch", "foreign_card", "face_up")
@@ -45,19 +48,6 @@ class _Encoders(Mapping[str, Any]):
 
 
 ENCODERS = _Encoders()
-
-
-class FaultError(ValueError):
-    """A fault text or fault that cannot be used; the message says why."""
-
-
-@dataclass(frozen=True)
-class Fault:
-    kind: str
-    at: int     # 0-based index of the card in the shoe's draw order
-
-    def __str__(self) -> str:
-        return f"{self.kind}@{self.at}"
 
 
 def parse_fault(text: str) -> Fault:
@@ -234,7 +224,7 @@ class ShoeModel:
         """An extra copy of the shoe's most plentiful code: one more than the shoe can hold."""
         own = self._cards[index]
         counts = Counter(self._cards)
-        first = {}
+        first: dict[str, int] = {}
         for i, code in enumerate(self._cards):
             first.setdefault(code, i)
         for code in sorted(counts, key=lambda c: (-counts[c], first[c])):

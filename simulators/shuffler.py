@@ -34,43 +34,37 @@ import random
 import secrets
 import time
 from collections import Counter
-from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from drivers.errors import ProtocolError
 from drivers.shuffler import protocol as p
+from simulators.faults import Fault, FaultError
 
 SHUFFLER_FAULTS = ("jam", "door_open", "count_mismatch")
 DEFAULT_IDENTITY = ("SIM-SHUFFLER-12", "SIM-000001", "sim-1.0.0")
 
 
-@dataclass(frozen=True)
-class ShufflerFault:
-    kind: str
-    at: int = 0
-
-
-def parse_shuffler_fault(text: str) -> ShufflerFault:
-    """`jam@0` → ShufflerFault("jam", 0); ValueError with the accepted forms otherwise."""
+def parse_shuffler_fault(text: str) -> Fault:
+    """`jam@0` → Fault("jam", 0); FaultError with the accepted forms otherwise."""
     kind, _, at = text.strip().partition("@")
     if kind not in SHUFFLER_FAULTS:
-        raise ValueError(f"{text!r}: unknown shuffler fault (one of {', '.join(SHUFFLER_FAULTS)})")
+        raise FaultError(f"{text!r}: unknown shuffler fault (one of {', '.join(SHUFFLER_FAULTS)})")
     try:
         n = int(at) if at else 0
     except ValueError:
-        raise ValueError(f"{text!r}: the shuffle number after @ must be an integer") from None
+        raise FaultError(f"{text!r}: the shuffle number after @ must be an integer") from None
     if n < 0:
-        raise ValueError(f"{text!r}: the shuffle number after @ must be 0 or more")
-    return ShufflerFault(kind, n)
+        raise FaultError(f"{text!r}: the shuffle number after @ must be 0 or more")
+    return Fault(kind, n)
 
 
-def _as_fault(f: object) -> ShufflerFault:
+def _as_fault(f: object) -> Fault:
     if isinstance(f, str):
         return parse_shuffler_fault(f)
     kind, at = getattr(f, "kind", None), getattr(f, "at", None)
     if kind not in SHUFFLER_FAULTS or not isinstance(at, int):
-        raise ValueError(f"{f!r} is not a shuffler fault (kinds: {', '.join(SHUFFLER_FAULTS)})")
-    return ShufflerFault(kind, at)
+        raise FaultError(f"{f!r} is not a shuffler fault (kinds: {', '.join(SHUFFLER_FAULTS)})")
+    return Fault(kind, at)
 
 
 class ShufflerModel:
@@ -93,10 +87,10 @@ class ShufflerModel:
         if door_polls < 1:
             raise ValueError("door_polls must be 1 or more")
         self.door_polls, self.count_error, self.identity = door_polls, count_error, identity
-        self.faults: list[ShufflerFault] = [_as_fault(f) for f in faults]
+        self.faults: list[Fault] = [_as_fault(f) for f in faults]
         self.on_deliver: Callable[[list[str]], None] | None = None
         self.shuffles = 0                        # SHUFFLE commands accepted so far
-        self.met: set[ShufflerFault] = set()      # the faults that have happened
+        self.met: set[Fault] = set()      # the faults that have happened
         self.last_delivery: list[str] | None = None
         self._state, self._error = "idle", p.E_NONE
         self.restock = restock
@@ -220,7 +214,7 @@ class ShufflerModel:
         self.met.update(due)
         return bool(due)
 
-    def unmet_faults(self) -> list[ShufflerFault]:
+    def unmet_faults(self) -> list[Fault]:
         """The faults asked for that no shuffle has met (yet)."""
         return [f for f in self.faults if f not in self.met]
 

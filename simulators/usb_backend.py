@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import array
 import errno
-from typing import Any
+from typing import Any, Iterator
 
 import usb.backend
 import usb.util
@@ -98,26 +98,28 @@ class SimUsbBackend(usb.backend.IBackend):
 
     # ---- enumeration and descriptors -----------------------------------------------------------
 
-    def enumerate_devices(self):
+    def enumerate_devices(self) -> Iterator[SimDevice]:
         return iter([d for d in self.devices if d.connected])
 
-    def get_parent(self, dev: SimDevice):
+    def get_parent(self, dev: SimDevice) -> None:
         return None
 
-    def get_device_descriptor(self, dev: SimDevice):
+    def get_device_descriptor(self, dev: SimDevice) -> _Desc:
         return dev.device
 
-    def get_configuration_descriptor(self, dev: SimDevice, config: int):
+    def get_configuration_descriptor(self, dev: SimDevice, config: int) -> _Desc:
         if config != 0:
             raise IndexError(f"configuration index {config} (the device has 1)")
         return dev.config
 
-    def get_interface_descriptor(self, dev: SimDevice, intf: int, alt: int, config: int):
+    def get_interface_descriptor(self, dev: SimDevice, intf: int, alt: int,
+                                 config: int) -> _Desc:
         if config != 0 or intf != 0 or alt != 0:
             raise IndexError(f"interface {intf} alt {alt} of configuration {config}")
         return dev.interface
 
-    def get_endpoint_descriptor(self, dev: SimDevice, ep: int, intf: int, alt: int, config: int):
+    def get_endpoint_descriptor(self, dev: SimDevice, ep: int, intf: int, alt: int,
+                                config: int) -> _Desc:
         if config != 0 or intf != 0 or alt != 0 or not 0 <= ep < len(dev.endpoints):
             raise IndexError(f"endpoint {ep} of interface {intf}")
         return dev.endpoints[ep]

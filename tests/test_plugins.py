@@ -79,3 +79,59 @@ def test_a_plugin_that_fails_to_load_is_named_with_its_cause(tmp_path, plugin_pa
     assert done.returncode == 2, done.stderr
     assert "shoe protocol 'acme' (from acme-shoe: acme_shoe:AcmeDriver) failed to load: " \
            "ModuleNotFoundError" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_every_driver_meets_the_typed_device_seam(monkeypatch):
+    """What the table's device sources hold: the built-in shoe protocols, the example plugin
+    and the framed shuffler are `ShoeDriver` / `ShufflerDriver`; a shuffler plugin whose driver
+    lacks the methods is refused by name when it is opened, not half-way through a shuffle."""
+    from importlib import metadata
+
+    from drivers.errors import DriverUnavailable
+    from drivers.interfaces import ShoeDriver, ShufflerDriver
+    from drivers.shoe import open_shoe
+    from drivers.shuffler import FramedShuffler, open_shuffler
+
+    for name in ("beetek", "barcode", "framed"):
+        drv = open_shoe("loop://", name)
+        try:
+            assert isinstance(drv, ShoeDriver), name
+        finally:
+            drv.close()
+    monkeypatch.syspath_prepend(str(PLUGIN))
+    from acme_shoe import AcmeDriver
+    acme = AcmeDriver("loop://")
+    try:
+        assert isinstance(acme, ShoeDriver)
+    finally:
+        acme.close()
+    assert not isinstance(object(), ShoeDriver)
+
+    class NoLink:
+        def write(self, data: bytes) -> int:
+            return len(data)
+
+        def read(self, size: int, timeout_s: float) -> bytes:
+            return b""
+
+        def close(self) -> None:
+            pass
+
+    assert isinstance(FramedShuffler(NoLink()), ShufflerDriver)
+
+    class HalfDriver:                  # a vendor's driver that forgot most of the seam
+        closed = False
+
+        def identify(self) -> None: ...
+
+        def close(self) -> None:
+            HalfDriver.closed = True
+
+    points = dict(SHUFFLER_PROTOCOLS._entry_points())
+    points["half"] = metadata.EntryPoint("half", "half_shuffler:open", "tablectl.shufflers")
+    monkeypatch.setattr(SHUFFLER_PROTOCOLS, "_points", points)
+    monkeypatch.setitem(SHUFFLER_PROTOCOLS._loaded, "half", lambda url, **kw: HalfDriver())
+    with pytest.raises(DriverUnavailable, match=r"shuffler protocol 'half' \(\?\) opened a "
+                       r"HalfDriver, which lacks ShufflerDriver's methods"):
+        open_shuffler("usb://1234:5678", protocol="half")
+    assert HalfDriver.closed

@@ -89,6 +89,8 @@ def test_the_wheel_carries_every_shipped_file_and_its_identity_is_the_checkouts(
     names = set(zipfile.ZipFile(release["wheel"]).namelist())
     for label, _ in software.release_files():
         assert label in names, f"{label} is not in the wheel"
+    # typed packages (PEP 561): a plugin's or a site's type checker reads our annotations
+    assert {"controller/py.typed", "drivers/py.typed", "simulators/py.typed"} <= names
     ident = json.loads(tablectl(release, "software-id", "--json").stdout)
     # the installed release is byte for byte this tree: the same digest over the same files
     assert ident["release_sha256"] == software.release_digest()

@@ -1,4 +1,4 @@
-"""ShufflerDriver end to end: over real pyusb calls into the simulated USB device
+"""FramedShuffler end to end: over real pyusb calls into the simulated USB device
 (usb://VID:PID?sim=NAME) and over serial URLs (a pty through pyserial's serialposix port, and
 socket://) served by simulators.server."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from drivers.errors import BadURL, Busy, DeviceIOError, NotFound, Timeout
-from drivers.shuffler import (ShuffleCountError, ShufflerDriver, ShufflerFault, ShufflerRefused,
+from drivers.shuffler import (FramedShuffler, ShuffleCountError, ShufflerFault, ShufflerRefused,
                               open_shuffler)
 from drivers.shuffler import protocol as p
 from drivers.usb_transport import open_usb
@@ -40,9 +40,9 @@ class Rig:
                                            daemon=True)
             self.thread.start()
             self.url = self.server.urls["shuffler"]
-        self.drivers: list[ShufflerDriver] = []
+        self.drivers: list[FramedShuffler] = []
 
-    def open(self) -> ShufflerDriver:
+    def open(self) -> FramedShuffler:
         d = open_shuffler(self.url, poll_interval_s=0.005)
         self.drivers.append(d)
         return d
@@ -62,7 +62,7 @@ class Rig:
 def rig(request):
     made: list[Rig] = []
 
-    def make(**model_kw) -> tuple[ShufflerDriver, ShufflerModel]:
+    def make(**model_kw) -> tuple[FramedShuffler, ShufflerModel]:
         model_kw.setdefault("seed", 7)
         r = Rig(request.param, ShufflerModel(**model_kw))
         made.append(r)
@@ -176,7 +176,7 @@ def test_an_impossible_count_from_a_device_that_says_ready_is_never_trusted(rig,
 def test_a_count_is_checked_even_when_the_decks_are_not_known(rig):
     d, _ = rig(decks=8, faults=["count_mismatch@0"], self_check=False)
     d.shuffle(8)
-    fresh = ShufflerDriver(d.link, url=d.url)          # e.g. after a controller restart
+    fresh = FramedShuffler(d.link, url=d.url)          # e.g. after a controller restart
     with pytest.raises(ShuffleCountError, match="not a whole number of decks"):
         fresh.wait_ready(2)
 
@@ -184,10 +184,10 @@ def test_a_count_is_checked_even_when_the_decks_are_not_known(rig):
 def test_composition_that_contradicts_the_count_is_rejected():
     comp = tuple((c, 8) for c in p.CARD_CODES[:-1]) + (("KC", 9),)
     with pytest.raises(ShuffleCountError, match="composition holds 417 cards but the count is 416"):
-        ShufflerDriver._check(416, comp, 8)
+        FramedShuffler._check(416, comp, 8)
     comp = tuple((c, 8) for c in p.CARD_CODES[:-2]) + (("QC", 9), ("KC", 7))
     with pytest.raises(ShuffleCountError, match="QC×9, KC×7"):
-        ShufflerDriver._check(416, comp, 8)
+        FramedShuffler._check(416, comp, 8)
 
 
 def test_wait_ready_times_out_and_refuses_when_nothing_runs(rig):

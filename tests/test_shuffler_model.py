@@ -7,7 +7,8 @@ from collections import Counter
 import pytest
 
 from drivers.shuffler import protocol as p
-from simulators.shuffler import ShufflerFault, ShufflerModel, parse_shuffler_fault
+from simulators.faults import Fault
+from simulators.shuffler import ShufflerModel, parse_shuffler_fault
 
 LABELS = [f"{i:03d}" for i in range(416)]
 
@@ -86,15 +87,15 @@ def test_reshuffling_a_ready_shoe_keeps_its_cards():
 
 
 def test_fault_parsing_and_validation():
-    assert parse_shuffler_fault("jam@2") == ShufflerFault("jam", 2)
-    assert parse_shuffler_fault("door_open") == ShufflerFault("door_open", 0)
+    assert parse_shuffler_fault("jam@2") == Fault("jam", 2)
+    assert parse_shuffler_fault("door_open") == Fault("door_open", 0)
     for bad in ("misread@1", "jam@x", "jam@-1"):
         with pytest.raises(ValueError, match=bad.split("@")[0]):
             parse_shuffler_fault(bad)
     with pytest.raises(ValueError, match="not a shuffler fault"):
         ShufflerModel(faults=[object()])
     m = ShufflerModel(decks=1, faults=["jam@1"])
-    m.inject(ShufflerFault("count_mismatch", 0))
+    m.inject(Fault("count_mismatch", 0))
     m.request(p.SHUFFLE, b"\x01")
     assert m.state == "error"
     with pytest.raises(ValueError):

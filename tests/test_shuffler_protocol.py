@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from drivers.crc import crc16_ccitt_false
 from drivers.errors import ProtocolError, Timeout
 from drivers.shuffler import protocol as p
-from drivers.shuffler.driver import ShufflerDriver, ShufflerRefused
+from drivers.shuffler.driver import FramedShuffler, ShufflerRefused
 from simulators.shuffler import ShufflerModel
 
 
@@ -153,9 +153,9 @@ class ScriptLink:
         assert not self.script and not self.unread, "script left over"
 
 
-def scripted_driver(script: list[tuple[str, str]], **kw) -> ShufflerDriver:
+def scripted_driver(script: list[tuple[str, str]], **kw) -> FramedShuffler:
     clock = FakeClock()
-    return ShufflerDriver(ScriptLink(script, clock), clock=clock, sleep=clock.sleep, **kw)
+    return FramedShuffler(ScriptLink(script, clock), clock=clock, sleep=clock.sleep, **kw)
 
 
 def test_driver_script_identify():

@@ -20,34 +20,36 @@ is neither echoed nor logged, only shown as "?".
 """
 from __future__ import annotations
 
-import hashlib
 import hmac
 import math
 import os
-import re
 import secrets
 import sqlite3
 import threading
 import time
-import unicodedata
 from contextlib import closing, contextmanager
-from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from controller.errors import InputError
+from controller.access.credentials import (DEFAULT_KDF, MAX_SECRET_CHARS, MIN_SECRET_CHARS,
+                                           NAME_HELP, NAME_RE, AccountError, ScryptParams,
+                                           check_name, check_role, check_secret, derive)
+from controller.access.records import AuthResult, UserInfo, iso_utc
+from controller.access.roles import ROLES
+from controller.access.signin import Turns
 from controller.logsetup import get_logger
 from controller.logsetup import secret as keep_out_of_logs
 from controller.settings.paths import NotAFile, refuse_special, tighten
-from controller.access.roles import ROLES
-from controller.access.signin import Turns
+
+# what a name and a secret must be, and how a secret is hashed, are credentials.py's; they are
+# importable from here as the account store's own names (derive: the store hashes through it)
+__all__ = ["AccountStore", "AuthResult", "UserInfo", "users_action", "AccountError",
+           "ScryptParams", "DEFAULT_KDF", "NAME_RE", "NAME_HELP", "MIN_SECRET_CHARS",
+           "MAX_SECRET_CHARS", "check_name", "check_role", "check_secret", "derive"]
 
 log = get_logger("accounts")
 
 SCHEMA_VERSION = 1
-MIN_SECRET_CHARS = 6
-MAX_SECRET_CHARS = 128
 MAX_FAILURES = 5
 LOCKOUT_S = 300.0
 #: scrypt computations at once (32 MiB each with the default parameters); more wait up to
@@ -59,8 +61,6 @@ TURN_WAIT_S = 10.0
 #: names without an account whose failures are counted (in memory, the newest kept)
 GHOSTS = 4096
 STORE_MODE = 0o600
-NAME_RE = re.compile(r"[a-z][a-z0-9._-]{0,31}\Z")
-NAME_HELP = "1–32 characters: a lowercase letter, then lowercase letters, digits, '.', '_' or '-'"
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS users (
@@ -88,121 +88,6 @@ CREATE TABLE IF NOT EXISTS account_log (
     detail TEXT NOT NULL DEFAULT ''
 );
 """
-
-
-class AccountError(InputError):
-    """An account operation that cannot be done: one line naming the account and the fix."""
-
-
-@dataclass(frozen=True)
-class ScryptParams:
-    """scrypt cost parameters; n=2**15, r=8 uses 32 MiB per hash (memory-hard)."""
-    n: int = 2 ** 15
-    r: int = 8
-    p: int = 1
-    dklen: int = 32
-
-    def __post_init__(self) -> None:
-        if self.n < 2 or self.n & (self.n - 1):
-            raise ValueError(f"scrypt n must be a power of 2 above 1, got {self.n}")
-        if self.r < 1 or self.p < 1 or self.dklen < 16:
-            raise ValueError(f"scrypt r, p must be ≥ 1 and dklen ≥ 16, got {self}")
-
-    def stronger_than(self, other: "ScryptParams") -> bool:
-        """At least as costly in every parameter and different (re-hashing never weakens)."""
-        return self != other and all(getattr(self, f) >= getattr(other, f)
-                                     for f in ("n", "r", "p", "dklen"))
-
-    @property
-    def maxmem(self) -> int:
-        # OpenSSL needs 128·r·(n + p + 2) bytes; give it headroom
-        return 2 * 128 * self.r * (self.n + self.p + 2) + (1 << 20)
-
-
-DEFAULT_KDF = ScryptParams()
-
-
-@dataclass(frozen=True)
-class AuthResult:
-    """One sign-in attempt's outcome; code: ok | unknown_user | wrong_pin | disabled | locked |
-    busy (not checked: too many sign-ins at once) | rate_limited (refused before any check)."""
-    ok: bool
-    user: str
-    code: str
-    message: str
-    role: str | None = None
-    context: str = ""
-    at: float = 0.0
-    failures: int = 0
-    locked_minutes: int | None = None
-    locked_now: bool = False            # this attempt locked the account
-    unlocked_at: float | None = None    # a lock that had run out, noticed by this attempt
-    peer: str = ""                      # who asked on the control socket (uid and pid)
-
-    def record(self) -> dict[str, Any]:
-        """JSON-ready journal record (never holds the secret)."""
-        rec: dict[str, Any] = {"event": "auth", "user": self.user, "ok": self.ok,
-                               "code": self.code, "role": self.role, "context": self.context,
-                               "at": _iso(self.at), "failures": self.failures}
-        if self.locked_minutes is not None:
-            rec["locked_minutes"] = self.locked_minutes
-        return rec
-
-
-@dataclass(frozen=True)
-class UserInfo:
-    name: str
-    role: str
-    disabled: bool
-    failures: int
-    locked_until: float | None
-    created: str
-    changed: str
-
-    def record(self, now: float) -> dict[str, Any]:
-        rec = asdict(self)
-        rec["locked"] = self.locked_until is not None and self.locked_until > now
-        rec["locked_until"] = _iso(self.locked_until) if self.locked_until else None
-        return rec
-
-
-def check_name(name: str) -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise AccountError(f"user name {name!r} is not valid; use {NAME_HELP}")
-    return name
-
-
-def check_role(role: str) -> str:
-    if role not in ROLES:
-        raise AccountError(f"role {role!r} is not known; use one of {', '.join(ROLES)}")
-    return role
-
-
-def check_secret(secret: str, name: str) -> str:
-    """Policy: 6–128 characters, not the user name. Returns the normalized secret."""
-    secret = keep_out_of_logs(unicodedata.normalize("NFC", secret))
-    if len(secret) < MIN_SECRET_CHARS:
-        raise AccountError(f"PIN for {name!r} is too short; use at least {MIN_SECRET_CHARS} "
-                           "characters")
-    if len(secret) > MAX_SECRET_CHARS:
-        raise AccountError(f"PIN for {name!r} is too long; use at most {MAX_SECRET_CHARS} "
-                           "characters")
-    if secret.lower() == name.lower():
-        raise AccountError(f"PIN for {name!r} must not be the user name; choose another")
-    return secret
-
-
-def derive(secret: str, salt: bytes, params: ScryptParams) -> bytes:
-    """scrypt of the NFC-normalized UTF-8 secret."""
-    data = unicodedata.normalize("NFC", secret).encode("utf-8")
-    return hashlib.scrypt(data, salt=salt, n=params.n, r=params.r, p=params.p,
-                          dklen=params.dklen, maxmem=params.maxmem)
-
-
-def _iso(epoch: float | None) -> str | None:
-    if epoch is None:
-        return None
-    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
 
 
 class AccountStore:
@@ -283,8 +168,8 @@ class AccountStore:
                 raise
             db.execute("COMMIT")
 
-    def _now_iso(self) -> str:
-        return _iso(self.clock()) or ""
+    def _nowiso_utc(self) -> str:
+        return iso_utc(self.clock()) or ""
 
     def _row(self, db: sqlite3.Connection, name: str) -> sqlite3.Row | None:
         return db.execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone()
@@ -304,7 +189,7 @@ class AccountStore:
     def _log_change(self, db: sqlite3.Connection, actor: str, action: str, name: str,
                     detail: str = "") -> None:
         db.execute("INSERT INTO account_log (at, actor, action, name, detail) "
-                   "VALUES (?, ?, ?, ?, ?)", (self._now_iso(), actor, action, name, detail))
+                   "VALUES (?, ?, ?, ?, ?)", (self._nowiso_utc(), actor, action, name, detail))
         log.info("account changed", actor=actor, action=action, user=name, detail=detail)
 
     def _require_manager(self, db: sqlite3.Connection, by: str) -> None:
@@ -314,7 +199,7 @@ class AccountStore:
                                "manager")
 
     def _insert(self, db: sqlite3.Connection, name: str, role: str, secret: str) -> None:
-        now = self._now_iso()
+        now = self._nowiso_utc()
         cols = self._hash_columns(secret) | {"name": name, "role": role, "created": now,
                                              "changed": now}
         db.execute(f"INSERT INTO users ({', '.join(cols)}) VALUES "
@@ -361,7 +246,7 @@ class AccountStore:
                     raise AccountError(f"{name!r} is the last enabled manager; add or enable "
                                        "another manager first")
             db.execute("UPDATE users SET disabled = 1, changed = ? WHERE name = ?",
-                       (self._now_iso(), name))
+                       (self._nowiso_utc(), name))
             self._log_change(db, by, "disable", name)
 
     def enable(self, name: str, *, by: str) -> None:
@@ -370,7 +255,7 @@ class AccountStore:
             self._require_manager(db, by)
             self._existing(db, name)
             db.execute("UPDATE users SET disabled = 0, failures = 0, locked_until = NULL, "
-                       "changed = ? WHERE name = ?", (self._now_iso(), name))
+                       "changed = ? WHERE name = ?", (self._nowiso_utc(), name))
             self._log_change(db, by, "enable", name)
 
     def set_secret(self, name: str, secret: str, *, by: str) -> None:
@@ -381,7 +266,7 @@ class AccountStore:
                 self._require_manager(db, by)
             self._existing(db, name)
             cols = self._hash_columns(secret) | {"failures": 0, "locked_until": None,
-                                                 "changed": self._now_iso()}
+                                                 "changed": self._nowiso_utc()}
             db.execute(f"UPDATE users SET {', '.join(f'{c} = ?' for c in cols)} "
                        "WHERE name = ?", (*cols.values(), name))
             self._log_change(db, by, "passwd", name)

@@ -35,7 +35,6 @@ import concurrent.futures
 import dataclasses
 import errno
 import grp
-import json
 import math
 import os
 import secrets
@@ -45,28 +44,26 @@ import stat
 import struct
 import threading
 import time
-from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from controller.access import roles
 from controller.access.accounts import NAME_RE, AccountStore, AuthResult
+from controller.access.signin import RateLimit
+# the line format lives in wire.py; its names are the control API's, importable from here too
+from controller.access.wire import (ERROR_CODES, MAX_DEPTH, MAX_LINE, REQUEST_KEYS, Command,
+                                    Refusal, encode, parse_request, refused)
 from controller.errors import CommandRefused, InputError
 from controller.logsetup import get_logger
 from controller.logsetup import secret as keep_out_of_logs
-from controller.access.signin import RateLimit
 from controller.words import Words, words_of
+
+__all__ = ["ControlServer", "ControlError", "Command", "refused", "encode", "parse_request",
+           "ERROR_CODES", "MAX_DEPTH", "MAX_LINE", "REQUEST_KEYS"]
 
 log = get_logger("control_api")
 
-ERROR_CODES = ("malformed", "unknown_action", "auth_failed", "locked", "disabled", "forbidden",
-               "reason_required", "wrong_state", "invalid_args", "timeout", "internal", "busy",
-               "rate_limited")
-REQUEST_KEYS = frozenset({"id", "user", "pin", "token", "action", "args", "reason"})
 VIEW_TTL_S = 8 * 3600.0     # a console's read-only view session: one shift
-MAX_LINE = 64 * 1024
-MAX_DEPTH = 8               # a request's args nest two or three levels; deeper is not a request
 SOCKET_MODE = 0o660
 MAX_CONNECTIONS = 32        # a console and a few scripts need a handful
 IDLE_TIMEOUT_S = 60.0       # a client sends its line at once; one that stays silent is gone
@@ -81,103 +78,6 @@ _AUTH_ERRORS = {"unknown_user": "auth_failed", "wrong_pin": "auth_failed",
 
 class ControlError(InputError):
     """The control socket cannot be set up: one line naming the path and the fix."""
-
-
-@dataclass(frozen=True)
-class Command:
-    """An authenticated, authorised command for the table's event loop; settle `reply`."""
-    user: str
-    role: str
-    action: str
-    args: Mapping[str, Any]
-    reason: str
-    reply: concurrent.futures.Future = dataclasses.field(
-        default_factory=concurrent.futures.Future, compare=False, repr=False)
-
-
-def refused(message: str, code: str = "wrong_state") -> CommandRefused:
-    """A CommandRefused that answers the client with `code` (one of ERROR_CODES)."""
-    err = CommandRefused(message)
-    err.code = code  # type: ignore[attr-defined]
-    return err
-
-
-class _Refusal(Exception):
-    def __init__(self, code: str, message: str, rid: Any = None, words: Any = None):
-        super().__init__(message)
-        self.code, self.message, self.rid = code, message, rid
-        self.words = words          # the refusal in plain words, for each reader's language
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed")
-
-
-def _jsonable(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, Fraction):
-        return float(value)
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    return str(value)
-
-
-def encode(message: Mapping[str, Any]) -> bytes:
-    """One response or request line (UTF-8 JSON and a newline)."""
-    return (json.dumps(message, default=_jsonable, ensure_ascii=False, allow_nan=False)
-            + "\n").encode("utf-8")
-
-
-def _depth(value: Any) -> int:
-    """How deep lists and objects nest in a decoded request (without recursion)."""
-    deepest, todo = 0, [(value, 1)]
-    while todo:
-        item, level = todo.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, level)
-            if level > MAX_DEPTH:
-                return level
-            todo.extend((v, level + 1) for v in (item.values() if isinstance(item, dict)
-                                                  else item))
-    return deepest
-
-
-def parse_request(line: bytes) -> dict[str, Any]:
-    """Decode and shape-check one request line; raises _Refusal("malformed", …)."""
-    try:
-        req = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
-    except UnicodeDecodeError as err:
-        raise _Refusal("malformed", f"request is not UTF-8 (byte {err.start})") from None
-    except ValueError as err:
-        raise _Refusal("malformed", f"request is not JSON: {err}") from None
-    except RecursionError:
-        raise _Refusal("malformed", f"request nests deeper than {MAX_DEPTH} levels") from None
-    if _depth(req) > MAX_DEPTH:
-        raise _Refusal("malformed", f"request nests deeper than {MAX_DEPTH} levels")
-    if not isinstance(req, dict):
-        raise _Refusal("malformed", "request must be a JSON object with user, pin, action")
-    for key in ("pin", "token"):
-        keep_out_of_logs(req.get(key))  # never in a log line from here on
-    rid = req.get("id")
-    extra = sorted(set(req) - REQUEST_KEYS)
-    if extra:
-        raise _Refusal("malformed", f"unknown request key(s) {', '.join(extra)}; allowed: "
-                       f"{', '.join(sorted(REQUEST_KEYS))}",
-                       rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None)
-    if isinstance(rid, bool) or not isinstance(rid, (str, int, type(None))):
-        raise _Refusal("malformed", "id must be a string, a whole number or null")
-    for key in ("user", "action"):
-        if not isinstance(req.get(key), str) or not req[key]:
-            raise _Refusal("malformed", f"{key} must be a non-empty string", rid)
-    secret = "token" if "token" in req and "pin" not in req else "pin"
-    if not isinstance(req.get(secret), str) or not req[secret]:
-        raise _Refusal("malformed", f"{secret} must be a non-empty string", rid)
-    if not isinstance(req.setdefault("args", {}), dict):
-        raise _Refusal("malformed", "args must be a JSON object", rid)
-    if not isinstance(req.setdefault("reason", ""), str):
-        raise _Refusal("malformed", "reason must be a string", rid)
-    return req
 
 
 class ControlServer:
@@ -416,15 +316,15 @@ class ControlServer:
 
     def _view_role(self, user: str, token: str, action: str) -> str:
         if action not in roles.READ_ACTIONS:
-            raise _Refusal("auth_failed", f"a view session only reads; {action} needs "
+            raise Refusal("auth_failed", f"a view session only reads; {action} needs "
                            "your name and PIN")
         with self._views_lock:
             view = self._views.get(token)
         if view is None or view[0] != user or view[2] <= time.monotonic():
-            raise _Refusal("auth_failed", "the view session is unknown or has expired; "
+            raise Refusal("auth_failed", "the view session is unknown or has expired; "
                            "sign in again")
         if self.store.is_disabled(user):
-            raise _Refusal("disabled", f"{user!r} has been disabled")
+            raise Refusal("disabled", f"{user!r} has been disabled")
         return view[1]
 
     @staticmethod
@@ -438,7 +338,7 @@ class ControlServer:
             req = parse_request(line)
             rid = req.get("id")
             result = self._handle(req, peer)
-        except _Refusal as ref:
+        except Refusal as ref:
             rid = rid if rid is not None else ref.rid
             log.warning("control request refused", id=rid, error=ref.code, message=ref.message)
             answer = self._error(rid, ref.code, ref.message)
@@ -479,7 +379,7 @@ class ControlServer:
         user, action, args = req["user"], req["action"], req["args"]
         reason = req["reason"].strip()
         if action not in roles.ACTIONS:
-            raise _Refusal("unknown_action", f"unknown action {action!r}; actions: "
+            raise Refusal("unknown_action", f"unknown action {action!r}; actions: "
                            f"{', '.join(roles.ACTIONS)}")
         if "token" in req and "pin" not in req:
             role = self._view_role(user, req["token"], action)
@@ -492,25 +392,25 @@ class ControlServer:
                 words = Words("refuse.locked", {"user": user, "n": auth.locked_minutes}) \
                     if auth.locked_minutes and (auth.code == "locked" or auth.locked_now) \
                     else None
-                raise _Refusal(_AUTH_ERRORS.get(auth.code, auth.code if auth.code in ERROR_CODES
+                raise Refusal(_AUTH_ERRORS.get(auth.code, auth.code if auth.code in ERROR_CODES
                                                 else "auth_failed"), auth.message, words=words)
             role = auth.role or ""
             if action in roles.READ_ACTIONS:
                 req["_view_token"] = self._open_view(user, role)
         if not roles.allowed(role, action):
             needs = roles.roles_for(action)
-            raise _Refusal("forbidden", f"{user!r} has the role {role}; {action} needs the role "
+            raise Refusal("forbidden", f"{user!r} has the role {role}; {action} needs the role "
                            f"{' or '.join(needs)}", words=Words("refuse.forbidden", {
                                "user": user, "role": role, "roles": needs}))
         if roles.needs_reason(action) and not reason:
-            raise _Refusal("reason_required", f"{action} is an override; give a reason",
+            raise Refusal("reason_required", f"{action} is an override; give a reason",
                            words=Words("refuse.reason_required"))
         if len(reason) > roles.REASON_MAX_CHARS:
-            raise _Refusal("invalid_args", f"reason is longer than {roles.REASON_MAX_CHARS} "
+            raise Refusal("invalid_args", f"reason is longer than {roles.REASON_MAX_CHARS} "
                            "characters")
         problem = roles.check_args(action, args)
         if problem:
-            raise _Refusal("invalid_args", problem)
+            raise Refusal("invalid_args", problem)
         command = Command(user, role, action, dict(args), reason)
         log.info("control command", id=req.get("id"), user=user, role=role, action=action,
                  args=args, reason=reason)
@@ -518,11 +418,11 @@ class ControlServer:
             self.submit(command)
             return command.reply.result(timeout=self.reply_timeout_s)
         except concurrent.futures.TimeoutError:
-            raise _Refusal("timeout", f"the table did not answer {action} within "
+            raise Refusal("timeout", f"the table did not answer {action} within "
                            f"{self.reply_timeout_s:g} s; check `state`") from None
         except CommandRefused as err:
             code = getattr(err, "code", "wrong_state")
-            raise _Refusal(code if code in ERROR_CODES else "wrong_state", str(err),
+            raise Refusal(code if code in ERROR_CODES else "wrong_state", str(err),
                            words=words_of(err)) from None
         except InputError as err:
-            raise _Refusal("invalid_args", str(err)) from None
+            raise Refusal("invalid_args", str(err)) from None

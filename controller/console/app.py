@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import App, ComposeResult
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen
@@ -43,7 +44,8 @@ class ConsoleApp(App[int]):
     .-dealer #roads { display: none; }
     .-dealer PromptBox { height: 7; text-style: bold; }
     """
-    BINDINGS = keys.main_keys("en")        # relabelled in the reader's language (language)
+    # relabelled in the reader's language (language)
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.main_keys("en")]
 
     def __init__(self, client: ConsoleClient, *, user: str = "", refresh_s: float = 1.0,
                  credentials: Credentials | None = None, language: str | None = None) -> None:
@@ -82,7 +84,7 @@ class ConsoleApp(App[int]):
         from rich.text import Text
 
         from controller.logsetup import get_logger, scrub
-        error = self._exception
+        error: BaseException | None = self._exception
         from textual.worker import WorkerFailed
         if isinstance(error, WorkerFailed) and isinstance(error.error, BaseException):
             error = error.error             # what went wrong, with its own frames
@@ -193,7 +195,9 @@ class ConsoleApp(App[int]):
                 self.query_one(HealthPanel), self.query_one(HistoryList)]
 
     def show_state(self, state: dict[str, Any]) -> None:
-        viewer = state.get("viewer") if isinstance(state.get("viewer"), dict) else {}
+        viewer = state.get("viewer")
+        if not isinstance(viewer, dict):
+            viewer = {}
         role = viewer.get("role") if isinstance(viewer.get("role"), str) else None
         if role != self.role:
             self.role = role

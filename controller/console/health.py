@@ -110,7 +110,7 @@ def health_lines(h: Mapping[str, Any]) -> list[str]:
     sw = _d(h.get("software"))
     if sw:
         state = {"approved": "approved", "unapproved": "NOT APPROVED",
-                 "unchecked": "not checked"}.get(sw.get("approval"), "?")
+                 "unchecked": "not checked"}.get(str(sw.get("approval")), "?")
         if sw.get("accepted"):
             acc = _d(sw["accepted"])
             state = f"accepted by {acc.get('user')} at {acc.get('utc')} (not on the approved list)"

@@ -99,7 +99,9 @@ class RoundView(Panel):
 
     def show(self, state: Mapping[str, Any]) -> None:
         self.border_title = text.word("console.panel.round", _language(self))
-        profile = state.get("profile") if isinstance(state.get("profile"), dict) else {}
+        profile = state.get("profile")
+        if not isinstance(profile, dict):
+            profile = {}
         self.update(text.round_text(state.get("round"), state.get("hold"), _language(self),
                                     profile.get("game")))
 

@@ -161,7 +161,8 @@ class PublicView:
         the journal (`now` unknown) is long past: only a live one is counted down."""
         closes_in = e.get("closes_in_s") if e is not None else None
         betting = None
-        if isinstance(closes_in, (int, float)) and closes_in > 0 and now is not None:
+        if (e is not None and isinstance(closes_in, (int, float)) and closes_in > 0
+                and now is not None):
             betting = {"round": e.get("round"), "closes_at": round(now + closes_in, 3)}
         if betting == self.betting:
             return set()

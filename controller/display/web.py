@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -53,7 +53,7 @@ def create_app(hub: DisplayHub, extra_routes: list | None = None) -> Any:
     async def state(request: Request) -> Response:
         return _json(hub.json("dealer"))
 
-    def stream(name: str):
+    def stream(name: str) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             return StreamingResponse(_events(hub, name), media_type="text/event-stream",
                                      headers={"cache-control": "no-store",

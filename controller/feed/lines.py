@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO, Iterable
+from typing import IO, TYPE_CHECKING, Any, Iterable, Mapping
 
 from controller.schema import stamped
+
+if TYPE_CHECKING:
+    from controller.words import Words
 
 
 class JsonFeed:
@@ -103,9 +106,9 @@ class TextFeed:
         self.language = language
         self._pending: tuple[str, str] | None = None     # (kind, line) of an irregularity
 
-    def words(self, words: object) -> str:
+    def words(self, words: Words | Mapping[str, Any]) -> str:
         from controller.words import render
-        return render(words, self.language)     # type: ignore[arg-type]
+        return render(words, self.language)
 
     def say(self, code: str, **fields: object) -> str:
         return self.words({"code": code, "fields": fields})
@@ -113,9 +116,6 @@ class TextFeed:
     def problem(self, e: dict, kind: str) -> str:
         from controller.words.problems import problem_words
         return self.words(problem_words({**e, "kind": kind}))
-
-    def flush(self) -> None:
-        self.stream.flush()
 
     def line(self, text: str) -> None:
         self.stream.write(text + "\n")

@@ -7,7 +7,7 @@ the reveal rule (controller.reveal): under `on_reveal` a result counts from the 
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from controller.journal import Journal, utc_now
 from controller.reveal import RevealGate, RevealMask
@@ -90,7 +90,7 @@ class TableView:
                 self.hold_since = utc_now()
             self._changed()
 
-    def _result(self, e: dict) -> None:
+    def _result(self, e: Mapping[str, Any]) -> None:
         self.last_result = {k: e[k] for k in RESULT_FIELDS if k in e}
         if "seq" in e:
             self.last_result["seq"] = e["seq"]

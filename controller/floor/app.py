@@ -61,8 +61,8 @@ class FloorApp(App):
             else:
                 table.add_row(*values, key=row["table"])
         gone = set(table.rows) - {r["table"] for r in rows}
-        for key in gone:
-            table.remove_row(key)
+        for row_key in gone:
+            table.remove_row(row_key)
         connected = getattr(self.link, "connected", True)
         self.query_one("#summary", Static).update(
             summary(rows, self.where, connected, self.language))

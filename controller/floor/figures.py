@@ -102,8 +102,8 @@ def shift_figures(records: Iterable[tuple[str, datetime, str, dict]], now: datet
             if dealer is not None:
                 dealer.irregularities += 1
     for table, since in holding.items():
-        who = at_table.get(table)
-        _end_hold(tables[table], dealers.get(who[0]) if who else None, since, now)
+        on_duty = at_table.get(table)
+        _end_hold(tables[table], dealers.get(on_duty[0]) if on_duty else None, since, now)
     for who, since in at_table.values():
         dealers[who].on_duty_s += (now - since).total_seconds()
     return tables, dealers

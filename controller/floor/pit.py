@@ -98,7 +98,8 @@ class PitView:
             return render(Words(code, fields), language)
 
         names = sorted(set(self.floor.names()) | set(self.tables))
-        rows, alerts = [], []
+        rows: list[dict] = []
+        alerts: list[dict] = []
         for name in names:
             rows.append(self._row(name, language, now, say, alerts))
         for table, kind, low, high in self.alarms:

@@ -16,10 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import EllipsisType
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from controller.errors import InputError, ProfileError
 from controller.odds import andar_bahar as ab, punto_banco as pb
+
+if TYPE_CHECKING:
+    from controller.settings.profile import BetRule, Profile
 
 #: games with an exact model of their paytable here
 GAMES = ("punto_banco", "andar_bahar")
@@ -33,7 +36,7 @@ MAX_DECKS = 12
 class BetOdds:
     """One bet: its net result per unit staked → probability, and what follows from it."""
     bet: str
-    rule: object                              # the paytable's BetRule
+    rule: BetRule
     distribution: Mapping[Fraction, Fraction]
 
     @property
@@ -112,7 +115,7 @@ def paytable_odds(game: str, paytable: Mapping, decks: int | None) -> tuple[
     return outcomes, {bet: BetOdds(bet, paytable[bet], d) for bet, d in dist.items()}
 
 
-def compute_odds(profile, decks: int | None | EllipsisType = ..., mode: str | None = None
+def compute_odds(profile: Profile, decks: int | None | EllipsisType = ..., mode: str | None = None
                  ) -> OddsReport:
     """The OddsReport of a Profile: at its own decks unless `decks` is given (None = infinite),
     for its own paytable mode unless `mode` is given."""
@@ -127,7 +130,7 @@ def compute_odds(profile, decks: int | None | EllipsisType = ..., mode: str | No
     return OddsReport(profile.name, profile.game, profile.mode, n, outcomes, bets, by_card)
 
 
-def check_rtp_bands(profile) -> None:
+def check_rtp_bands(profile: Profile) -> None:
     """Raise ProfileError if a bet's computed RTP lies outside its `[rtp_band]`, or, for a bet
     without a band, is 1 or more (the table would pay out more than it takes in).
 

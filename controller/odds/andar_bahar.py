@@ -16,10 +16,14 @@ from __future__ import annotations
 from fractions import Fraction
 from functools import lru_cache
 from math import comb
+from typing import TYPE_CHECKING
 
-from controller.shoe.cards import ALL_CARDS
+from controller.shoe.cards import ALL_CARDS, Card
 from controller.errors import InputError
 from controller.games.andar_bahar import CARD_COUNT_BETS, FIRST_THREE_PATTERNS, first_three_pattern
+
+if TYPE_CHECKING:
+    from controller.settings.profile import BetRule
 
 ONE = Fraction(1)
 
@@ -72,7 +76,7 @@ def first_three_by_game_card(decks: int | None) -> dict[str, dict[str | None, Fr
     return {g.rank: _first_three_after(g, decks) for g in ALL_CARDS if g.suit == "S"}
 
 
-def _first_three_after(g, decks: int | None) -> dict[str | None, Fraction]:
+def _first_three_after(g: Card, decks: int | None) -> dict[str | None, Fraction]:
     """Given game card `g` (its suit does not matter, by symmetry): every ordered pair of the
     next two cards, weighted by the ways to draw it from what is left."""
     counts: dict[str | None, int] = {}
@@ -92,7 +96,7 @@ def _first_three_after(g, decks: int | None) -> dict[str | None, Fraction]:
     return {pattern: Fraction(ways, total) for pattern, ways in counts.items()}
 
 
-def first_three_rtp_by_game_card(decks: int | None, rule) -> dict[str, Fraction]:
+def first_three_rtp_by_game_card(decks: int | None, rule: BetRule) -> dict[str, Fraction]:
     """The first_three bet's RTP once the game card is known, rank → RTP."""
     out = {}
     for rank, dist in first_three_by_game_card(decks).items():
@@ -121,13 +125,7 @@ def outcomes(decks: int | None) -> dict[str, Fraction]:
     return out
 
 
-def _need_pays(bet: str, rule) -> Fraction:
-    if rule.pays is None:
-        raise InputError(f"andar_bahar: bet {bet!r} needs a payout (pays)")
-    return rule.pays
-
-
-def bet_distribution(decks: int | None, bet: str, rule) -> dict[Fraction, Fraction]:
+def bet_distribution(decks: int | None, bet: str, rule: BetRule) -> dict[Fraction, Fraction]:
     """Net result per unit → probability for one paytable entry (win = payout, loss = −1)."""
     k = cards_dealt(decks)
     dist: dict[Fraction, Fraction] = {}
@@ -140,17 +138,17 @@ def bet_distribution(decks: int | None, bet: str, rule) -> dict[Fraction, Fracti
         on_first = rule.option("on_first")
         if on_first is not None:
             add(on_first, k.between(1, 1))
-            add(_need_pays(bet, rule), k.odd() - k.between(1, 1))
+            add(rule.paid("andar_bahar", bet), k.odd() - k.between(1, 1))
         else:
-            add(_need_pays(bet, rule), k.odd())
+            add(rule.paid("andar_bahar", bet), k.odd())
         add(-ONE, 1 - k.odd())
     elif bet == "bahar":
-        add(_need_pays(bet, rule), 1 - k.odd())
+        add(rule.paid("andar_bahar", bet), 1 - k.odd())
         add(-ONE, k.odd())
     elif bet in ("first_andar", "first_bahar") or bet in CARD_COUNT_BETS:
         lo, hi = CARD_COUNT_BETS.get(bet) or ((1, 1) if bet == "first_andar" else (2, 2))
         p = k.between(lo, hi)
-        add(_need_pays(bet, rule), p)
+        add(rule.paid("andar_bahar", bet), p)
         add(-ONE, 1 - p)
     elif bet == "first_three":
         lose = ONE

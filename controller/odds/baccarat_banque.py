@@ -25,16 +25,21 @@ from __future__ import annotations
 from fractions import Fraction
 from math import perm
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from controller.games.baccarat_banque import BANK_DEFAULT_DRAWS_ON, GAME
 from controller.games.chemin_de_fer import DRAW, OPTION, STAND, banker_rule, player_rule
 from controller.odds.banking import Cell, Coup, Path, Strategy, choice_text
 from controller.odds.punto_banco import rank_counts, value_counts
 
+if TYPE_CHECKING:
+    from controller.settings.profile import BetRule
+
 RIGHT, LEFT, BANK = "right", "left", "bank"
 NATURAL, STOOD, DREW = "natural", "stood", "drew"
 SIDES = (RIGHT, LEFT)
 #: what the bank sees of a hand: a natural, that it stood, or its third card's value
+View = str | int
 VIEWS = (NATURAL, STOOD, *range(10))
 _BITS = 96
 _MASK = (1 << _BITS) - 1
@@ -45,11 +50,11 @@ def hand_cell(side: str, total: int) -> str:
     return f"{side}_{total}"
 
 
-def bank_cell(total: int, right, left) -> str:
+def bank_cell(total: int, right: View, left: View) -> str:
     return f"bank_{total}_{right}_{left}"
 
 
-def _view_text(side: str, view) -> str:
+def _view_text(side: str, view: View) -> str:
     if view == NATURAL:
         return f"{side} natural"
     if view == STOOD:
@@ -73,29 +78,34 @@ def cells() -> dict[str, Cell]:
     return out
 
 
-def _bank_cells(c: dict[str, Cell]):
-    return [(name, int(name.split("_")[1]), *(_view(v) for v in name.split("_")[2:]))
-            for name, cell in c.items() if cell.side == BANK]
+def _bank_cells(c: dict[str, Cell]) -> list[tuple[str, int, View, View]]:
+    out = []
+    for name, cell in c.items():
+        if cell.side == BANK:
+            _, total, right, left = name.split("_")
+            out.append((name, int(total), _view(right), _view(left)))
+    return out
 
 
-def _view(text: str):
+def _view(text: str) -> View:
     return text if text in (NATURAL, STOOD) else int(text)
 
 
-def bank_by_rule(draws) -> dict[str, Fraction]:
+def bank_by_rule(draws: Callable[[int, View, View], Fraction | int | bool]) -> dict[str, Fraction]:
     """The bank's cells from `draws(total, right_view, left_view) -> probability`."""
     return {name: Fraction(draws(bt, r, left)) for name, bt, r, left in _bank_cells(cells())}
 
 
-def tableau_draws(against: str, option: Fraction = Fraction(1)):
+def tableau_draws(against: str, option: Fraction = Fraction(1)
+                  ) -> Callable[[int, View, View], Fraction]:
     """The bank draws by the chemin de fer tableau against one hand (`option` in its optional
     cells: 1 makes it Punto Banco's tableau); against the other hand when that one is a
     natural."""
-    def draws(bt: int, right, left) -> Fraction:
+    def draws(bt: int, right: View, left: View) -> Fraction:
         view = right if against == RIGHT else left
         if view == NATURAL:
             view = left if against == RIGHT else right
-        rule = banker_rule(bt, None if view == STOOD else view)
+        rule = banker_rule(bt, view if isinstance(view, int) else None)   # None: stood
         return option if rule == OPTION else Fraction(rule == DRAW)
     return draws
 
@@ -270,11 +280,11 @@ _WINS = [[0 if h > b else 1 if b > h else 2 for b in range(10)] for h in range(1
 _EMPTY_ROW = bytes(11 * 12)
 
 
-def _view_index(view) -> int:
-    return 0 if view == NATURAL else 1 if view == STOOD else 2 + view
+def _view_index(view: View) -> int:
+    return 0 if view == NATURAL else 1 if view == STOOD else 2 + int(view)
 
 
-def _path_code(rflag, lflag, cell: int, drew: bool) -> int:
+def _path_code(rflag: bool | None, lflag: bool | None, cell: int, drew: bool) -> int:
     return ((_FLAGS.index(rflag) * 3 + _FLAGS.index(lflag)) * _N_CELLS + cell) * 2 + drew
 
 
@@ -393,7 +403,7 @@ def side_rule(side: str, text: str) -> dict[str, Fraction] | None:
     return None if against is None else bank_by_rule(tableau_draws(against))
 
 
-def sides(paytable) -> dict[str, tuple[str, ...]]:
+def sides(paytable: Mapping[str, BetRule]) -> dict[str, tuple[str, ...]]:
     """The punters of each hand hold its bet; the bank holds its stakes against both."""
     out: dict[str, tuple[str, ...]] = {side: (side,) for side in SIDES if side in paytable}
     bank = tuple(b for b in ("bank_right", "bank_left") if b in paytable)
@@ -402,16 +412,16 @@ def sides(paytable) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def net(paytable, bet: str, outcome) -> Fraction:
+def net(paytable: Mapping[str, BetRule], bet: str, outcome: Any) -> Fraction:
     side = bet.removeprefix("bank_")
     win = outcome[0] if side == RIGHT else outcome[1]
     if win == "tie":
         return Fraction(0)
     backs = BANK if bet.startswith("bank_") else side
-    return paytable[bet].pays if win == backs else Fraction(-1)
+    return paytable[bet].paid(GAME, bet) if win == backs else Fraction(-1)
 
 
-def outcomes(finals) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+def outcomes(finals: Mapping[Any, Fraction]) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
     """(the joint results of both hands, which sum to 1; other events) from final →
     probability. A result is named by the bets it wins: right / bank_right / tie_right."""
     names = {side: dict(zip((side, BANK, "tie"), RESULTS[side])) for side in SIDES}

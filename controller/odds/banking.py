@@ -33,9 +33,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from itertools import combinations, product
-from math import isqrt, lcm
+from math import lcm
 from typing import Any, Callable, Hashable, Iterable, Mapping
+
+from controller.odds.exact import corners, quadratic_roots, reaches_zero, solve_box
 
 Choice = tuple[str, bool]           # (cell name, drew)
 Path = tuple[Choice, ...]           # the choices made on one coup, in cell order
@@ -149,7 +150,8 @@ class Solver:
             out[flags] = v
         return out, den
 
-    def _bank_factor(self, strategy: Strategy, cell: str | None, drew: bool | None):
+    def _bank_factor(self, strategy: Strategy, cell: str | None,
+                     drew: bool | None) -> Fraction | int:
         if cell is None:
             return 1
         q = strategy[cell]
@@ -233,7 +235,7 @@ class Solver:
         phi, den = self._phi(strategy, skip=j)
         scale = den * self._den * self.coup.total
 
-        def signed(groups) -> int:
+        def signed(groups: Mapping[tuple, list[int]]) -> int:
             g = 0
             for k, v in groups.items():
                 if k[at]:
@@ -281,11 +283,11 @@ class Solver:
                                      all(v in (0, 1) for v in s.draw.values()), self.means(s),
                                      tuple(c for c, g in gains.items() if g == 0)))
 
-        for corner in _corners(punters):
+        for corner in corners(punters):
             keep(self._bank_reply(start.with_cells(corner, "")))
         for j in punters:
             others = [c for c in punters if c != j]
-            for corner in _corners(others):
+            for corner in corners(others):
                 for s in self._one_mixed(start.with_cells(corner, ""), j):
                     keep(s)
         if len(punters) == 2 and not found:
@@ -337,9 +339,9 @@ class Solver:
             cells = crossings[r]
             steps = [slope.get(c, ZERO) * (1 - 2 * sigma[c]) for c in cells]
             after = value + sum(steps, ZERO)
-            if _reaches_zero(value, steps):
+            if reaches_zero(value, steps):
                 at = s.with_cells({**sigma, j: r}, "")
-                mix = _solve_box(lambda m: (self.gain(at.with_cells(m, ""), j),), cells)
+                mix = solve_box(lambda m: (self.gain(at.with_cells(m, ""), j),), cells)
                 if mix is not None:
                     yield at.with_cells(mix, "")
             for c in cells:
@@ -364,7 +366,7 @@ class Solver:
             k2 = corner[1, 1][c] - corner[1, 0][c] - corner[0, 1][c] + k0
             lead = next((k for k in (k0, k1, k2) if k), ZERO)
             sigma[c] = ONE if lead > 0 else ZERO
-            for r, exact in _quadratic_roots(k0, k1, k2):
+            for r, exact in quadratic_roots(k0, k1, k2):
                 roots.setdefault(r, []).append(c)
                 if not exact:
                     inexact.add(r)
@@ -398,11 +400,11 @@ class Solver:
             if hi == ONE:
                 break
             flips = roots[hi]
-            brackets = all(_reaches_zero(gain_at(o, hi), [
+            brackets = all(reaches_zero(gain_at(o, hi), [
                 gain_at(o, hi, {c: 1 - sigma[c]}) - gain_at(o, hi) for c in flips])
                 for o in (a, b))
             if brackets and hi not in inexact:
-                mix = _solve_box(lambda m: (gain_at(a, hi, m), gain_at(b, hi, m)), flips)
+                mix = solve_box(lambda m: (gain_at(a, hi, m), gain_at(b, hi, m)), flips)
                 if mix is not None:
                     yield start.with_cells({**sigma, **mix, a: hi, b: hi}, "")
             for c in flips:
@@ -421,91 +423,3 @@ def choice_text(p: Fraction) -> str:
     if p == 0:
         return "stand"
     return f"draw with probability {float(p):.6f} ({p.numerator}/{p.denominator})"
-
-
-def _reaches_zero(value: Fraction, steps: list[Fraction]) -> bool:
-    """Whether value plus some part (0 to all) of each step can be zero."""
-    low = value + sum((d for d in steps if d < 0), ZERO)
-    high = value + sum((d for d in steps if d > 0), ZERO)
-    return low <= 0 <= high
-
-
-def _corners(cells: list[str]) -> list[dict[str, Fraction]]:
-    out: list[dict[str, Fraction]] = [{}]
-    for c in cells:
-        out = [{**d, c: v} for d in out for v in (ONE, ZERO)]
-    return out
-
-
-def _quadratic_roots(k0: Fraction, k1: Fraction, k2: Fraction) -> list[tuple[Fraction, bool]]:
-    """The roots in (0, 1) of k0 + k1·q + k2·q² where the sign changes, as (root, exact): an
-    irrational root is given to 1e-40 (enough to order it among the others) and marked
-    inexact: no equilibrium with an exact rational form lies there."""
-    if k2 == 0:
-        return [(r, True) for r in ([-k0 / k1] if k1 else []) if 0 < r < 1]
-    disc = k1 * k1 - 4 * k2 * k0
-    if disc <= 0:
-        return []
-    root, exact = _rational_sqrt(disc), True
-    if root is None:
-        scale = 10 ** 40
-        root, exact = Fraction(isqrt(disc.numerator * scale * scale // disc.denominator),
-                               scale), False
-    return sorted((r, exact) for r in ((-k1 - root) / (2 * k2), (-k1 + root) / (2 * k2))
-                  if 0 < r < 1)
-
-
-def _rational_sqrt(x: Fraction) -> Fraction | None:
-    n, d = isqrt(x.numerator), isqrt(x.denominator)
-    return Fraction(n, d) if n * n == x.numerator and d * d == x.denominator else None
-
-
-def _solve_box(f: Callable[[dict[str, Fraction]], tuple[Fraction, ...]],
-               cells: list[str]) -> dict[str, Fraction] | None:
-    """Probabilities in [0, 1] for `cells` making every affine function of f zero, or None.
-
-    A feasible point exists if and only if one exists with at most as many cells strictly
-    between 0 and 1 as there are equations, the others at 0 or 1 (a basic solution), so those
-    are tried: every choice of free cells, every setting of the rest, solved exactly."""
-    zero = {c: ZERO for c in cells}
-    f0 = f(zero)
-    m = len(f0)
-    cols = {c: tuple(v - w for v, w in zip(f({**zero, c: ONE}), f0)) for c in cells}
-    for k in range(min(m, len(cells)) + 1):
-        for free in combinations(cells, k):
-            bound = [c for c in cells if c not in free]
-            for values in product((ZERO, ONE), repeat=len(bound)):
-                rhs = [-f0[i] - sum((cols[c][i] * v for c, v in zip(bound, values)), ZERO)
-                       for i in range(m)]
-                x = _solve_linear([[cols[c][i] for c in free] for i in range(m)], rhs)
-                if x is not None and all(0 <= v <= 1 for v in x):
-                    return {**dict(zip(bound, values)), **dict(zip(free, x))}
-    return None
-
-
-def _solve_linear(a: list[list[Fraction]], b: list[Fraction]) -> list[Fraction] | None:
-    """One exact solution of a·x = b (a: m rows of k columns), or None if there is none."""
-    m, k = len(a), len(a[0]) if a else 0
-    rows = [list(r) + [v] for r, v in zip(a, b)]
-    pivots = []
-    r = 0
-    for col in range(k):
-        pivot = next((i for i in range(r, m) if rows[i][col] != 0), None)
-        if pivot is None:
-            continue
-        rows[r], rows[pivot] = rows[pivot], rows[r]
-        for i in range(m):
-            if i != r and rows[i][col] != 0:
-                factor = rows[i][col] / rows[r][col]
-                rows[i] = [x - factor * y for x, y in zip(rows[i], rows[r])]
-        pivots.append(col)
-        r += 1
-    if any(all(x == 0 for x in row[:k]) and row[k] != 0 for row in rows):
-        return None
-    x = [ZERO] * k
-    for i, col in enumerate(pivots):
-        x[col] = rows[i][k] / rows[i][col]
-    return x
-
-
-

@@ -11,13 +11,16 @@ import textwrap
 from dataclasses import dataclass
 from fractions import Fraction
 from types import ModuleType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from controller.errors import InputError
 from controller.odds import BetOdds
 from controller.odds import baccarat_banque, chemin_de_fer, strategy as strategy_text
 from controller.odds.banking import Equilibrium, Solver, Strategy
 from controller.odds.report import decks_text, exact_text, payout_text, table
+
+if TYPE_CHECKING:
+    from controller.settings.profile import Profile
 
 GAMES: dict[str, ModuleType] = {"chemin_de_fer": chemin_de_fer,
                                 "baccarat_banque": baccarat_banque}
@@ -56,7 +59,7 @@ class BankingOdds:
     describe: Any                            # (Strategy, side=None) → lines of text
 
 
-def compute(profile, decks: int | None, spec: str | None) -> BankingOdds:
+def compute(profile: Profile, decks: int | None, spec: str | None) -> BankingOdds:
     """The figures of `profile`'s game at `decks` for the strategy `spec` (--strategy)."""
     game = GAMES.get(profile.game)
     if game is None:
@@ -87,7 +90,7 @@ def compute(profile, decks: int | None, spec: str | None) -> BankingOdds:
 _SOLVERS: dict[tuple, Solver] = {}
 
 
-def _solver(game: ModuleType, profile, decks: int | None) -> Solver:
+def _solver(game: ModuleType, profile: Profile, decks: int | None) -> Solver:
     paytable = profile.paytable
     key = (profile.game, decks, tuple((bet, rule.pays, tuple(sorted(rule.options.items())))
                                       for bet, rule in paytable.items()))
@@ -99,7 +102,8 @@ def _solver(game: ModuleType, profile, decks: int | None) -> Solver:
     return solver
 
 
-def _figures(solver: Solver, game: ModuleType, profile, s: Strategy):
+def _figures(solver: Solver, game: ModuleType, profile: Profile, s: Strategy
+             ) -> tuple[dict[str, Fraction], dict[str, Fraction], dict[str, BetOdds]]:
     finals = solver.outcomes(s)
     results, events = game.outcomes(finals)
     bets = {bet: BetOdds(bet, rule, solver.bet_distribution(s, bet, finals))

@@ -15,11 +15,19 @@ from __future__ import annotations
 from fractions import Fraction
 from math import perm
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Mapping
 
 from controller.games.chemin_de_fer import (
     BANKER_TABLEAU, DRAW, GAME, OPTION, banker_rule, player_rule)
 from controller.odds.banking import Cell, Coup, Path, Strategy, choice_text
 from controller.odds.punto_banco import first_four, rank_counts, value_counts
+
+if TYPE_CHECKING:
+    from controller.settings.profile import BetRule
+
+#: a coup's final as the enumeration records it: (player total, banker total, player cards,
+#: banker cards)
+Final = tuple[int, int, int, int]
 
 PLAYER, BANKER = "player", "banker"
 
@@ -124,20 +132,20 @@ def branches(path: Path, rule: str, cell: str) -> tuple[tuple[Path, bool], ...]:
     return ((path, rule == DRAW),)
 
 
-def winner(outcome) -> str:
+def winner(outcome: Any) -> str:
     pt, bt = outcome[0], outcome[1]
     return PLAYER if pt > bt else BANKER if bt > pt else "tie"
 
 
-def net(paytable, bet: str, outcome) -> Fraction:
+def net(paytable: Mapping[str, BetRule], bet: str, outcome: Any) -> Fraction:
     """Net per unit staked on `bet` (the bank's stake or the punters') at a final."""
     win = winner(outcome)
     if win == "tie":
         return Fraction(0)
-    return paytable[bet].pays if win == bet else Fraction(-1)
+    return paytable[bet].paid(GAME, bet) if win == bet else Fraction(-1)
 
 
-def outcomes(finals) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
+def outcomes(finals: Mapping[Any, Fraction]) -> tuple[dict[str, Fraction], dict[str, Fraction]]:
     """(the results, which sum to 1; other events) from final → probability."""
     results = {BANKER: Fraction(0), PLAYER: Fraction(0), "tie": Fraction(0)}
     events = {"natural": Fraction(0), "player_draws": Fraction(0),
@@ -171,7 +179,7 @@ def side_rule(side: str, text: str) -> None:
     return None
 
 
-def sides(paytable) -> dict[str, tuple[str, ...]]:
+def sides(paytable: Mapping[str, BetRule]) -> dict[str, tuple[str, ...]]:
     """Each side and the bet it holds: the bank's stake, and the punters'."""
     return {side: (side,) for side in (PLAYER, BANKER) if side in paytable}
 

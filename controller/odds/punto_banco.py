@@ -19,11 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
 from controller.shoe.cards import RANKS
 from controller.errors import InputError
 from controller.games.punto_banco import banker_draws, player_draws
+
+if TYPE_CHECKING:
+    from controller.settings.profile import BetRule
 
 #: point value of each rank A..K
 _RANK_POINT = tuple(i + 1 if i < 9 else 0 for i in range(len(RANKS)))
@@ -43,7 +46,7 @@ class Deal:
     #: probability that a hand's first two cards share a rank (same for Player and Banker)
     pair: Fraction
 
-    def probability(self, test) -> Fraction:
+    def probability(self, test: Callable[[int, int, int], bool]) -> Fraction:
         """Total probability of the finals (pt, bt, cards) for which `test(pt, bt, cards)`."""
         return sum((p for k, p in self.finals.items() if test(*k)), Fraction(0))
 
@@ -196,13 +199,7 @@ def outcomes(deal: Deal) -> dict[str, Fraction]:
 ONE = Fraction(1)
 
 
-def _need_pays(bet: str, rule) -> Fraction:
-    if rule.pays is None:
-        raise InputError(f"punto_banco: bet {bet!r} needs a payout (pays)")
-    return rule.pays
-
-
-def bet_distribution(deal: Deal, bet: str, rule) -> dict[Fraction, Fraction]:
+def bet_distribution(deal: Deal, bet: str, rule: BetRule) -> dict[Fraction, Fraction]:
     """Net result per unit → probability for one paytable entry (win = payout, push = 0)."""
     dist: dict[Fraction, Fraction] = {}
 
@@ -211,12 +208,12 @@ def bet_distribution(deal: Deal, bet: str, rule) -> dict[Fraction, Fraction]:
             dist[net] = dist.get(net, Fraction(0)) + p
 
     if bet in ("player_pair", "banker_pair"):
-        add(_need_pays(bet, rule), deal.pair)
+        add(rule.paid("punto_banco", bet), deal.pair)
         add(-ONE, 1 - deal.pair)
         return dist
     if bet not in ("player", "banker", "tie", "big", "small"):
         raise InputError(f"punto_banco: no exact model for bet {bet!r}")
-    pays = _need_pays(bet, rule)
+    pays = rule.paid("punto_banco", bet)
     on_six = rule.option("on_six") if bet == "banker" else None
     for (pt, bt, n), p in deal.finals.items():
         win = _winner(pt, bt)

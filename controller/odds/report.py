@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from controller.odds import BetOdds, OddsReport
+
+if TYPE_CHECKING:
+    from controller.settings.profile import BetRule
 
 _OPTION_TEXT = {"on_six": "on a winning 6", "on_first": "on the 1st card"}
 _PATTERN_ABBREV = {"straight_flush": "SF", "straight": "S", "flush": "F"}
@@ -28,7 +31,7 @@ def payout_number(x: Fraction) -> str:
     return text
 
 
-def payout_text(rule) -> str:
+def payout_text(rule: BetRule) -> str:
     """`0.95:1`, `1:1; 0.5:1 on a winning 6`, `SF 120:1 / S 8:1 / F 5:1`."""
     parts = []
     if rule.pays is not None:

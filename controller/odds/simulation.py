@@ -21,13 +21,16 @@ import math
 import random
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, TextIO
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, TextIO
 
 from controller.shoe.cards import ALL_CARDS, parse_card
 from controller.games.andar_bahar import first_three_pattern
 from controller.games.deal import ShoeDeal, shuffled_shoes
 from controller.odds import OddsReport
 from controller.odds.report import table
+
+if TYPE_CHECKING:
+    from controller.settings.profile import Profile
 
 Z95 = 1.959963984540054
 
@@ -149,7 +152,7 @@ def summarise(events: Iterable[dict], exact: OddsReport,
     return s
 
 
-def simulated_events(profile, shoes: int, seed: int) -> Iterator[dict]:
+def simulated_events(profile: Profile, shoes: int, seed: int) -> Iterator[dict]:
     """`round_result` and `shoe_ended` events of `shoes` shoes of `profile`, dealt by the rules
     from the shoes a seeded simulated shuffler delivers (as `tablectl simulate --seed`)."""
     game = profile.game
@@ -163,7 +166,7 @@ def simulated_events(profile, shoes: int, seed: int) -> Iterator[dict]:
         yield {"event": "shoe_ended", "rounds": rounds, "reason": deal.end_reason}
 
 
-def simulate(profile, exact: OddsReport, shoes: int, seed: int,
+def simulate(profile: Profile, exact: OddsReport, shoes: int, seed: int,
              progress: Callable[[int], None] | None = None) -> SimulationSummary:
     """Deal `shoes` seeded shoes of `profile` by the rules and compare with `exact`."""
     return summarise(simulated_events(profile, shoes, seed), exact, on_shoe=progress)

@@ -11,12 +11,18 @@ import collections
 import dataclasses
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Callable, Generator
 
 from controller.logsetup import get_logger
 from controller.table import inputs as ti
 from drivers import events as ev
-from drivers.errors import Busy, DeviceError, NotFound
+from drivers.errors import Busy, DeviceError, NotFound, Timeout
+from drivers.interfaces import ShoeDriver, ShufflerDriver
+from drivers.shoe.base import ShoeDriverBase
+from drivers.shuffler import ShuffleCountError, ShufflerFault
+
+#: a shuffler request under way: yields the seconds to wait before it goes on
+Job = Generator[float, None, None]
 
 log = get_logger("controller.devices")
 
@@ -70,8 +76,9 @@ class ShoeSource:
     (None). Without it, a port that cannot be opened raises at once.
     """
 
-    def __init__(self, submit: Callable[[Any], None], open_driver: Callable[[], Any], *,
-                 protocol: str, min_pull_interval_s: float = 0.15, read_timeout_s: float = 0.2,
+    def __init__(self, submit: Callable[[ti.Input], None],
+                 open_driver: Callable[[], ShoeDriver], *, protocol: str,
+                 min_pull_interval_s: float = 0.15, read_timeout_s: float = 0.2,
                  clock: Callable[[], float] | None = None, url: str = "",
                  wait: tuple[float, float] | None = None,
                  on_wait: Callable[[str | None], None] | None = None):
@@ -83,7 +90,7 @@ class ShoeSource:
         self.waiting = ""                   # why the shoe cannot be opened yet
         self.last_read_at: float | None = None      # wall time of the last card or failed read
         self.last_event_at: float | None = None     # wall time of anything from the shoe
-        self.driver: Any = None
+        self.driver: ShoeDriver | None = None
         try:
             self.driver = open_driver()
             self.link = "up"
@@ -143,6 +150,8 @@ class ShoeSource:
     def step(self, timeout: float) -> bool:
         """One read (owner's thread); True when it produced an input."""
         drv = self.driver
+        if drv is None:             # not there yet: the reader thread is waiting for it
+            return False
         if self.resume_seq is not None:
             drv.resume(self.resume_seq)
             self.resume_seq = None
@@ -166,10 +175,13 @@ class ShoeSource:
     def pump(self) -> float | None:
         """Simulated time: read everything the shoe has sent; when the link is down, the time
         to try again."""
-        while self.step(0.0) or (self.driver.buffered and self.step(0.0)):
+        drv = self.driver
+        if drv is None:
+            return None
+        while self.step(0.0) or (drv.buffered and self.step(0.0)):
             pass                    # (bytes just read may hold a frame not decoded yet)
-        if not self.driver.connected and self.clock is not None:
-            return self.clock() + max(self.driver.reconnect_delay_s, 0.01)
+        if not drv.connected and self.clock is not None:
+            return self.clock() + max(drv.reconnect_delay_s, 0.01)
         return None
 
     def start(self) -> None:
@@ -208,8 +220,9 @@ class ShufflerSource:
     shuffle takes its time on the virtual clock while the rest of the table goes on.
     """
 
-    def __init__(self, submit: Callable[[Any], None], open_driver: Callable[[], Any], *,
-                 decks: int, approved_firmware: tuple[str, ...] = (),
+    def __init__(self, submit: Callable[[ti.Input], None],
+                 open_driver: Callable[[], ShufflerDriver], *, decks: int,
+                 approved_firmware: tuple[str, ...] = (),
                  shuffle_timeout_s: float = 300.0, threaded: bool = True,
                  clock: Callable[[], float] = time.monotonic, poll_interval_s: float = 0.1):
         self.submit, self.open_driver, self.decks = submit, open_driver, decks
@@ -221,7 +234,7 @@ class ShufflerSource:
         self.shuffle_timeout_s = shuffle_timeout_s
         self.clock, self.poll_interval_s = clock, max(poll_interval_s, 0.01)
         self.requests: collections.deque[str] = collections.deque()
-        self._job: Iterator[float] | None = None
+        self._job: Job | None = None
         self._look_at = 0.0
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -260,7 +273,7 @@ class ShufflerSource:
                     if self._stop.wait(wait):
                         return
 
-    def _work(self, action: str) -> Iterator[float]:
+    def _work(self, action: str) -> Job:
         """One request; yields the seconds to wait before it goes on."""
         try:
             drv = self.open_driver()
@@ -282,10 +295,10 @@ class ShufflerSource:
         finally:
             drv.close()
 
-    def _ready(self, drv: Any, decks: int | None) -> Iterator[float]:
+    def _ready(self, drv: ShufflerDriver,
+               decks: int | None) -> Generator[float, None, ev.ShuffleDone]:
         """Look at the shuffle every poll interval until it is done (its ShuffleDone is the
         generator's value); Timeout after `shuffle_timeout_s`."""
-        from drivers.errors import Timeout
         deadline = self.clock() + self.shuffle_timeout_s
         while True:
             done = drv.poll_ready(decks=decks)
@@ -295,10 +308,9 @@ class ShufflerSource:
                 raise Timeout(f"shuffler: still shuffling after {self.shuffle_timeout_s} s")
             yield self.poll_interval_s
 
-    def _shuffle(self, drv: Any) -> Iterator[float]:
-        from drivers.shuffler import ShuffleCountError, ShufflerFault
+    def _shuffle(self, drv: ShufflerDriver) -> Job:
         ident = drv.identify()
-        self.submit(from_device(ident))
+        self.submit(ident)
         if self.approved and ident.firmware not in self.approved:
             self.submit(ev.DeviceAlarm(device="shuffler", code="unapproved_firmware",
                                        text=f"firmware {ident.firmware!r} is not on the approved "
@@ -315,22 +327,21 @@ class ShufflerSource:
             drv.shuffle(self.decks)
         try:
             done = yield from self._ready(drv, self.decks)
-            self.submit(from_device(done))
+            self.submit(done)
         except ShuffleCountError as err:
             self.submit(ev.ShuffleDone(count=err.count, composition=tuple(dict(err.composition).items())))
         except ShufflerFault as err:
             self.submit(ev.DeviceAlarm(device="shuffler", code=err.status.state, text=str(err)))
 
-    def _deliver(self, drv: Any) -> None:
+    def _deliver(self, drv: ShufflerDriver) -> None:
         try:
             drv.deliver()
         except DeviceError as err:
             log.warning("shuffler did not deliver; the shoe is taken by hand", error=str(err))
 
-    def _count_rest(self, drv: Any) -> Iterator[float]:
+    def _count_rest(self, drv: ShufflerDriver) -> Job:
         """The rest of the ended shoe goes through the shuffler, which counts it card by card
         (a count that is not whole decks is what is expected here)."""
-        from drivers.shuffler import ShuffleCountError, ShufflerFault
         if drv.status().state in ("jam", "error"):
             drv.clear()
         drv.shuffle(self.decks)
@@ -355,7 +366,7 @@ class ShufflerSource:
             self._job = None
 
 
-def _traits(protocol: str) -> Any:
+def _traits(protocol: str) -> type[ShoeDriverBase]:
     """The shoe protocol's driver class, whose attributes say what the shoe does itself."""
     from drivers.shoe import shoe_driver
     return shoe_driver(protocol)

@@ -201,7 +201,8 @@ def _section(sec: Section, cls: type, sources: dict[str, str]) -> Any:
     values = {}
     for f in fields(cls):
         base = _TYPES.get(str(f.type), tuple)
-        default = f.default
+        # every setting has a plain default (a section's dataclass has no factories)
+        default: Any = f.default
         if base is tuple:
             v = sec.get(f.name, list, list(default))
             if not all(isinstance(x, str) for x in v):

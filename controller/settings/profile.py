@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping
 
-from controller.errors import ProfileError   # also imported from here by callers
+from controller.errors import InputError, ProfileError   # ProfileError: also from here
 from controller.games import get_rules, known_bets, validate_options
 from controller.odds import check_rtp_bands
 from controller.settings.tomlcheck import Section
@@ -46,6 +46,12 @@ class BetRule:
 
     def option(self, name: str) -> Fraction | None:
         return self.options.get(name)
+
+    def paid(self, game: str, bet: str) -> Fraction:
+        """The payout, for figures that need one: InputError naming the bet when it has none."""
+        if self.pays is None:
+            raise InputError(f"{game}: bet {bet!r} needs a payout (pays)")
+        return self.pays
 
 
 @dataclass(frozen=True)

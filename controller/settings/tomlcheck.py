@@ -4,7 +4,7 @@ Every failure is one line naming the file, the dotted key, the problem and the f
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 
 class Section:
@@ -21,7 +21,8 @@ class Section:
     def fail(self, k: str, problem: str, fix: str) -> Exception:
         return self.error(self.where, self.key(k), problem, fix)
 
-    def get(self, k: str, typ, default=..., choices=None, lo=None, hi=None):
+    def get(self, k: str, typ: type, default: Any = ..., choices: Collection[Any] | None = None,
+            lo: Any = None, hi: Any = None) -> Any:
         self.used.add(k)
         if k not in self.data:
             if default is ...:

@@ -51,7 +51,7 @@ def read_shoe_file(path: str | Path) -> ShoeFile:
     return ShoeFile(str(p), tuple(cards), cut)
 
 
-def check_against_decks(shoe: ShoeFile, decks: int, line_of=None) -> None:
+def check_against_decks(shoe: ShoeFile, decks: int) -> None:
     """A card may appear at most `decks` times; more is impossible in that shoe."""
     seen: Counter[Card] = Counter()
     for i, c in enumerate(shoe.cards):

@@ -66,9 +66,7 @@ def refuse(code: str, error: str = "wrong_state", **fields: Any) -> CommandRefus
     """A refusal in plain words: its English is the exception's text (the log and the journal
     keep it), its Words go with it so each person reads it in their own language."""
     words = Words(f"refuse.{code}", fields)
-    err = CommandRefused(english(words), code=error)
-    err.words = words        # type: ignore[attr-defined]
-    return err
+    return CommandRefused(english(words), code=error, words=words)
 
 
 def words_of(err: BaseException) -> Words | None:

@@ -11,10 +11,13 @@ import gettext
 import io
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from controller.words import SOURCE, Words
 from controller.words.catalogue import MESSAGES
+
+#: a field's writer: (value, language, the other fields) → the words a person reads
+Writer = Callable[[Any, str, Mapping[str, Any]], str]
 
 LOCALE_DIR = Path(__file__).with_name("locale")
 DOMAIN = "tablectl"
@@ -167,13 +170,13 @@ def state(value: Any, language: str, _: Mapping[str, Any] = {}) -> str:
     return template(f"state.{s}", language)
 
 
-def _lookup(section: str):
+def _lookup(section: str) -> Writer:
     def write(value: Any, language: str, _: Mapping[str, Any] = {}) -> str:
         return template(f"{section}.{value}", language)
     return write
 
 
-def _many(section: str, style: str):
+def _many(section: str, style: str) -> Writer:
     def write(value: Any, language: str, _: Mapping[str, Any] = {}) -> str:
         items = value if isinstance(value, (list, tuple)) else [value]
         return join([template(f"{section}.{v}", language) for v in items], language, style)

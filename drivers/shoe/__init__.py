@@ -1,7 +1,9 @@
 """Card-recognition shoe drivers, one module per wire protocol, chosen by name in config.
 
 The protocols are plugins (drivers.registry): tablectl's own (beetek, barcode, framed) and any
-other installed distribution's register in the entry-point group `tablectl.shoe_protocols`.
+other installed distribution's register in the entry-point group `tablectl.shoe_protocols`,
+each a subclass of `ShoeDriverBase` (the shared read loop); what the table holds is the
+`ShoeDriver` protocol (drivers.interfaces).
 """
 from __future__ import annotations
 
@@ -10,23 +12,24 @@ from typing import Callable
 
 from drivers.errors import BadURL
 from drivers.registry import SHOE_PROTOCOLS, DriverRegistry
-from drivers.shoe.base import ShoeDriver
+from drivers.interfaces import ShoeDriver
+from drivers.shoe.base import ShoeDriverBase
 
 #: The one list of shoe protocols: name → driver class (config, command lines and simulators
 #: use it); a driver's module is imported when it is first used.
 PROTOCOLS = DriverRegistry(SHOE_PROTOCOLS, "shoe protocol")
 
-__all__ = ["PROTOCOLS", "ShoeDriver", "open_shoe", "shoe_driver"]
+__all__ = ["PROTOCOLS", "ShoeDriver", "ShoeDriverBase", "open_shoe", "shoe_driver"]
 
 
-def shoe_driver(protocol: str) -> type[ShoeDriver]:
+def shoe_driver(protocol: str) -> type[ShoeDriverBase]:
     """The driver class of `protocol`; ValueError naming the known ones when there is none."""
     if protocol not in PROTOCOLS:
         raise ValueError(PROTOCOLS.unknown(protocol))
     cls = PROTOCOLS[protocol]
-    if not (isinstance(cls, type) and issubclass(cls, ShoeDriver)):
+    if not (isinstance(cls, type) and issubclass(cls, ShoeDriverBase)):
         raise ValueError(f"shoe protocol {protocol!r} ({PROTOCOLS.origin(protocol)}) is not a "
-                         f"ShoeDriver subclass")
+                         f"ShoeDriverBase subclass")
     return cls
 
 

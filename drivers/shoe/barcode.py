@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from drivers.cardcodes import RANKS
 from drivers.events import CardRead, CutCardSeen, DeviceEvent, ReadFailed
-from drivers.shoe.base import ShoeDriver
+from drivers.shoe.base import ShoeDriverBase
 from drivers.shoe.codec import BadCardCode, BufferedDecoder, GarbageBytes, MalformedFrame
 
 SUIT_DIGITS = {"1": "S", "2": "H", "3": "C", "4": "D"}
@@ -101,7 +101,7 @@ class BarcodeEncoder:
         return b"\x00\xff\x13~#%\x7f\r\n"
 
 
-class BarcodeDriver(ShoeDriver):
+class BarcodeDriver(ShoeDriverBase):
     protocol = "barcode"
     encoder = BarcodeEncoder
 

@@ -1,4 +1,4 @@
-"""ShoeDriver: the public read loop shared by every shoe protocol.
+"""ShoeDriverBase: the public read loop shared by every shoe protocol.
 
 `read_event()` owns the timeouts, the counting and logging of bad bytes, link-loss detection
 and reconnection; a protocol subclass only says how to build its decoder (`_make_decoder`) and
@@ -53,7 +53,7 @@ class ByteStream(Protocol):
     def close(self) -> None: ...
 
 
-class ShoeDriver(ABC):
+class ShoeDriverBase(ABC):
     """Bytes from one shoe → typed device events, with timeouts, resync and reconnect."""
 
     protocol = ""
@@ -172,7 +172,7 @@ class ShoeDriver(ABC):
         self._closed = True
         self._close_port()
 
-    def __enter__(self) -> "ShoeDriver":
+    def __enter__(self) -> "ShoeDriverBase":
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -13,7 +13,7 @@ import re
 
 from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceEvent, DeviceWarning,
                             ReadFailed)
-from drivers.shoe.base import ShoeDriver
+from drivers.shoe.base import ShoeDriverBase
 from drivers.shoe.codec import (BadCardCode, BufferedDecoder, GarbageBytes, MalformedFrame,
                                 UnknownToken, canonical_code)
 
@@ -154,7 +154,7 @@ class BeetekEncoder:
         return b"\x00\xff\x13~#%\x7f"
 
 
-class BeetekDriver(ShoeDriver):
+class BeetekDriver(ShoeDriverBase):
     protocol = "beetek"
     encoder = BeetekEncoder
 

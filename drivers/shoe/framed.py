@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from drivers.crc import crc16_ccitt_false
 from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceEvent, DeviceWarning,
                             ReadFailed)
-from drivers.shoe.base import ShoeDriver
+from drivers.shoe.base import ShoeDriverBase
 from drivers.shoe.codec import (BadCardCode, BufferedDecoder, ChecksumMismatch, GarbageBytes,
                                 MalformedFrame, UnknownToken, check_code)
 
@@ -184,7 +184,7 @@ class FramedEncoder:
         return encode_frame(ACK, seq)
 
 
-class FramedDriver(ShoeDriver):
+class FramedDriver(ShoeDriverBase):
     """Framed shoe: asks for HELLO on every open, drops duplicates, reports gaps, sends acks."""
 
     protocol = "framed"

@@ -1,4 +1,4 @@
-"""ShufflerDriver: request/response over the framed shuffler protocol, on USB or serial.
+"""FramedShuffler: request/response over the framed shuffler protocol, on USB or serial.
 
 Each call sends one request frame and waits `response_timeout_s` for the response that echoes
 its sequence number; stale or foreign frames are skipped. Read-only commands (IDENTIFY, STATUS,
@@ -12,13 +12,16 @@ asked for and the composition against the count, and raise ShuffleCountError on 
 from __future__ import annotations
 
 import time
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 import structlog
 
 from drivers.errors import DeviceError, DeviceIOError, ProtocolError, Timeout
 from drivers.events import ShuffleDone, ShufflerIdentity, ShufflerStatus
 from drivers.shuffler import protocol as p
+
+if TYPE_CHECKING:
+    import serial
 
 STAT_KEYS = ("requests", "responses", "retries", "timeouts", "bad_frames", "stale_frames", "naks")
 
@@ -74,7 +77,7 @@ class SerialLink:
 
     POLL_S = 0.05
 
-    def __init__(self, port) -> None:
+    def __init__(self, port: serial.Serial) -> None:
         self.port = port
 
     def write(self, data: bytes) -> int:
@@ -99,7 +102,7 @@ class SerialLink:
         self.port.close()
 
 
-class ShufflerDriver:
+class FramedShuffler:
     """Commands to one shuffler; every answer is checked before it is believed."""
 
     def __init__(self, link: Link, *, url: str = "", response_timeout_s: float = 1.0,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import time
 import urllib.parse
+from typing import Any
 
 from serial.serialutil import PortNotOpenError, SerialBase, SerialException
 
@@ -45,6 +46,8 @@ def model_from_url(url: str) -> tuple[ShoeModel, bool]:
             if "cards" in query or "cut" in query or "fault" in query:
                 raise ValueError("cards/cut/fault describe a throwaway shoe: drop NAME")
             model = registry.get(name)
+            if not isinstance(model, ShoeModel):
+                raise ValueError(f"{name!r} is a {type(model).__name__}, not a shoe")
             if protocol is not None and protocol != model.protocol:
                 raise ValueError(f"shoe {name!r} speaks {model.protocol}, not {protocol}")
             return model, auto_text == "1"
@@ -65,7 +68,9 @@ def model_from_url(url: str) -> tuple[ShoeModel, bool]:
 class Serial(SerialBase):
     """A pyserial port whose far end is a ShoeModel."""
 
-    def __init__(self, *args, **kwargs):
+    is_open: bool           # SerialBase's, set in its __init__
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._model: ShoeModel | None = None
         self._auto = False
         self._generation = 0

@@ -85,7 +85,8 @@ class StoredJournal:
         self.conn, self.info = conn, info
         self.path = f"{where} table {info.name}"
         self.readonly = True
-        self._where, self._args = "table_id = %s", [info.id]
+        self._where = "table_id = %s"
+        self._args: list[object] = [info.id]
         if start is not None:
             self._where += " AND at >= %s"
             self._args.append(start)

@@ -11,7 +11,7 @@ through, so the same behaviour suite runs on the simulator and on the real shoe.
 from __future__ import annotations
 
 from drivers.events import CardRead, CutCardSeen, DeviceEvent, ReadFailed
-from drivers.shoe.base import ShoeDriver
+from drivers.shoe.base import ShoeDriverBase
 from drivers.shoe.codec import BadCardCode, BufferedDecoder, GarbageBytes, check_code
 
 MAX_LINE = 32
@@ -68,7 +68,7 @@ class AcmeEncoder:
         return b"\x00~~\xff\n"
 
 
-class AcmeDriver(ShoeDriver):
+class AcmeDriver(ShoeDriverBase):
     protocol = "acme"
     encoder = AcmeEncoder
 
