@@ -12,6 +12,7 @@ import functools
 import importlib
 import pkgutil
 import sys
+from typing import NoReturn
 from types import TracebackType
 
 from controller import __version__
@@ -59,7 +60,7 @@ class _Unsure(Exception):
 
 
 class _Peek(argparse.ArgumentParser):
-    def error(self, message: str):          # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise _Unsure(message)
 
 
