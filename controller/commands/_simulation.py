@@ -17,7 +17,7 @@ from controller.errors import InputError
 from controller.logsetup import get_logger
 from controller.settings.profile import Profile
 from controller.service.build import DeviceSettings, FeedSpec, TableSpec, build
-from controller.service.clock import RealClock, VirtualClock
+from controller.service.clock import Clock, RealClock, VirtualClock
 from controller.service.cycle import ShoePlan
 from controller.service.parts import Hook
 from controller.shoe.shoefile import ShoeFile, check_against_decks, check_cut, read_shoe_file
@@ -177,8 +177,9 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
     collect = Collect()
     install()
     external = bool(opts.shoe_url)
-    clock = None if external else VirtualClock()
+    clock: Clock = RealClock() if external else VirtualClock()
     rig = None
+    shoe_url = opts.shoe_url or ""
     if not external:
         from simulators.shoe import FaultError
         try:
@@ -187,8 +188,9 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
                          continuous=profile.continuous_shuffler)
         except FaultError as err:
             raise InputError(f"--fault {err}; give an index within the shoe") from None
+        shoe_url = rig.shoe_url
     devices = DeviceSettings(
-        shoe_url=opts.shoe_url or rig.shoe_url, protocol=opts.protocol,
+        shoe_url=shoe_url, protocol=opts.protocol,
         shoe_options=dict(read_timeout_s=0.2) if external else
         dict(read_timeout_s=0.01, reconnect_initial_s=0.01, reconnect_max_s=0.05),
         # a shoe file is loaded by hand: the shuffler plays no part
@@ -207,7 +209,7 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
     spec = TableSpec(
         profile, devices, plan=plan.shoe, journal_path=opts.journal_path,
         outlets=(*opts.publishers, *((collect,) if opts.keep_events else ())),
-        shoes=0, software=release_digest(), name=opts.name, clock=clock or RealClock(),
+        shoes=0, software=release_digest(), name=opts.name, clock=clock,
         betting_seconds=opts.betting_seconds, rig=rig, people=people.makers(),
         virtual_supervisor=True, idle_seconds=opts.idle_seconds if external else None,
         simulator_shoes=True,           # every shoe it deals is a simulation's, on record

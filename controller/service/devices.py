@@ -11,7 +11,7 @@ import collections
 import dataclasses
 import threading
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Generator
 
 from controller.logsetup import get_logger
 from controller.table import inputs as ti
@@ -221,7 +221,7 @@ class ShufflerSource:
         self.shuffle_timeout_s = shuffle_timeout_s
         self.clock, self.poll_interval_s = clock, max(poll_interval_s, 0.01)
         self.requests: collections.deque[str] = collections.deque()
-        self._job: Iterator[float] | None = None
+        self._job: Generator[float, None, None] | None = None
         self._look_at = 0.0
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -260,7 +260,7 @@ class ShufflerSource:
                     if self._stop.wait(wait):
                         return
 
-    def _work(self, action: str) -> Iterator[float]:
+    def _work(self, action: str) -> Generator[float, None, None]:
         """One request; yields the seconds to wait before it goes on."""
         try:
             drv = self.open_driver()
@@ -282,7 +282,7 @@ class ShufflerSource:
         finally:
             drv.close()
 
-    def _ready(self, drv: Any, decks: int | None) -> Iterator[float]:
+    def _ready(self, drv: Any, decks: int | None) -> Generator[float, None, Any]:
         """Look at the shuffle every poll interval until it is done (its ShuffleDone is the
         generator's value); Timeout after `shuffle_timeout_s`."""
         from drivers.errors import Timeout
@@ -295,7 +295,7 @@ class ShufflerSource:
                 raise Timeout(f"shuffler: still shuffling after {self.shuffle_timeout_s} s")
             yield self.poll_interval_s
 
-    def _shuffle(self, drv: Any) -> Iterator[float]:
+    def _shuffle(self, drv: Any) -> Generator[float, None, None]:
         from drivers.shuffler import ShuffleCountError, ShufflerFault
         ident = drv.identify()
         self.submit(from_device(ident))
@@ -327,7 +327,7 @@ class ShufflerSource:
         except DeviceError as err:
             log.warning("shuffler did not deliver; the shoe is taken by hand", error=str(err))
 
-    def _count_rest(self, drv: Any) -> Iterator[float]:
+    def _count_rest(self, drv: Any) -> Generator[float, None, None]:
         """The rest of the ended shoe goes through the shuffler, which counts it card by card
         (a count that is not whole decks is what is expected here)."""
         from drivers.shuffler import ShuffleCountError, ShufflerFault

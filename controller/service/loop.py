@@ -34,7 +34,7 @@ from controller.service.parts import Ack, Hook, Outlet, Pump, Tap, Watch
 from controller.service.prompt import Prompter
 from controller.service.recovery import LOCAL_CURSOR, SNAPSHOT_FORMAT
 from controller.table import Table
-from controller.table.inputs import DURABLE, Input
+from controller.table.inputs import DURABLE, INPUT_TYPES, Input
 
 __all__ = ["Gate", "LoopSettings", "Note", "Query", "Submitted", "TableService"]
 
@@ -117,8 +117,10 @@ class TableService:
         elif isinstance(part, Ack):
             self._out.acks[part.device] = part.fn
         elif isinstance(part, Hook):
-            {"before_input": self._before_input, "before_commit": self._before_commit,
-             "journal_write": self._write_observers}[part.when].append(part.fn)
+            hooks: dict[str, list[Callable[..., None]]] = {
+                "before_input": self._before_input, "before_commit": self._before_commit,
+                "journal_write": self._write_observers}
+            hooks[part.when].append(part.fn)
         elif isinstance(part, Pump):
             self._pumps.append(part)
         elif isinstance(part, Watch):
@@ -210,7 +212,7 @@ class TableService:
                     self._commit()   # what is announced may set something going again
                     continue
                 return _IDLE
-            self.clock.advance_to(min(times))       # type: ignore[attr-defined]
+            self.clock.advance_to(min(times))       # type: ignore[union-attr]
             # what devices sent by then comes first
             polled = [w for w in (p.pump() for p in self._pumps) if w is not None]
 
@@ -221,11 +223,11 @@ class TableService:
         return bool(due)
 
     def _handle(self, item: Any) -> None:
-        if self.conditions.gates and isinstance(item, (Input, Submitted)) \
-                and self.conditions.held(item):
+        if self.conditions.gates and isinstance(item, (*INPUT_TYPES, Submitted)) \
+                and self.conditions.held(item):     # type: ignore[arg-type]
             return
-        if isinstance(item, Input):
-            self._process(item)
+        if isinstance(item, INPUT_TYPES):
+            self._process(item)     # type: ignore[arg-type]
         elif isinstance(item, Submitted):
             out = self._process(item.input)
             self._commit()           # the answer waits for the journal

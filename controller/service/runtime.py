@@ -125,12 +125,13 @@ class TableRuntime:
             self.pc.wire()
         self._wire()
         monitoring = None
-        if self.pc is not None and (spec.display is not None or spec.table_pc.metrics_sock
-                                    is not None):
+        pc = spec.table_pc
+        if self.pc is not None and pc is not None and (spec.display is not None
+                                                       or pc.metrics_sock is not None):
             from controller.service.monitoring import Monitoring
-            monitoring = Monitoring(self, self.pc.health, info=spec.table_pc.info)
-            if spec.table_pc.metrics_sock is not None:
-                self.started.metrics_url = monitoring.serve(spec.table_pc.metrics_sock)
+            monitoring = Monitoring(self, self.pc.health, info=pc.info)
+            if pc.metrics_sock is not None:
+                self.started.metrics_url = monitoring.serve(pc.metrics_sock)
         if spec.feed is not None:
             self._start_feed()
         if spec.display is not None:

@@ -48,6 +48,7 @@ def check_software(cfg: Any, journal: Any) -> tuple[dict, Gate | None]:
     approved (None when it is, was accepted before on this journal, or is not checked)."""
     from controller.release import software
     sw = cfg.software
+    info: dict[str, Any]
     if not (sw.approved or sw.manifest):
         # nothing to check against: the hashes are made on a thread of their own (the
         # dependencies take a fraction of a second) for the health view
