@@ -31,8 +31,9 @@ class Flushing(Protocol):
     def flush(self) -> None: ...
 
 
+@runtime_checkable
 class Source(Protocol):
-    def start(self) -> None: ...
+    def start(self) -> object: ...
     def close(self) -> None: ...
 
 
@@ -74,17 +75,3 @@ class Listener:
 
     def __init__(self, fn: Callable[[dict], None]):
         self.publish = fn
-
-
-class Thread:
-    """A part with nothing to start, only to close (or neither), as a source."""
-    __slots__ = ("start", "close")
-
-    def __init__(self, start: Callable[[], None] | None = None,
-                 close: Callable[[], None] | None = None):
-        self.start = start or _nothing
-        self.close = close or _nothing
-
-
-def _nothing() -> None:
-    pass

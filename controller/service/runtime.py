@@ -27,7 +27,7 @@ from controller.service.fault import CrashAfter
 from controller.service.idle import IdleWatch
 from controller.service.inputs import Proven, Refusal, Retell
 from controller.service.loop import LoopSettings, TableService
-from controller.service.parts import Ack, Listener, Tap
+from controller.service.parts import Ack, Listener, Source, Tap
 from controller.service.recovery import NOTE_KINDS, Recovery, open_table
 from controller.service.tablepc import NO_DEVICES, NO_SHOE_WORDS, TablePC, waiting_line
 from controller.table.inputs import Restarted, command, parse_input
@@ -104,6 +104,7 @@ class TableRuntime:
         self.display: Any = None
         self.started = Started([], None)
         self._closers: list[Callable[[], None]] = []
+        self._devices: list[Source] = []         # started live; pumped on a virtual clock
 
     # ------------------------------------------------------------------ the start, in order
     def start(self) -> None:
@@ -140,10 +141,11 @@ class TableRuntime:
             self.started.display_url = self.display.url
         self.started.checking = self._check_rest_meanwhile()
         self.started.said = self._resume()
-        if not self.clock.virtual and self.shoe is not None:
-            # the shoe's reader starts after the resume, so that a framed shoe's resent reads
-            # are checked against the journal from the first one
-            self.shoe.start()
+        if not self.clock.virtual:
+            # the devices' threads start after the resume, so that a framed shoe's resent
+            # reads are checked against the journal from the first one
+            for source in self._devices:
+                source.start()
         if spec.control is not None:
             self._start_control()
         if self.pc is not None:
@@ -181,6 +183,7 @@ class TableRuntime:
                   d.shoe_options.get("reconnect_max_s", 10.0)) if d.wait_for_shoe else None,
             on_wait=self._shoe_waiting)
         self.service.connect(Ack("shoe", self.shoe.ack))
+        self._devices.append(self.shoe)
         self._closers.append(self.shoe.close)
         if d.shuffler_url:
             url, opts = d.shuffler_url, dict(d.shuffler_options)
@@ -189,6 +192,7 @@ class TableRuntime:
                 decks=self.profile.decks, approved_firmware=d.approved_firmware,
                 shuffle_timeout_s=d.shuffle_timeout_s, threaded=not virtual,
                 clock=self.clock.now, poll_interval_s=opts.get("poll_interval_s", 0.1))
+            self._devices.append(self.shuffler)
             self._closers.append(self.shuffler.close)
 
     def _shoe_waiting(self, why: str | None) -> None:
@@ -202,7 +206,7 @@ class TableRuntime:
         for make in spec.people:
             svc.connect(make(self), Tap.ACTOR)
         if self.shuffler is not None:
-            svc.connect(Listener(self.shuffler.on_event), Tap.LISTENER)
+            svc.connect(self.shuffler, Tap.LISTENER)
         if spec.idle_seconds:
             svc.connect(IdleWatch(svc, spec.idle_seconds), Tap.ACTOR)
         svc.connect(BettingTimer(svc), Tap.ACTOR)
@@ -223,14 +227,19 @@ class TableRuntime:
         adapter = ControlAdapter(self.service, self.journal_path or ":memory:", self.memory,
                                  name=self.spec.name, store=store)
         self.adapter = adapter
-        control = self.control = ControlServer(c.socket_path, store, submit=adapter.submit, group=c.group,
-                                reply_timeout_s=c.reply_timeout_s,
-                                on_auth=adapter.on_auth).start()
+        control = self.control = ControlServer(c.socket_path, store, submit=adapter.submit,
+                                               group=c.group, reply_timeout_s=c.reply_timeout_s,
+                                               on_auth=adapter.on_auth)
         # closers run last first: the socket closes, then the open minute's sign-in failures
         # are written (the loop has stopped: this thread is the journal's only writer now)
         self._closers.append(lambda: self._write_notes("auth",
                                                        adapter.signins.due(everything=True)))
-        self._closers.append(control.close)
+        self._start(control)
+
+    def _start(self, source: Source) -> None:
+        """A source on threads of its own: started now, closed at the end."""
+        source.start()
+        self._closers.append(source.close)
 
     def _write_notes(self, kind: str, notes: list[dict]) -> None:
         if notes and self.service.writable:
