@@ -302,7 +302,7 @@ def shoe_options(read_timeout_s: float | None = None) -> dict:
 
 
 class LiveTable:
-    """A table as `tablectl run` puts it together (TableAssembly: journal, table, the one loop
+    """A table as `tablectl run` puts it together (the builder: journal, table, the one loop
     on the real clock, the publishers, the ShoeSource on `url`), plus the bench's stamps. The
     loop runs on its own thread; the ShoeCycle starts a hand-loaded shoe (no cut position, no
     shuffler), as `run` does for a real shoe without a shuffler."""
