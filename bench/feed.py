@@ -1,7 +1,7 @@
 """The floor feed at scale, and what it costs the table, measured side by side in one run.
 
 1. Floor: --tables simulated tables (each the production path of `tablectl simulate --feed`:
-   TableAssembly, the one loop on a virtual clock, the journal, the feed's thread reading it)
+   the service's builder, the one loop on a virtual clock, the journal, the feed's thread reading it)
    in --workers processes, all at once, into one local Mosquitto started here on a free
    loopback port; one subscriber (in this process) takes every table's events topic. Figures:
    events/s through the broker (first event received to the last), and journal → subscriber
@@ -115,7 +115,7 @@ def _pace(simulation: Any, speed: float, seconds: float) -> None:
     """The worker's simulated tables on clocks that keep to `speed` x real time, stopped
     cleanly (the feed drains) after `seconds`: the bench's own variants of the virtual clock
     and the assembly, put where `run_simulation` takes them from."""
-    base_clock, base_assembly = simulation.VirtualClock, simulation.TableAssembly
+    base_clock, base_build = simulation.VirtualClock, simulation.build
 
     class PacedClock(base_clock):           # type: ignore[misc,valid-type]
         def __init__(self) -> None:
@@ -128,13 +128,13 @@ def _pace(simulation: Any, speed: float, seconds: float) -> None:
                 time.sleep(wait)
             super().advance_to(t)
 
-    class Bounded(base_assembly):           # type: ignore[misc,valid-type]
-        def run(self) -> None:
-            svc = self.service
-            svc.call_later(seconds * speed, lambda: svc.stop("bench time is up"))
-            super().run()
+    def bounded(spec: Any) -> Any:
+        runtime = base_build(spec)
+        svc = runtime.service
+        svc.call_later(seconds * speed, lambda: svc.stop("bench time is up"))
+        return runtime
 
-    simulation.VirtualClock, simulation.TableAssembly = PacedClock, Bounded
+    simulation.VirtualClock, simulation.build = PacedClock, bounded
 
 
 class Collector:

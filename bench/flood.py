@@ -1,7 +1,7 @@
 """Nothing stalls the loop: a steady shoe through the one table loop while the control socket
 is flooded, side by side with the same shoe and no flood, in one run.
 
-The table is `tablectl run`'s (bench/latency.py's LiveTable: TableAssembly, the ShoeSource on a
+The table is `tablectl run`'s (bench/latency.py's LiveTable: the service's builder, the ShoeSource on a
 pty speaking Bee-Tek, the TableService loop on the real clock, the journal fsynced for each
 card, the publishers, the control socket with its account store). Its journal is first filled
 with a few thousand rounds (`tablectl simulate --journal` in a child process; the table then

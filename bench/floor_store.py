@@ -1,6 +1,6 @@
 """The floor store at scale: --tables simulated tables into one Mosquitto and one PostgreSQL.
 
-The tables are the production path of `tablectl simulate --feed` (TableAssembly, the one loop
+The tables are the production path of `tablectl simulate --feed` (the service's builder, the one loop
 on a virtual clock, the journal, the feed's thread sending every record), in --workers
 processes; the store is `tablectl floor-store`'s own `FloorStore` (MQTT 5 persistent session,
 QoS 1, one transaction per batch, acknowledged after the commit), in this process, into a

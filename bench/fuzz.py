@@ -341,7 +341,8 @@ class _Hung(Exception):
 
 def fuzz_inputs(seconds: float, seed: int) -> dict[str, Any]:
     from controller.cli import main
-    from controller.commands import _assembly, _simulation
+    from controller.commands import _simulation
+    from controller.service import runtime
 
     def started(*a: Any, **kw: Any) -> None:
         raise _Started()
@@ -349,9 +350,9 @@ def fuzz_inputs(seconds: float, seed: int) -> dict[str, Any]:
     def hung(signum: int, frame: Any) -> None:
         raise _Hung()
 
-    saved = (_assembly.TableAssembly.run, _simulation.run_simulation,
+    saved = (runtime.TableRuntime.run, _simulation.run_simulation,
              signal.signal(signal.SIGALRM, hung))
-    _assembly.TableAssembly.run = started                   # type: ignore[method-assign]
+    runtime.TableRuntime.run = started                   # type: ignore[method-assign]
     _simulation.run_simulation = started                    # type: ignore[assignment]
     rng = random.Random(seed)
     out: dict[str, Any] = {"cases": 0, "exit_codes": {}, "accepted": 0, "multi_line": 0,
@@ -399,7 +400,7 @@ def fuzz_inputs(seconds: float, seed: int) -> dict[str, Any]:
                     if len(out["examples"]) < 5:
                         out["examples"].append(f"{what}: {bad}: {err.getvalue()[-200:]}")
     finally:
-        _assembly.TableAssembly.run, _simulation.run_simulation = saved[:2]  # type: ignore
+        runtime.TableRuntime.run, _simulation.run_simulation = saved[:2]  # type: ignore
         signal.signal(signal.SIGALRM, saved[2])
     elapsed = time.perf_counter() - start
     out["cases_per_s"] = round(out["cases"] / elapsed, 1) if elapsed else 0

@@ -4,7 +4,7 @@ Three readers over the same transport, side by side in one run:
 - bare: a pyserial read loop; latency to the read() that brought a read's last byte in.
 - driver: the real shoe driver; latency to the decoded CardRead (its `t`).
 - table: the production path of `tablectl run`, wired by the same code
-  (controller.commands._assembly.TableAssembly): the shoe driver on the ShoeSource's reader
+  (controller.service.build): the shoe driver on the ShoeSource's reader
   thread → the service's queue → the one loop (`TableService`, real clock) → Table.apply →
   the journal (SQLite WAL, one transaction per input, fsynced for a card, in a temporary
   directory or --journal-dir) → the publishers (the `--json` feed, here into /dev/null, the
@@ -58,7 +58,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from controller.shoe.cards import ordered_shoe
-from controller.commands._assembly import DeviceSettings, TableAssembly
+from controller.service.build import ControlSpec, DeviceSettings, TableSpec, build
+from controller.service.clock import RealClock
+from controller.service.parts import Hook
 from controller.settings.config import ConsoleCfg, ShoeCfg
 from controller.feed import JsonFeed
 from controller.logsetup import configure
@@ -300,7 +302,7 @@ def shoe_options(read_timeout_s: float | None = None) -> dict:
 
 
 class LiveTable:
-    """A table as `tablectl run` puts it together (TableAssembly: journal, table, the one loop
+    """A table as `tablectl run` puts it together (the builder: journal, table, the one loop
     on the real clock, the publishers, the ShoeSource on `url`), plus the bench's stamps. The
     loop runs on its own thread; the ShoeCycle starts a hand-loaded shoe (no cut position, no
     shuffler), as `run` does for a real shoe without a shuffler."""
@@ -310,18 +312,10 @@ class LiveTable:
                  publishers: Sequence[Any] = (), cprofile: str | None = None):
         self.stamps, self.cprofile = stamps, cprofile
         self.sink = open(os.devnull, "w")
-        profile = load_profile(profile_name)
-        self.asm = TableAssembly(
-            profile, journal_path=journal_path,
-            devices=DeviceSettings(shoe_url=url, protocol=protocol, shoe_options=shoe_options(),
-                                   min_pull_interval_s=min_pull_interval_s),
-            publishers=[JsonFeed(self.sink), *publishers],
-            plan=lambda number: ShoePlan(None, shuffler=False), shoes=0, software=_software(),
-            name="T1", betting_seconds=0.0)
-        svc = self.asm.service
-        svc.publishers.append(LastPublisher(stamps))   # after the feed and the console's memory
-        svc.before_input.append(self._taken)
-        _time_journal(self.asm.journal, stamps)
+        self.journal_path, self.url, self.protocol = journal_path, url, protocol
+        self.profile, self.min_pull_interval_s = load_profile(profile_name), min_pull_interval_s
+        self.publishers = tuple(publishers)
+        self.asm: Any = None
         self.thread: threading.Thread | None = None
         self.error: BaseException | None = None
         self.resumed: str | None = None
@@ -336,22 +330,29 @@ class LiveTable:
     def start(self, control: tuple[str, str] | None = None) -> "LiveTable":
         """Devices, wiring and a restart's resume as `tablectl run` does them; with `control`
         (socket path, users database), the control socket too."""
-        asm = self.asm
+        stamps = self.stamps
+        spec = TableSpec(
+            self.profile, journal_path=self.journal_path,
+            devices=DeviceSettings(shoe_url=self.url, protocol=self.protocol,
+                                   shoe_options=shoe_options(),
+                                   min_pull_interval_s=self.min_pull_interval_s,
+                                   shoe_driver=lambda driver: StampingDriver(driver, stamps)),
+            outlets=(JsonFeed(self.sink), *self.publishers),
+            # told each event after every outward outlet (the feed, the console's memory)
+            listeners=(LastPublisher(stamps),),
+            hooks=(Hook("before_input", self._taken),),
+            plan=lambda number: ShoePlan(None, shuffler=False), shoes=0, software=_software(),
+            name="T1", clock=RealClock(), betting_seconds=0.0,
+            control=ControlSpec(control[0], control[1], group=None,
+                                reply_timeout_s=ConsoleCfg().reply_timeout_s)
+            if control is not None else None)
         try:
-            asm.open_devices()
-            asm.shoe.driver = StampingDriver(asm.shoe.driver, self.stamps)
-            asm.wire()
-            self.resumed = asm.resume(devices_lost=False)
-            start_sources = getattr(asm, "start_sources", None)
-            if start_sources is not None:  # the shoe's reader thread starts after the resume
-                start_sources()            # (before that API, wire() started it)
-            if control is not None:
-                asm.start_control(control[0], control[1], group=None,
-                                  reply_timeout_s=ConsoleCfg().reply_timeout_s, name="T1")
+            self.asm = build(spec)
         except BaseException:
-            asm.close()
             self.sink.close()
             raise
+        _time_journal(self.asm.journal, stamps)    # before the loop takes its first input
+        self.resumed = self.asm.started.said
         self.thread = threading.Thread(target=self._run, name="table-loop", daemon=True)
         self.thread.start()
         return self

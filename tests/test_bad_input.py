@@ -38,7 +38,7 @@ def guarded(monkeypatch):
     def refuse(*args, **kw):
         raise Accepted("the bad input was accepted: the table was about to start")
 
-    monkeypatch.setattr("controller.commands._assembly.TableAssembly.run", refuse)
+    monkeypatch.setattr("controller.service.runtime.TableRuntime.run", refuse)
     monkeypatch.setattr("controller.commands._simulation.run_simulation", refuse)
 
     def hung(signum, frame):
@@ -171,16 +171,17 @@ def test_a_config_and_a_profile_may_start_with_a_byte_order_mark(tmp_path):
 
 
 def test_snapshot_every_is_the_services_interval(tmp_path, monkeypatch):
-    from controller.commands import _assembly
+    from controller.service import runtime
     seen = {}
-    real = _assembly.TableAssembly.__init__
+    real = runtime.TableRuntime.__init__
 
-    def spy(self, *a, **kw):
-        real(self, *a, **kw)
-        seen["every"] = self.service.snapshot_every
+    def spy(self, spec):
+        real(self, spec)
+        seen["every"] = spec.snapshot_every
+        self.close()
         raise Accepted("stop here")
 
-    monkeypatch.setattr(_assembly.TableAssembly, "__init__", spy)
+    monkeypatch.setattr(runtime.TableRuntime, "__init__", spy)
     path = write(tmp_path / "t.toml", "[storage]\nsnapshot_every = 7\n")
     with pytest.raises(Accepted):
         main(["run", "--config", path, "--journal", str(tmp_path / "j.db"), "--no-control"])

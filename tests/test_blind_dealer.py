@@ -4,8 +4,10 @@ supervisor action clears it, and the table deals on. The real loop, drivers and 
 virtual clock (a shuffle takes its forty-five seconds there too)."""
 from __future__ import annotations
 
-from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
+from controller.commands._people import Actors, People
 from controller.journal import Journal
+from controller.service.build import DeviceSettings, TableSpec, build
+from controller.service.parts import Listener
 from controller.settings.profile import load_profile
 from controller.service.clock import VirtualClock
 from controller.service.cycle import ShoePlan
@@ -23,18 +25,10 @@ def test_a_blind_dealer_while_the_shuffler_works_is_one_hold_cleared_once(tmp_pa
     stray = rig.hand_shuffle()
     rig.load_shoe(stray)            # a shoe of cards from elsewhere, dealt blindly from t=0
     path = str(tmp_path / "j.db")
-    asm = TableAssembly(
-        profile, journal_path=path, shoes=0, clock=clock, virtual=True, rig=rig,
-        devices=DeviceSettings(shoe_url=rig.shoe_url, protocol="framed",
-                               shoe_options=dict(read_timeout_s=0.01),
-                               shuffler_url=rig.shuffler_url,
-                               shuffler_options=dict(response_timeout_s=1.0)),
-        publishers=[], plan=lambda n: ShoePlan(402, shuffler=True),
-        actors=Actors(blind_pace_s=PACE_S))
-    svc = asm.service
     seen: dict = {"rounds": 0, "review": None}
 
     def supervisor() -> None:
+        svc = seen["runtime"].service
         # what the supervisor reviews, then the one action that clears it
         seen["review"] = svc.table.view()["hold"]
         svc.submit(command("return_reads", user="sam", role="supervisor",
@@ -44,14 +38,23 @@ def test_a_blind_dealer_while_the_shuffler_works_is_one_hold_cleared_once(tmp_pa
         if e["event"] == "round_result":
             seen["rounds"] += 1
             if seen["rounds"] >= ROUNDS_AFTER:
-                svc.stop("enough rounds")
+                seen["runtime"].service.stop("enough rounds")
 
-    asm.open_devices()
-    asm.wire()
-    svc.actors.append(watch)        # it stops the loop: one of its actors
-    svc.call_later(ACT_AT_S, supervisor)
-    asm.start_sources()
-    asm.run()
+    def watcher(rt):
+        # it stops the loop: one of its actors; the supervisor comes at ACT_AT_S
+        seen["runtime"] = rt
+        rt.service.call_later(ACT_AT_S, supervisor)
+        return Listener(watch)
+
+    spec = TableSpec(
+        profile, journal_path=path, shoes=0, clock=clock, rig=rig,
+        devices=DeviceSettings(shoe_url=rig.shoe_url, protocol="framed",
+                               shoe_options=dict(read_timeout_s=0.01),
+                               shuffler_url=rig.shuffler_url,
+                               shuffler_options=dict(response_timeout_s=1.0)),
+        plan=lambda n: ShoePlan(402, shuffler=True),
+        people=(*People(rig, Actors(blind_pace_s=PACE_S), profile).makers(), watcher))
+    build(spec).run()
 
     with Journal.open_readonly(path) as j:
         assert j.verify().ok

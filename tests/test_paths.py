@@ -30,7 +30,7 @@ def guarded(monkeypatch):
     def started(*a, **kw):
         raise Started("the command went on to run")
 
-    monkeypatch.setattr("controller.commands._assembly.TableAssembly.run", started)
+    monkeypatch.setattr("controller.service.runtime.TableRuntime.run", started)
     monkeypatch.setattr("controller.commands._simulation.run_simulation", started)
     old = signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(Started("hung")))
     signal.alarm(30)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import controller.service.loop as loop
+import controller.service.fault as fault
 from controller.shoe.cards import ordered_shoe
 from controller.journal import Journal
 from controller.settings.profile import load_profile
@@ -75,7 +75,7 @@ def test_every_event_of_a_shoe(tmp_path, monkeypatch):
 
     def die():
         raise Crash()
-    monkeypatch.setattr(loop, "_die", die)
+    monkeypatch.setattr(fault, "die", die)
     for k in range(1, inputs + 1):
         path = tmp_path / f"crash{k}.db"
         with pytest.raises(Crash):
@@ -127,7 +127,7 @@ def test_a_crash_at_any_card_gives_the_rounds_of_a_clean_run(tmp_path, monkeypat
     for a restart review, which the virtual supervisor settles from the cards on the table."""
     def die():
         raise Crash()
-    monkeypatch.setattr(loop, "_die", die)
+    monkeypatch.setattr(fault, "die", die)
     profile = load_profile("macau")
     clean = [e for e in run_simulation(profile, seed=3, protocol=protocol)
              if e["event"] == "round_result"]
@@ -205,7 +205,7 @@ def test_a_hold_present_at_the_crash_is_still_there_after_restart(tmp_path, monk
 
     def die():
         raise Crash()
-    monkeypatch.setattr(loop, "_die", die)
+    monkeypatch.setattr(fault, "die", die)
     path = tmp_path / "hold.db"
     with pytest.raises(Crash):
         list(run_simulation(profile, seed=9, faults=faults, journal_path=str(path),

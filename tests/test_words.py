@@ -275,11 +275,14 @@ def test_run_prompts_in_the_tables_language(tmp_path):
 def test_a_service_condition_is_told_in_words_not_by_its_name(language):
     """No shoe yet, or software not accepted: the prompt event, the console's state, its
     header and its prompt say so in the reader's language; the log line keeps the port."""
-    from controller.commands._tablepc import NO_DEVICES, NO_SHOE_WORDS, waiting_line
     from controller.journal import Journal
     from controller.service.clock import VirtualClock
+    from controller.service.conditions import Gate
     from controller.service.control import ControlAdapter, Memory
-    from controller.service.loop import Gate, Query, TableService
+    from controller.service.inputs import Query
+    from controller.service.loop import TableService
+    from controller.service.parts import Tap
+    from controller.service.tablepc import NO_DEVICES, NO_SHOE_WORDS, waiting_line
     from controller.service.recovery import open_table
 
     class Prompts:
@@ -294,7 +297,7 @@ def test_a_service_condition_is_told_in_words_not_by_its_name(language):
         table, _ = open_table(_profile(), journal)
         svc = TableService(table, journal, VirtualClock())
         prompts = Prompts()
-        svc.publishers.append(prompts)
+        svc.connect(prompts, Tap.OUTWARD)
         adapter = ControlAdapter(svc, ":memory:", Memory())
 
         def state() -> dict:
@@ -304,7 +307,7 @@ def test_a_service_condition_is_told_in_words_not_by_its_name(language):
             return query.reply.result(timeout=5)
 
         line = waiting_line("/dev/ttyNOPE: no such port")
-        svc.set_condition(NO_DEVICES, line, NO_SHOE_WORDS)
+        svc.conditions.set(NO_DEVICES, line, NO_SHOE_WORDS)
         assert prompts.seen[-1]["text"] == line and "/dev/ttyNOPE" in line    # for the log
         assert prompts.seen[-1]["words"] == NO_SHOE_WORDS.as_dict()
         view = state()
@@ -312,14 +315,14 @@ def test_a_service_condition_is_told_in_words_not_by_its_name(language):
         assert render(NO_SHOE_WORDS, language) in shown
         assert template("console.condition.no_devices", language) in shown
         assert "no_devices" not in shown.lower() and "/dev/tty" not in shown
-        svc.shut_gate(Gate("software", "HELD: not approved", "accept_software",
+        svc.conditions.shut(Gate("software", "HELD: not approved", "accept_software",
                            Words("prompt.software_held")))
-        svc.set_condition(NO_DEVICES, None)                # the shoe is there; the gate is not
+        svc.conditions.set(NO_DEVICES, None)                # the shoe is there; the gate is not
         view = state()
         shown = text.header_text(view, language).plain + "\n" + text.prompt_text(view, language)
         assert render(Words("prompt.software_held"), language) in shown
         assert template("console.condition.software", language) in shown
         assert "accept_software" not in shown and "HELD" not in shown
-        svc.open_gate()
+        svc.conditions.open()
         assert prompts.seen[-1]["words"] == table.prompt_words().as_dict()
         assert text.prompt_text(state(), language) == render(table.prompt_words(), language)

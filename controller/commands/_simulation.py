@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from controller.games import procedure as procedures
-from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
+from controller.commands._people import Actors, People
 from controller.errors import InputError
 from controller.logsetup import get_logger
 from controller.settings.profile import Profile
-from controller.service.clock import VirtualClock
+from controller.service.build import DeviceSettings, FeedSpec, TableSpec, build
+from controller.service.clock import Clock, RealClock, VirtualClock
 from controller.service.cycle import ShoePlan
+from controller.service.parts import Hook
 from controller.shoe.shoefile import ShoeFile, check_against_decks, check_cut, read_shoe_file
 from controller.release.software import release_digest
 
@@ -41,7 +43,7 @@ class SimOptions:
     idle_seconds: float = 30.0         # with shoe_url: silence this long means the shoe is empty
     decisions: str | None = None        # decisions file for the virtual players (banking games)
     anchor_key: Any = None              # journal.anchor.AnchorKey: the journal's head is signed
-    feed: dict | None = None            # TableAssembly.start_feed's arguments: the floor feed
+    feed: dict | None = None            # build.FeedSpec's fields: the floor feed
     name: str = "T1"                    # the table's name (on the floor feed's topics)
     keep_events: bool = True            # return every event (not for a long run: its memory)
 
@@ -175,8 +177,9 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
     collect = Collect()
     install()
     external = bool(opts.shoe_url)
-    clock = None if external else VirtualClock()
+    clock: Clock = RealClock() if external else VirtualClock()
     rig = None
+    shoe_url = opts.shoe_url or ""
     if not external:
         from simulators.shoe import FaultError
         try:
@@ -185,8 +188,9 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
                          continuous=profile.continuous_shuffler)
         except FaultError as err:
             raise InputError(f"--fault {err}; give an index within the shoe") from None
+        shoe_url = rig.shoe_url
     devices = DeviceSettings(
-        shoe_url=opts.shoe_url or rig.shoe_url, protocol=opts.protocol,
+        shoe_url=shoe_url, protocol=opts.protocol,
         shoe_options=dict(read_timeout_s=0.2) if external else
         dict(read_timeout_s=0.01, reconnect_initial_s=0.01, reconnect_max_s=0.05),
         # a shoe file is loaded by hand: the shuffler plays no part
@@ -194,48 +198,37 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
         and plan.file is None else None,
         shuffler_options=dict(response_timeout_s=1.0))
     rig_state = f"{opts.journal_path}.devices.json" if opts.journal_path and rig else None
-    asm = TableAssembly(
-        profile, journal_path=opts.journal_path, devices=devices,
-        publishers=[*opts.publishers, *([collect] if opts.keep_events else [])],
-        plan=lambda k: plan.shoe(k), shoes=0,
-        software=release_digest(), virtual=not external, clock=clock, name=opts.name,
-        betting_seconds=opts.betting_seconds, rig=rig,
-        actors=Actors(dealer=rig is not None, hand_cards=plan.cards, supervisor=True,
-                      players=players, idle_seconds=opts.idle_seconds if external else None),
-        anchor_key=opts.anchor_key)
-    if rig is not None and rig_state and asm.recovery.resumed:
-        # the devices outlived the controller: they stand where they stood, before the
-        # drivers open them (a framed shoe then resends what was never acknowledged)
-        rig.restore(rig_state)
-    try:
-        asm.open_devices()
-    except Exception:
-        asm.close()
-        raise
-    if rig_state:
+
+    def recovered(recovery: Any, table: Any) -> None:
+        if rig is not None and rig_state and recovery.resumed:
+            # the devices outlived the controller: they stand where they stood, before the
+            # drivers open them (a framed shoe then resends what was never acknowledged)
+            rig.restore(rig_state)
+    people = People(rig, Actors(dealer=rig is not None, hand_cards=plan.cards,
+                                supervisor=True, players=players), profile)
+    spec = TableSpec(
+        profile, devices, plan=plan.shoe, journal_path=opts.journal_path,
+        outlets=(*opts.publishers, *((collect,) if opts.keep_events else ())),
+        shoes=0, software=release_digest(), name=opts.name, clock=clock,
+        betting_seconds=opts.betting_seconds, rig=rig, people=people.makers(),
+        virtual_supervisor=True, idle_seconds=opts.idle_seconds if external else None,
+        simulator_shoes=True,           # every shoe it deals is a simulation's, on record
+        anchor_key=opts.anchor_key, crash_after=opts.crash_after,
+        on_recovered=recovered,
         # the devices' state as it stands when each batch is committed: never behind the
         # journal (a restart would deal cards again), ahead of it only by reads in flight
-        asm.service.before_commit.append(lambda: rig.save(rig_state))
-    asm.service.crash_after = opts.crash_after
-    asm.cycle.simulator = True          # every shoe it deals is a simulation's, on record
-    asm.wire()
-    if opts.feed:
-        try:
-            asm.start_feed(**opts.feed)
-        except Exception:
-            asm.close()
-            raise
-    asm.resume(devices_lost=False)
-    asm.start_sources()
-    asm.run()
+        hooks=(Hook("before_commit", lambda: rig.save(rig_state)),)
+        if rig is not None and rig_state else (),
+        feed=FeedSpec(**opts.feed) if opts.feed else None)
+    rt = build(spec)
+    rt.run()
     if rig is not None:
         never_met(rig, shuffler_used=devices.shuffler_url is not None)
-    if asm.cycle.error:
-        raise InputError(asm.cycle.error)
-    stuck = asm.supervisor.stuck if asm.supervisor is not None else None
-    if not asm.cycle.done:
-        raise InputError(stuck or f"the simulated table stopped at: "
-                         f"{asm.service.table.prompt()}")
+    if rt.cycle.error:
+        raise InputError(rt.cycle.error)
+    if not rt.cycle.done:
+        raise InputError(people.stuck or f"the simulated table stopped at: "
+                         f"{rt.service.table.prompt()}")
     return collect.events
 
 

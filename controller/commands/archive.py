@@ -9,6 +9,7 @@ the archives together with the journal. Safe while a table writes the journal. E
 """
 from __future__ import annotations
 
+from typing import Any
 import argparse
 import re
 from datetime import date, time
@@ -17,7 +18,7 @@ from controller.commands.recall import DEFAULT_JOURNAL
 from controller.errors import InputError
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser("archive", help="move closed gaming days into a dated, verified "
                               "archive file", description=__doc__.split("\n\n")[0])
     p.add_argument("--journal", default=DEFAULT_JOURNAL, metavar="PATH",

@@ -60,7 +60,7 @@ def rows(entries: Iterable[dict], language: str = "en") -> list[tuple[str, ...]]
     """The table cells of each override, in `language`."""
     from controller.words import record
     from controller.words.fields import number
-    out = []
+    out: list[tuple[str, ...]] = []
     for e in entries:
         utc = str(e.get("utc") or "")
 

@@ -7,12 +7,13 @@ journal cannot be read, the destination exists, or the copy does not verify (not
 """
 from __future__ import annotations
 
+from typing import Any
 import argparse
 
 from controller.commands.recall import DEFAULT_JOURNAL
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser("backup", help="a verified copy of the journal, safe while a "
                               "table writes it", description=__doc__.split("\n\n")[0])
     p.add_argument("--journal", default=DEFAULT_JOURNAL, metavar="PATH",

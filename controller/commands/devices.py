@@ -16,6 +16,7 @@ chaos tests). `--tcp` gives socket:// URLs instead of ptys. Ctrl-C stops.
 """
 from __future__ import annotations
 
+from typing import Any
 import argparse
 import math
 import sys
@@ -66,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _first_shoe(args: argparse.Namespace, decks: int, cut_from_end: int | None):
+def _first_shoe(args: argparse.Namespace, decks: int, cut_from_end: int | None) -> Any:
     if not args.shoe_file:
         return None, None
     # Imported when the command runs, so that `tablectl` starts fast.

@@ -1,6 +1,7 @@
 """`tablectl floor`: every table publishing to an MQTT broker, live (see docs/floor-feed.md)."""
 from __future__ import annotations
 
+from typing import Any
 import argparse
 
 
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _lines(broker, floor, *, once: bool) -> int:
+def _lines(broker: Any, floor: Any, *, once: bool) -> int:
     import json
     import sys
     import threading
@@ -110,7 +111,7 @@ def _lines(broker, floor, *, once: bool) -> int:
         watch.close()
 
 
-def _web(args, broker, config) -> int:
+def _web(args: argparse.Namespace, broker: Any, config: Any) -> int:
     """The pit view: the live feed and the floor store, served until Ctrl-C or SIGTERM."""
     import math
     import os

@@ -18,6 +18,7 @@ Exit 0 done, 2 bad input or not root.
 """
 from __future__ import annotations
 
+from typing import Any
 import argparse
 import importlib.util
 import os
@@ -38,7 +39,7 @@ USER = "tablectl"
 _IDS = re.compile(r"([0-9a-fA-F]{4}):([0-9a-fA-F]{4})(?::([\x21-\x7e]+))?")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser("install", help="install the table controller as a systemd "
                               "service with its udev rules (--print: show, change nothing)",
                               description=__doc__.split("\n\n")[0])

@@ -4,6 +4,7 @@ record says who did it, why, and what the old one held and how it checked. The t
 stopped first (a controller answering on the control socket is refused)."""
 from __future__ import annotations
 
+from typing import Any
 import argparse
 import os
 import sys
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         return _retire(args, path, key)
 
 
-def _retire(args: argparse.Namespace, path: str, key) -> int:
+def _retire(args: argparse.Namespace, path: str, key: Any) -> int:
     from controller.access.accounts import AccountStore
     from controller.commands.users import _sign_in
     from controller.access.client import console_setting

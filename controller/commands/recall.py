@@ -1,6 +1,7 @@
 """`tablectl recall`: the last rounds from the journal, told for a supervisor (or as JSON)."""
 from __future__ import annotations
 
+from typing import Any
 import argparse
 import os
 import sys
@@ -11,7 +12,7 @@ from controller.errors import InputError
 DEFAULT_JOURNAL = os.path.join("var", "journal.db")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "recall", help="show the last rounds from the journal (game recall)",
         description="Show the last rounds recorded in the journal, oldest first: cards with "
@@ -72,7 +73,7 @@ def _asked(args: argparse.Namespace) -> int | None:
     return args.last if args.last is not None or args.start or args.end else 10
 
 
-def _from_store(args: argparse.Namespace, url: str, start, end) -> int:
+def _from_store(args: argparse.Namespace, url: str, start: Any, end: Any) -> int:
     """The same rounds from the floor store, table after table."""
     import json
 

@@ -1,6 +1,7 @@
 """`tablectl roads`: a shoe's roads from the journal, drawn in the terminal or as JSON."""
 from __future__ import annotations
 
+from typing import Any
 import argparse
 import json
 import os
@@ -11,7 +12,7 @@ from controller.errors import InputError
 DEFAULT_JOURNAL = os.path.join("var", "journal.db")
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "roads", help="show a shoe's roads (bead plate, big road, derived roads) from the journal",
         description="Show the roads of a shoe as the table's scoreboard showed them: bead "

@@ -2,13 +2,18 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from controller.settings.argtypes import count, seconds
-from controller.settings.config import ConfigError, load_config, origin, override
+from controller.settings.config import Config, ConfigError, load_config, origin, override
 from controller.errors import InputError
 from controller.feed import JsonFeed, TextFeed
 from controller.words import normalise
 from drivers.shoe import PROTOCOLS
+
+if TYPE_CHECKING:
+    from controller.journal.anchor import AnchorKey
+    from controller.settings.profile import Profile
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
                      virtual_supervisor=args.virtual_supervisor)
 
 
-def log_apart(cfg, language: str) -> None:
+def log_apart(cfg: Config, language: str) -> None:
     """The readable lines are for the people at the table: where the log would be written
     among them (stderr is the same terminal, file or pipe as stdout, and not journald's),
     it goes to a file beside the journal instead, and one line says where."""
@@ -105,7 +110,7 @@ def log_apart(cfg, language: str) -> None:
           flush=True)
 
 
-def same_stream(out, err) -> bool:
+def same_stream(out: Any, err: Any) -> bool:
     """Whether two streams end in the same place, which is not systemd's journal."""
     import os
     try:
@@ -122,8 +127,8 @@ def is_sim_url(url: str) -> bool:
     return url.startswith("shoesim:") or "sim=" in url
 
 
-def run_table(cfg, profile, publishers: list, *, control: bool = True,
-              anchor_key=None, virtual_supervisor: bool | None = None) -> int:
+def run_table(cfg: Config, profile: Profile, publishers: list, *, control: bool = True,
+              anchor_key: AnchorKey | None = None, virtual_supervisor: bool | None = None) -> int:
     """The live table: devices by URL, the one service loop, until the shoes are dealt."""
     from controller.journal.lock import release
     from controller.journal.store import claim
@@ -154,16 +159,22 @@ def _socket_path_free(path: str) -> None:
                          "give another --socket ([console] socket), or remove it")
 
 
-def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key,
+def _run_claimed(cfg: Config, profile: Profile, publishers: list, *, control: bool,
+                 anchor_key: AnchorKey | None,
                  virtual_supervisor: bool | None = None) -> int:
     import signal
     import sys
+    from typing import Any
 
+    from controller.commands._people import Actors, People
     from controller.games import procedure as procedures
-    from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
-    from controller.commands._tablepc import TablePC, shoe_not_there
     from controller.logsetup import get_logger
+    from controller.service.build import (ControlSpec, DeviceSettings, DisplaySpec, FeedSpec,
+                                          TablePCSpec, TableSpec, build)
+    from controller.service.clock import RealClock
     from controller.service.cycle import ShoePlan
+    from controller.service.parts import Listener
+    from controller.service.tablepc import shoe_not_there
     from controller.release.software import release_digest
     from controller.words import english, render
     sim = is_sim_url(cfg.shoe.url) or is_sim_url(cfg.shuffler.url)
@@ -226,77 +237,64 @@ def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key,
         from controller.feed.broker import broker_from
         broker = broker_from(cfg.feed)
     language = normalise(cfg.table.language)
-    try:
-        asm = TableAssembly(profile, journal_path=cfg.storage.journal, devices=devices,
-                            publishers=publishers, plan=lambda number: plan,
-                            shoes=cfg.table.shoes, software=release_digest(),
-                            name=cfg.table.name, betting_seconds=cfg.table.betting_seconds,
-                            rig=rig, actors=Actors(dealer=sim, dealer_pace_s=cfg.simulator.pace_s,
-                                                   device_tick_s=1.0,
-                                                   supervisor=sim if virtual_supervisor is None
-                                                   else virtual_supervisor),
-                            # a shoe resumed on real devices is one of --shoes; the embedded
-                            # simulator's cannot be resumed (its devices died with the process)
-                            count_resumed=not sim, anchor_key=anchor_key,
-                            snapshot_every=cfg.storage.snapshot_every,
-                            check_budget=cfg.storage.verify_before_start)
-    except BaseException:
-        if rig is not None:
-            rig.close()         # a journal refused at start: nothing was dealt
-        raise
-    if rig is not None and asm.recovery.resumed:
-        rig.reseed(asm.service.table.shoe_no)
-    for publisher in publishers:
-        if hasattr(publisher, "on_status"):         # the readable lines: after every input
-            asm.service.subscribers.append(publisher.on_status)
-    try:
+    display = None
+    if listener is not None:
+        t = cfg.table
+        display = DisplaySpec(listener, language=language,
+                              limits={"min": t.min_bet, "max": t.max_bet}
+                              if t.min_bet or t.max_bet else None)
+    control_spec = None
+    if control:
+        k = cfg.console
+        control_spec = ControlSpec(k.socket, k.users_db, group=k.group or None,
+                                   reply_timeout_s=k.reply_timeout_s)
+    supervisor = sim if virtual_supervisor is None else virtual_supervisor
+    people = People(rig, Actors(dealer=sim, dealer_pace_s=cfg.simulator.pace_s,
+                                device_tick_s=1.0, supervisor=supervisor), profile)
+
+    def recovered(recovery: Any, table: Any) -> None:
+        if rig is not None and recovery.resumed:
+            rig.reseed(table.shoe_no)
+    from controller import __version__
+    spec = TableSpec(
+        profile, devices, plan=lambda number: plan, journal_path=cfg.storage.journal,
+        outlets=tuple(publishers),
+        # the readable lines: after every input
+        listeners=tuple(Listener(p.on_status) for p in publishers if hasattr(p, "on_status")),
+        shoes=cfg.table.shoes, software=release_digest(), name=cfg.table.name,
+        clock=RealClock(), betting_seconds=cfg.table.betting_seconds, rig=rig,
+        people=people.makers(), virtual_supervisor=supervisor, simulated=sim,
+        # a shoe resumed on real devices is one of --shoes; the embedded simulator's cannot
+        # be resumed (its devices died with the process)
+        count_resumed=not sim, devices_lost=sim, anchor_key=anchor_key,
+        snapshot_every=cfg.storage.snapshot_every, check_budget=cfg.storage.verify_before_start,
+        on_recovered=recovered,
+        feed=FeedSpec(broker, drain_timeout_s=cfg.feed.drain_timeout_s,
+                      retry_max_s=cfg.feed.retry_max_s, pit=cfg.table.pit)
+        if broker is not None else None,
+        display=display, control=control_spec,
         # the software checked, the service manager, the clock and the health view
-        pc = TablePC(asm, cfg, simulated=sim, shoe_waiting=shoe_waiting)
-        asm.open_devices()
-        pc.wire()
-        asm.wire()
-        monitoring = None
-        if listener is not None or metrics_listener is not None:
-            from controller import __version__
-            from controller.commands._monitoring import Monitoring
-            monitoring = Monitoring(asm, pc.health, info={
-                "version": __version__, "profile": profile.name, "simulator": str(sim).lower()})
-            if metrics_listener is not None:
-                url = monitoring.serve(metrics_listener)
-                print(f"tablectl run: metrics at {url}", file=sys.stderr)
-        if broker is not None:
-            asm.start_feed(broker, drain_timeout_s=cfg.feed.drain_timeout_s,
-                           retry_max_s=cfg.feed.retry_max_s, pit=cfg.table.pit)
-        if listener is not None:
-            # before resume: the events a restart republishes reach the display too
-            t = cfg.table
-            limits = {"min": t.min_bet, "max": t.max_bet} if t.min_bet or t.max_bet else None
-            asm.start_display(listener, language=language, limits=limits,
-                              extra_routes=monitoring.routes() if monitoring else None)
-            print(f"tablectl run: web display at {asm.display.url}", file=sys.stderr)
-        checking = asm.check_rest_meanwhile()
-        said = asm.resume(devices_lost=sim)
-        for n, words in enumerate(said):
-            # said to the people at the table in their language, and to the log in English;
-            # the first line says too what is still to be checked
-            line, detail = render(words, language), english(words)
-            if checking and n == 0:
-                line = f"{line.rstrip('.')}; {render(checking, language)}"
-                detail = f"{detail.rstrip('.')}; {english(checking)}"
-            print(f"tablectl run: {line}", file=sys.stderr)
-            get_logger("controller.run").info("resumed", detail=detail)
-        asm.start_sources()
-        if control:
-            k = cfg.console
-            asm.start_control(k.socket, k.users_db, group=k.group or None,
-                              reply_timeout_s=k.reply_timeout_s, name=cfg.table.name)
-            pc.controlled(asm.adapter)
-        pc.start()
-    except BaseException:
-        asm.close()
-        raise
+        table_pc=TablePCSpec(cfg, shoe_waiting=shoe_waiting, metrics_sock=metrics_listener,
+                             info={"version": __version__, "profile": profile.name,
+                                   "simulator": str(sim).lower()}))
+    rt = build(spec)
+    started = rt.started
+    if started.metrics_url:
+        print(f"tablectl run: metrics at {started.metrics_url}", file=sys.stderr)
+    if started.display_url:
+        print(f"tablectl run: web display at {started.display_url}", file=sys.stderr)
+    checking = started.checking
+    for n, words in enumerate(started.said):
+        # said to the people at the table in their language, and to the log in English;
+        # the first line says too what is still to be checked
+        line, detail = render(words, language), english(words)
+        if checking and n == 0:
+            line = f"{line.rstrip('.')}; {render(checking, language)}"
+            detail = f"{detail.rstrip('.')}; {english(checking)}"
+        print(f"tablectl run: {line}", file=sys.stderr)
+        get_logger("controller.run").info("resumed", detail=detail)
     # a service manager stops the table with SIGTERM: a clean stop, like the end of the shoes
     # (what was delivered is recorded and a snapshot taken, so the next start replays nothing)
-    signal.signal(signal.SIGTERM, lambda signum, frame: asm.service.stop("terminated"))
-    asm.run()
+    signal.signal(signal.SIGTERM, lambda signum, frame: rt.service.stop("terminated"))
+    rt.run()
     return 0

@@ -52,7 +52,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def driver_source(driver, decks: int, timeout_s: float) -> Callable[[], tuple[list, list]]:
+def driver_source(driver: Any, decks: int, timeout_s: float) -> Callable[[], tuple[list, list]]:
     """A source of (input order, delivered order) pairs from a ShufflerDriver."""
     factory = [c.code for c in ordered_shoe(decks)]
 

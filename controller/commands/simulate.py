@@ -1,6 +1,7 @@
 """`tablectl simulate`: whole shoes through the real pipeline on the simulated shoe and shuffler."""
 from __future__ import annotations
 
+from typing import Any
 import argparse
 
 from controller.settings.argtypes import count, positive, seconds
@@ -130,7 +131,7 @@ def feed_settings(url: str, journal: str | None) -> dict:
 
 
 class _Without:
-    def __init__(self, feed, kinds: set[str]) -> None:
+    def __init__(self, feed: Any, kinds: set[str]) -> None:
         self.feed, self.kinds = feed, kinds
 
     def publish(self, event: dict) -> None:

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.exists(socket_path):     # say so before asking for a PIN
         raise ControllerUnavailable(f"no controller listening on {socket_path}; start "
                                     "`tablectl run` or give --socket")
-    payload = {"user": user, "action": "health", "args": {}, "reason": "",
+    payload: dict[str, Any] = {"user": user, "action": "health", "args": {}, "reason": "",
                "pin": read_pin(f"PIN for {user}: ")}
     response = request(socket_path, payload, timeout=args.timeout)
     if not response.get("ok"):

@@ -7,6 +7,7 @@ be read at all (missing, not SQLite, corrupted, unknown schema) or the key canno
 """
 from __future__ import annotations
 
+from typing import Any
 import argparse
 import os
 import sys
@@ -14,7 +15,7 @@ import sys
 from controller.commands.recall import DEFAULT_JOURNAL
 
 
-def register(subparsers) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "verify-journal", help="check the journal's hash chain and snapshots",
         description="Check every record's hash chain link and every snapshot, and with "
@@ -92,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     return 0 if anchors.ok and archives.ok else 1
 
 
-def _print_json(path: str, result, anchors, archives, unchecked: int, store=None) -> int:
+def _print_json(path: str, result: Any, anchors: Any, archives: Any, unchecked: int,
+                store: Any = None) -> int:
     """The check as one JSON object; the exit status as without --json."""
     import json
     ok = (result.ok and archives.ok and (anchors is None or anchors.ok)

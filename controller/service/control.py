@@ -24,7 +24,8 @@ from controller.journal import Journal
 from controller.settings.profile import resolve
 from controller.journal.recall import last_rounds, overrides
 from controller.roads import ShoeRoads
-from controller.service.loop import Note, Query, Submitted, TableService
+from controller.service.inputs import Note, Query, Submitted
+from controller.service.loop import TableService
 from controller.service.signins import MINUTE, SignInJournal
 from controller.table import Table
 from controller.table.inputs import Command as TableCommand
@@ -139,12 +140,13 @@ class ControlAdapter:
             view["viewer"] = {"user": cmd.user, "role": cmd.role}
         view.update(table=self.name, alarms=list(self.memory.alarms),
                     last_rounds=list(self.memory.rounds), roads=self.memory.roads_view())
-        view.update(self.service.outlets)        # e.g. "feed": connected, behind, problem
+        view.update(self.service.reports)        # e.g. "feed": connected, behind, problem
         # what the people at the table are told, service conditions (no shoe, software held)
         # and SIMULATOR included
-        words = self.service.prompt_words()
-        view.update(prompt=self.service.prompt_text(), simulator=self.service.simulated,
-                    conditions=dict(self.service.conditions),
+        prompt = self.service.prompt
+        words = prompt.words()
+        view.update(prompt=prompt.text(), simulator=prompt.simulated,
+                    conditions=dict(self.service.conditions.active),
                     prompt_words=words.as_dict() if words is not None else None)
         if self.health is not None:
             view["health"] = self.health(table)
@@ -163,7 +165,7 @@ class ControlAdapter:
             except InputError as err:
                 raise CommandRefused(str(err), code="invalid_args") from err
         if cmd.action == "accept_software":
-            gate = self.service.gate
+            gate = self.service.conditions.gate
             if gate is None or gate.opens_on != "accept_software" or not self.software:
                 raise CommandRefused("no software waits to be accepted: the table is not held "
                                      "for it")

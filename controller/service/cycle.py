@@ -23,9 +23,11 @@ class ShoeCycle:
     after `shoes` shoes started by this process (0: no such limit)."""
 
     def __init__(self, service: TableService, plan: Callable[[int], ShoePlan | None], *,
-                 shoes: int = 0, software: str = "", count_resumed: bool = True):
+                 shoes: int = 0, software: str = "", count_resumed: bool = True,
+                 simulator: bool = False):
         self.service, self.plan, self.shoes, self.software = service, plan, shoes, software
-        self.simulator = False       # the shoes are a simulation's (also when service.simulated)
+        # the shoes are a simulation's (also when the service is a simulated table's)
+        self.simulator = simulator or service.prompt.simulated
         self.started = 0            # shoes started (or resumed) by this process
         self._first = count_resumed
         self.finished = 0
@@ -49,6 +51,8 @@ class ShoeCycle:
         elif kind == "status":
             self._state = e["state"]
             self._check(e)
+
+    publish = on_event      # an outlet at the actors' tap
 
     def _check(self, st: dict) -> None:
         if self._first:
@@ -76,7 +80,7 @@ class ShoeCycle:
         self.service.submit(command("new_shoe", cut_position=plan.cut_position,
                                     demo_rounds=plan.demo_rounds, shuffler=plan.shuffler,
                                     software=self.software, table=self.service.name,
-                                    simulator=bool(self.simulator or self.service.simulated)))
+                                    simulator=self.simulator))
 
 
 class BettingTimer:
@@ -106,6 +110,8 @@ class BettingTimer:
         elif kind == "bets_closed" and self._handle is not None:
             self.service.cancel(self._handle)
             self._handle = None
+
+    publish = on_event      # an outlet at the actors' tap
 
     def _close(self) -> None:
         self._handle = None

@@ -239,7 +239,11 @@ class ShufflerSource:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        if threaded:
+        self._threaded = threaded
+
+    def start(self) -> None:
+        """Live: the requests are worked on a thread of their own (simulated: pumped)."""
+        if self._threaded and self._thread is None:
             self._thread = threading.Thread(target=self._run, daemon=True, name="shuffler")
             self._thread.start()
 
@@ -248,6 +252,8 @@ class ShufflerSource:
         if e["event"] == "device_request" and e.get("device") == "shuffler":
             self.requests.append(e["action"])
             self._wake.set()
+
+    publish = on_event      # an outlet at the listeners' tap
 
     def pump(self) -> float | None:
         """Simulated time: run the requests; the time to look again at a shuffle under way."""

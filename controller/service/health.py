@@ -42,8 +42,8 @@ class Health:
         svc = self.service
         hold = table.hold
         return {
-            "table": svc.name, "state": table.state, "simulator": svc.simulated,
-            "conditions": dict(svc.conditions),
+            "table": svc.name, "state": table.state, "simulator": svc.prompt.simulated,
+            "conditions": dict(svc.conditions.active),
             "up_s": round(now - self.started_at, 1),
             "devices": {"shoe": self._shoe(now), "shuffler": self._shuffler(now)},
             "reads_queued": len(hold.queued) if hold is not None else 0,
@@ -87,14 +87,14 @@ class Health:
 
     def _anchors(self) -> dict[str, Any] | None:
         """Whether the journal's head is signed (None: no anchor key) and how far behind."""
-        a = self.service.anchoring
+        a = self.service.anchors.signer
         if a is None:
             return None
         return {"key_id": a.key.key_id, "count": a.n, "last_seq": a.seq or None,
                 "since_last": a.unanchored}
 
     def _feed(self) -> dict[str, Any] | None:
-        feed = self.service.outlets.get("feed")
+        feed = self.service.reports.get("feed")
         if not feed:
             return None
         out = dict(feed)

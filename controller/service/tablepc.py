@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 from controller.logsetup import get_logger
-from controller.service.loop import Gate
+from controller.service.conditions import Gate
 from controller.words import Words
 
 log = get_logger("controller.run")
@@ -48,6 +48,7 @@ def check_software(cfg: Any, journal: Any) -> tuple[dict, Gate | None]:
     approved (None when it is, was accepted before on this journal, or is not checked)."""
     from controller.release import software
     sw = cfg.software
+    info: dict[str, Any]
     if not (sw.approved or sw.manifest):
         # nothing to check against: the hashes are made on a thread of their own (the
         # dependencies take a fraction of a second) for the health view
@@ -71,8 +72,8 @@ def check_software(cfg: Any, journal: Any) -> tuple[dict, Gate | None]:
 
 
 class TablePC:
-    """Wires the table PC's parts into an assembled table (`wire` before the loop runs,
-    `start` once everything else has started)."""
+    """Wires the table PC's parts into a table's runtime (`wire` before the loop runs,
+    `start` once everything else has started); made by the builder (build.TablePCSpec)."""
 
     def __init__(self, asm: Any, cfg: Any, *, simulated: bool, shoe_waiting: str | None = None,
                  notifier: Any = None, clock_watch: bool = True):
@@ -95,14 +96,13 @@ class TablePC:
 
     def wire(self) -> None:
         """After open_devices: conditions, the gate, and what the health view reads."""
-        svc, asm = self.asm.service, self.asm
-        svc.simulated = self.simulated
+        conditions, asm = self.asm.service.conditions, self.asm
         self.health.shoe, self.health.shuffler = asm.shoe, asm.shuffler
-        svc.condition_hooks.append(self._conditions)
+        conditions.on_change(self._conditions)
         if self.gate is not None:
-            svc.shut_gate(self.gate)
+            conditions.shut(self.gate)
         if self.shoe_waiting and asm.shoe is not None and asm.shoe.waiting:
-            svc.set_condition(NO_DEVICES, waiting_line(asm.shoe.waiting), NO_SHOE_WORDS)
+            conditions.set(NO_DEVICES, waiting_line(asm.shoe.waiting), NO_SHOE_WORDS)
 
     def controlled(self, adapter: Any) -> None:
         """The control socket's adapter answers `health` and names the software accepted."""
@@ -116,9 +116,9 @@ class TablePC:
         svc = self.asm.service
         if self.clock is not None:
             self.clock.start()
-            self.asm._closers.append(self.clock.close)
-        self.notifier.ready(self._status_line(svc.conditions))
-        self.asm._closers.append(lambda: self.notifier.stopping("stopping"))
+            self.asm.closing(self.clock.close)
+        self.notifier.ready(self._status_line(svc.conditions.active))
+        self.asm.closing(lambda: self.notifier.stopping("stopping"))
         interval = watchdog_interval_s()
         if interval is not None and self.notifier.enabled:
             svc.submit(Watchdog(svc.call_later, self.notifier, interval).start)

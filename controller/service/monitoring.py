@@ -1,4 +1,4 @@
-"""`tablectl run`'s monitoring: the table's metrics fed by its loop, served with the web
+"""The table PC's monitoring: the table's metrics fed by its loop, served with the web
 display or on `[metrics] listen` (controller/monitor)."""
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ class Monitoring:
 
     def __init__(self, asm: Any, health: Any, *, info: dict[str, str]):
         from controller.monitor.metrics import TableMetrics
-        from controller.service.loop import Query
+        from controller.service.inputs import Query
+        from controller.service.parts import Hook, Listener, Tap
         svc = asm.service
 
         def view() -> dict | None:
@@ -26,9 +27,9 @@ class Monitoring:
             except Exception:
                 return None
         self.metrics = TableMetrics(svc.name, health=view, info=info)
-        svc.publishers.append(self.metrics)
-        svc.subscribers.append(self.metrics.on_status)
-        svc.write_observers.append(self.metrics.journal_written)
+        svc.connect(self.metrics, Tap.OUTWARD)
+        svc.connect(Listener(self.metrics.on_status), Tap.LISTENER)
+        svc.connect(Hook("journal_write", self.metrics.journal_written))
         self.asm = asm
         self.server: Any = None
 
@@ -41,7 +42,7 @@ class Monitoring:
         from controller.display.server import DisplayServer
         from controller.monitor.web import create_app
         self.server = DisplayServer(create_app(self.metrics), sock, _NoStreams()).start()
-        self.asm._closers.append(self.server.close)
+        self.asm.closing(self.server.close)
         return self.server.url + "metrics"
 
 

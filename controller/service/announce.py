@@ -1,0 +1,141 @@
+"""Telling what the journal holds: each committed input's events, its anchor, the prompt and
+the status it left, to the outlets at each tap in their order, then the device's
+acknowledgement."""
+from __future__ import annotations
+
+from typing import Callable
+
+from controller.logsetup import get_logger
+from controller.service.parts import Flushing, Outlet, Tap
+from controller.table.inputs import Input
+
+log = get_logger("controller.service")
+
+
+class Announcement:
+    """What one journaled input has to tell once its batch is committed."""
+    __slots__ = ("input", "events", "status", "prompt", "notice", "batched", "anchor",
+                 "context")
+
+    def __init__(self, inp: Input, events: list[dict], status: dict, prompt: dict | None,
+                 notice: dict | None, batched: bool):
+        self.input, self.events, self.status, self.prompt = inp, events, status, prompt
+        self.notice, self.batched = notice, batched
+        self.anchor: dict | None = None
+        # the log's context as it was when the input was applied
+        self.context = (status.get("shoe"), status.get("round"))
+
+
+class Fanout:
+    """The outlets by tap, and the devices' acknowledgements of journaled reads."""
+
+    def __init__(self) -> None:
+        self.outward: list[Outlet] = []
+        self.listeners: list[Outlet] = []
+        self.actors: list[Outlet] = []
+        self.acks: dict[str, Callable[[int], None]] = {}
+        self._flushing: list[Flushing] = []
+        self.published_seq = 0
+
+    def connect(self, part: Outlet, at: Tap) -> None:
+        {Tap.OUTWARD: self.outward, Tap.LISTENER: self.listeners,
+         Tap.ACTOR: self.actors}[at].append(part)
+        if at is Tap.OUTWARD and isinstance(part, Flushing):
+            self._flushing.append(part)
+
+    def publish(self, events: list[dict], *, actors: bool = True) -> None:
+        """Journaled events (each with its seq) to the outward outlets, the listeners and
+        (unless they were told as the input was applied) the actors."""
+        outward, listeners, acting = self.outward, self.listeners, self.actors
+        for e in events:
+            for pub in outward:
+                pub.publish(e)
+            for sub in listeners:
+                sub.publish(e)
+            if actors:
+                for actor in acting:
+                    actor.publish(e)
+            seq = e.get("seq")
+            if seq and seq > self.published_seq:
+                self.published_seq = seq
+
+    def outward_only(self, event: dict) -> None:
+        for pub in self.outward:
+            pub.publish(event)
+
+    def anchor(self, event: dict) -> None:
+        """To the outward outlets (stdout, the floor feed): a copy of the head off the PC."""
+        log.info("journal anchored", seq=event["seq"], upto_seq=event["upto_seq"],
+                 reason=event["reason"])
+        self.outward_only(event)
+        self.published_seq = max(self.published_seq, event["seq"])
+        self.flush()
+
+    def status(self, prompt: dict | None, status: dict) -> None:
+        """The prompt (when it changed) and the status, now."""
+        if prompt is not None:
+            self.outward_only(prompt)
+        for listener in (*self.actors, *self.listeners):
+            listener.publish(status)
+        self.flush()
+
+    def tell(self, told: Announcement) -> None:
+        """The actors, as the input is applied (its batch still open)."""
+        actors = self.actors
+        for e in told.events:
+            for actor in actors:
+                actor.publish(e)
+        for actor in actors:
+            actor.publish(told.status)
+        if told.notice is not None:
+            for actor in actors:
+                actor.publish(told.notice)
+
+    def announce(self, told: Announcement) -> None:
+        """One committed input: its events, its anchor, the prompt and status it left."""
+        for e in told.events:
+            _log_event(e)
+        self.publish(told.events, actors=not told.batched)
+        if told.anchor is not None:
+            self.anchor(told.anchor)
+        if told.prompt is not None:
+            self.outward_only(told.prompt)
+        if not told.batched:
+            for actor in self.actors:
+                actor.publish(told.status)
+        for sub in self.listeners:
+            sub.publish(told.status)
+        inp = told.input
+        if inp.type == "card":
+            ack = self.acks.get(getattr(inp, "device", ""))
+            seq = getattr(inp, "seq", None)
+            if ack is not None and seq:
+                ack(seq)
+        if told.notice is not None:
+            log.warning("input refused", input=told.notice["action"] or inp.type,
+                        why=told.notice["why"])
+            for sub in self.listeners:
+                sub.publish(told.notice)
+            if not told.batched:
+                for actor in self.actors:
+                    actor.publish(told.notice)
+
+    def flush(self) -> None:
+        """Outlets that buffer (stdout) write out what they were given."""
+        for pub in self._flushing:
+            pub.flush()
+
+
+def _log_event(e: dict) -> None:
+    """The events a technician looks for in the log (the journal has them all)."""
+    kind = e["event"]
+    if kind == "hold":
+        log.warning("table on hold", reason=e.get("reason"), detail=e.get("detail"),
+                    seq=e.get("seq"))
+    elif kind in ("shoe_started", "shoe_ended"):
+        log.info(kind.replace("_", " "), reason=e.get("reason"), seq=e.get("seq"))
+    elif kind == "override":
+        log.info("override", action=e.get("action"), user=e.get("user"), seq=e.get("seq"))
+    elif kind == "alarm" and e.get("severity") == "error":
+        log.warning("device alarm", source=e.get("source"), code=e.get("code"),
+                    text=e.get("text"), seq=e.get("seq"))

@@ -1,0 +1,77 @@
+"""The seams between the loop and its parts, as protocols.
+
+An `Outlet` receives what the loop publishes (events, the prompt, the status, notices); where it
+is connected (`Tap`) says when: outward once committed, as a listener once committed, or as an
+actor as each input is applied. A `Source` feeds inputs (a device reader, the control socket, a
+timer, a simulated person) and is started and closed by the builder; a `Pump` is a source the
+loop drives itself on a virtual clock. A `Watch` is told of each input as its records are staged
+and may ask that they be made durable at once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Callable, Literal, Protocol, runtime_checkable
+
+
+class Tap(Enum):
+    OUTWARD = "outward"      # stdout, the feed, the display's hub: events, prompts, anchors
+    LISTENER = "listener"    # devices, screens, metrics: events, status, notices, committed
+    ACTOR = "actor"          # the loop's rhythm and simulated people: told as each input applies
+
+
+@runtime_checkable
+class Outlet(Protocol):
+    def publish(self, event: dict) -> None: ...
+
+
+@runtime_checkable
+class Flushing(Protocol):
+    """An outlet that buffers (stdout) and writes out what it was given when told."""
+    def flush(self) -> None: ...
+
+
+@runtime_checkable
+class Source(Protocol):
+    def start(self) -> object: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Pump(Protocol):
+    """A source on a virtual clock: reads what is due now; the next time it has something."""
+    def pump(self) -> float | None: ...
+
+
+@runtime_checkable
+class Watch(Protocol):
+    def staged(self) -> bool:
+        """An input's records are staged; True: commit them now."""
+        ...
+
+    def durable(self) -> None:
+        """The input this watch asked for is committed (nothing of it announced yet)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Ack:
+    """How a device hears that a read of its is journaled (`fn(seq)`, after the commit)."""
+    device: str
+    fn: Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Hook:
+    """Told before each input ("before_input"), before each commit ("before_commit": e.g. a
+    simulated rig saving its state), or how long each journal write took ("journal_write")."""
+    when: Literal["before_input", "before_commit", "journal_write"]
+    fn: Callable[..., None]
+
+
+class Listener:
+    """A function that takes events, as an outlet."""
+    __slots__ = ("publish",)
+
+    def __init__(self, fn: Callable[[dict], None]):
+        self.publish = fn
