@@ -1,13 +1,13 @@
 """The table machine driven directly (no devices): golden shoes, invariants, irregular cards."""
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from controller.errors import CommandRefused
 from controller.settings.profile import load_profile
 from controller.shoe.shoefile import read_shoe_file
 from controller.table import Table, command
 from tests.golden import GOLDEN, compare, expected, golden_names, needs_golden, profile_of
-from tests.tablekit import BURN_TWO, card, deal, kinds, new_shoe, of, shuffled_shoe
+from tests.tablekit import BURN_TWO, card, deal, kinds, new_shoe, of, shuffled_shoe, sup
 
 
 def run_shoe(profile, codes, cut_position, demo_rounds=0):
@@ -23,6 +23,10 @@ def run_shoe(profile, codes, cut_position, demo_rounds=0):
             events += t.apply({"type": "cut_card"})
         events += card(t, code)
         used += 1
+        if t.state == "hold" and t.hold is not None and "integrity_alarm" in t.hold.kinds:
+            # a well-shuffled shoe can hold a short run in order (rarely: the integrity
+            # watch's false alarms); the supervisor looks and deals on
+            events += t.apply(sup("resume"))
     if t.state != "shoe_ended":
         events += t.apply(command("shoe_empty"))
     assert t.state == "shoe_ended"
@@ -44,6 +48,7 @@ def test_golden_shoe_through_the_machine(name):
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32), name=st.sampled_from(["macau", "live-commission", "classic"]),
        behind=st.integers(12, 20), after=st.sampled_from(["finish", "one_more"]))
+@example(seed=76054, name="macau", behind=14, after="finish")   # a run of five in order
 def test_invariants_over_random_shoes(seed, name, behind, after):
     from dataclasses import replace
     profile = load_profile(name)
