@@ -10,13 +10,15 @@ from dataclasses import replace
 
 import pytest
 
-from controller.commands._assembly import Actors, DeviceSettings, TableAssembly
+from controller.commands._people import Actors, People
 from controller.journal import Journal
 from controller.journal.recall import select_rounds
 from controller.journal.recall_text import format_text
 from controller.report.collect import collect
 from controller.report.render import tables
+from controller.service.build import DeviceSettings, TableSpec, build
 from controller.service.clock import VirtualClock
+from controller.service.parts import Listener
 from controller.service.cycle import ShoePlan
 from controller.settings.profile import load_profile
 from controller.table import Table
@@ -39,39 +41,39 @@ def play(tmp_path, results: str = "stand", house_burn: str = "supervisor"):
     clock = VirtualClock()
     rig = SimRig(profile.decks, protocol="beetek", seed=3, clock=clock)
     path = str(tmp_path / "j.db")
-    asm = TableAssembly(
-        profile, journal_path=path, shoes=0, clock=clock, virtual=True, rig=rig,
-        betting_seconds=20.0,
+    actors = Actors(dealer=True, dealer_pace_s=0.5,
+                    hand_cards=lambda shoe: cards if shoe == 1 else None)
+
+    def people(rt):
+        # people at the table, acting a few seconds after what they see
+        svc = rt.service
+
+        def person(e: dict) -> None:
+            if e["event"] == "bets_open" and e.get("round") == 2:
+                svc.call_later(3.0, lambda: svc.submit(command("house_burn", **DEALER)))
+            elif e["event"] == "house_burn" and e["stage"] == "announced" \
+                    and house_burn == "supervisor":
+                # after the betting window ran out: the bets wait for the burn all the same
+                svc.call_later(25.0, lambda: svc.submit(command(
+                    "confirm_house_burn", user="sam", role="supervisor",
+                    reason="the house burns at the round's start")))
+            elif e["event"] == "bets_open" and e.get("round") == 4:
+                svc.call_later(2.0, lambda: svc.submit(command(
+                    "declare_invalid", user="sam", role="supervisor",
+                    reason="no burn at the shoe's start, seen on the camera")))
+        return Listener(person)
+
+    spec = TableSpec(
+        profile, journal_path=path, shoes=0, clock=clock, rig=rig, betting_seconds=20.0,
         devices=DeviceSettings(shoe_url=rig.shoe_url, protocol="beetek",
                                shoe_options=dict(read_timeout_s=0.01,
                                                  reconnect_initial_s=0.01,
                                                  reconnect_max_s=0.05)),
-        publishers=[], plan=lambda n: ShoePlan(402, shuffler=False) if n == 1 else None,
-        actors=Actors(dealer=True, dealer_pace_s=0.5,
-                      hand_cards=lambda shoe: cards if shoe == 1 else None))
-    svc = asm.service
-
-    def person(e: dict) -> None:
-        # people at the table, acting a few seconds after what they see
-        if e["event"] == "bets_open" and e.get("round") == 2:
-            svc.call_later(3.0, lambda: svc.submit(command("house_burn", **DEALER)))
-        elif e["event"] == "house_burn" and e["stage"] == "announced" \
-                and house_burn == "supervisor":
-            # after the betting window ran out: the bets wait for the burn all the same
-            svc.call_later(25.0, lambda: svc.submit(command(
-                "confirm_house_burn", user="sam", role="supervisor",
-                reason="the house burns at the round's start")))
-        elif e["event"] == "bets_open" and e.get("round") == 4:
-            svc.call_later(2.0, lambda: svc.submit(command(
-                "declare_invalid", user="sam", role="supervisor",
-                reason="no burn at the shoe's start, seen on the camera")))
-
-    asm.open_devices()
-    asm.wire()
-    svc.actors.append(person)
-    asm.start_sources()
-    asm.run()
-    assert asm.cycle.done
+        plan=lambda n: ShoePlan(402, shuffler=False) if n == 1 else None,
+        people=(*People(rig, actors, profile).makers(), people))
+    runtime = build(spec)
+    runtime.run()
+    assert runtime.cycle.done
     with Journal.open_readonly(path) as j:
         assert j.verify().ok
         records = list(j.records())
