@@ -5,7 +5,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Mapping
 
-from controller.shoe.cards import RANKS, SUITS, Card, codes, hand_total
+from controller.shoe.cards import POINT_OF_RANK, RANKS, SUITS, Card, codes, hand_total
 from controller.games.procedure import RESULT, Procedure
 from controller.games.rules import Rules
 
@@ -31,8 +31,8 @@ _HAND_OF = {"P1": "player", "P2": "player", "player_third": "player",
 ONE = Fraction(1)
 
 
-#: point value of each rank (A = 1, 2–9 pip, T/J/Q/K = 0) and of each canonical card code
-_POINT = {r: (i + 1 if i < 9 else 0) for i, r in enumerate(RANKS)}
+#: point value of each rank (the cards' own table) and of each canonical card code
+_POINT = POINT_OF_RANK
 POINT_OF_CODE = {r + s: _POINT[r] for r in RANKS for s in SUITS}
 _INITIAL = PHASES[:4]
 

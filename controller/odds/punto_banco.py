@@ -21,19 +21,16 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 
-from controller.shoe.cards import RANKS
+from controller.shoe.cards import POINT_OF_RANK, RANKS
 from controller.errors import InputError
-from controller.games.punto_banco import banker_draws, player_draws
+from controller.games.punto_banco import BANKER_DRAWS as _BANKER_DRAWS
+from controller.games.punto_banco import PLAYER_DRAWS as _PLAYER_DRAWS
 
 if TYPE_CHECKING:
     from controller.settings.profile import BetRule
 
-#: point value of each rank A..K
-_RANK_POINT = tuple(i + 1 if i < 9 else 0 for i in range(len(RANKS)))
-#: _BANKER_DRAWS[banker_total][player_third] (index 10 = Player stood)
-_BANKER_DRAWS = tuple(tuple(banker_draws(bt, x) for x in range(10)) + (banker_draws(bt, None),)
-                      for bt in range(10))
-_PLAYER_DRAWS = tuple(player_draws(t) for t in range(10))
+#: point value of each rank A..K (the cards' own table, by rank index)
+_RANK_POINT = tuple(POINT_OF_RANK[r] for r in RANKS)
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,9 @@ class Card:
         return f"Card({self.code})"
 
 
-_POINT = {r: (i + 1 if i < 9 else 0) for i, r in enumerate(RANKS)}
+#: the point value of each rank in the baccarat games (A = 1, 2-9 their pips, T/J/Q/K = 0)
+POINT_OF_RANK = {r: (i + 1 if i < 9 else 0) for i, r in enumerate(RANKS)}
+_POINT = POINT_OF_RANK
 _BURN = {r: (i + 1 if i < 9 else 10) for i, r in enumerate(RANKS)}
 
 ALL_CARDS: tuple[Card, ...] = tuple(Card(code[0], code[1]) for code in CARD_CODES)
