@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 
 from controller.journal.chain import canonical, snapshot_hash
+from controller.journal.codec import V4
+from tests.journalfile import data_of, stored_of
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLECTL = str(ROOT / ".venv" / "bin" / "tablectl")
@@ -105,7 +107,7 @@ def test_a_snapshot_rewritten_and_rehashed_is_refused(journal):
     forged = json.loads(state)
     assert forged["table"]["shoe_no"] == 1
     forged["table"]["shoe_no"] = 7              # as if shoe 7 were done: the next is shoe 8
-    head, = db.execute("SELECT hash FROM records WHERE seq = ?", (upto,)).fetchone()
+    head = V4.hex(db.execute("SELECT hash FROM records WHERE seq = ?", (upto,)).fetchone()[0])
     db.execute("UPDATE snapshots SET state = ?, hash = ? WHERE id = ?",
                (json.dumps(forged), snapshot_hash(head, upto, utc, canonical(forged)), sid))
     db.commit()
@@ -123,9 +125,9 @@ def _edit_card(path: Path, where: float) -> int:
     db = sqlite3.connect(path)
     cards = db.execute("SELECT seq, data FROM records WHERE kind = 'card' ORDER BY seq").fetchall()
     seq, data = cards[int(where * (len(cards) - 1))]
-    event = json.loads(data)
+    event = data_of("card", data)
     event["code"] = "AS" if event["code"] != "AS" else "KD"
-    db.execute("UPDATE records SET data = ? WHERE seq = ?", (json.dumps(event), seq))
+    db.execute("UPDATE records SET data = ? WHERE seq = ?", (stored_of(db, "card", event), seq))
     db.commit()
     db.close()
     return seq

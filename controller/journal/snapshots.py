@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from controller.journal.chain import GENESIS, canonical, check_record, json_object, snapshot_hash
+from controller.journal.chain import GENESIS, canonical, json_object, snapshot_hash
 
 if TYPE_CHECKING:
     from controller.journal.store import Journal
@@ -21,7 +21,7 @@ def binding_problem(journal: "Journal", sid: int, upto: object, utc: object,
     rows = journal._rows(f"SELECT {_COLUMNS} FROM records WHERE seq = ?", (record_seq,))
     if not rows:
         return f"its record (seq {record_seq}) is not in the journal"
-    kind, data_text = rows[0][3], rows[0][4]
+    _, _, _, kind, data_text, _ = journal.codec.unpack(rows[0])
     if kind != SNAPSHOT_KIND:
         return f"seq {record_seq}, named as its record, is a {kind!r} record"
     data, problem = json_object(data_text, "data")
@@ -49,13 +49,14 @@ def snapshot_problem(journal: "Journal", sid: int, upto: object, utc: object,
                           "ORDER BY seq", (upto - 1, upto))
         if not rows or rows[-1][0] != upto:
             return f"it covers seq {upto}, which is not in the journal"
-        prev = GENESIS if upto == 1 else rows[0][5] if len(rows) == 2 else None
+        codec = journal.codec
+        prev = codec.genesis if upto == 1 else rows[0][5] if len(rows) == 2 else None
         if prev is None:
             return f"record seq {upto - 1} before its anchor is missing"
-        broken = check_record(prev, *rows[-1])
+        broken = codec.check_chain(rows[-1:], upto, prev)[2]
         if broken is not None:
-            return f"its anchor record seq {upto} is broken: {broken}"
-        head = rows[-1][5]
+            return f"its anchor record seq {upto} is broken: {broken.reason}"
+        head = codec.hex(rows[-1][5])
     try:
         state_json = canonical(state)
     except ValueError as err:
