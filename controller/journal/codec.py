@@ -225,3 +225,17 @@ Codec = type[V3] | type[V4]
 
 def for_version(version: int) -> Codec:
     return V4 if version >= 4 else V3
+
+
+def links(prev: str, seq: int, utc: str, mono: float, kind: str, data: dict,
+          stored: str) -> bool:
+    """Whether a record as a reader gets it (ISO utc, mono seconds, data, hex hashes; the floor
+    feed's) follows the record whose hash is `prev`, in either schema's chain."""
+    try:
+        if digest(bytes.fromhex(prev), seq, iso_to_us(utc), round(mono * 1e6), kind,
+                  _fast_compact(data)).hex() == stored:
+            return True
+        return chain.record_hash(prev, seq, utc, float(mono), kind,
+                                 chain.canonical(data)) == stored
+    except (TypeError, ValueError, struct.error):
+        return False
