@@ -217,7 +217,10 @@ class V3:
     def utc_param(utc: str) -> object:
         return utc
 
-    check_chain = staticmethod(chain.check_chain)
+    @staticmethod
+    def check_chain(rows: Iterable[tuple], first_seq: int,
+                    prev: object) -> tuple[int, object, Break | None]:
+        return chain.check_chain(rows, first_seq, str(prev))
 
 
 Codec = type[V3] | type[V4]

@@ -8,9 +8,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
-from controller.journal.chain import VerifyResult
+from controller.journal.chain import VerifyResult, json_object
 from controller.journal.schema import COLUMNS, SNAP_COLUMNS, JournalError
-from controller.journal.snapshots import binding_problem, snapshot_problem
+from controller.journal.snapshots import SNAPSHOT_KIND, binding_problem, snapshot_problem
 
 if TYPE_CHECKING:
     from controller.journal.store import Journal
@@ -151,3 +151,17 @@ def check_snapshots(journal: "Journal") -> VerifyResult:
                                 snapshot_reason=why)
         unbound += row[5] is None
     return VerifyResult(0, 0, snapshots_checked=len(snaps), snapshots_unbound=unbound)
+
+
+def chained_cursors(journal: "Journal") -> dict[str, int]:
+    from controller.journal.store import CURSORS_KIND
+    row = journal._row(f"SELECT {COLUMNS} FROM records WHERE kind IN (?, ?) "
+                    "ORDER BY seq DESC LIMIT 1", (SNAPSHOT_KIND, CURSORS_KIND))
+    if row is None:
+        return {}
+    data, _ = json_object(journal.codec.unpack(row)[4], "data")
+    value = (data or {}).get("cursors")
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items()
+            if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)}

@@ -19,11 +19,8 @@ call returns. Closing the journal checkpoints, which syncs everything.
 append_many() writes several records (an input and the events it caused) in one transaction:
 all or none, one commit, one fsync when durable.
 
-Snapshots (schema 3) are bound into the chain: each is stored with a record of kind "snapshot"
-(its id, the seq it covers up to, its time, its hash and the publishers' positions), appended in
-the same transaction, so a snapshot rewritten and rehashed no longer matches the chain, and an
-anchor after it signs it. A snapshot without such a record (written before schema 3, or slipped
-in since) is never trusted at a restart.
+Snapshots (schema 3 on) are bound into the chain by a record of kind "snapshot" written in the
+same transaction (controller/journal/snapshots.py); one without it is never trusted.
 
 Cursors: a named publisher's "delivered up to seq". The cursors table is the working copy,
 written with the records they go with; what a restart trusts is the copy in the chain: the
@@ -48,6 +45,8 @@ from contextlib import contextmanager, nullcontext
 from typing import Callable, Iterable, Iterator, Mapping
 
 from controller.journal import lock as writer_lock
+from controller.journal import snapshots
+from controller.journal.lock import claim, claimed
 from controller.journal import reading
 from controller.journal.chain import GENESIS, VerifyResult, json_object, snapshot_hash
 from controller.journal.chain import stored_and_canonical
@@ -76,31 +75,6 @@ Clock = Callable[[], tuple[object, object]]
 
 def _insert_rows(n: int) -> str:
     return _INSERT + ", (?, ?, ?, ?, ?, ?)" * (n - 1)
-
-
-def claim(path: str) -> writer_lock.WriterLock:
-    """What a writer does before anything is opened or created: the journal's path (and its
-    WAL and shared-memory files) must be files or nothing yet, and no other process may be
-    writing it. JournalError in one line otherwise; release the lock it returns."""
-    try:
-        for side in SIDE_FILES:
-            refuse_special(path + side, "journal")
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        return writer_lock.hold(path)
-    except (NotAFile, writer_lock.JournalBusy) as err:
-        raise JournalError(str(err)) from None
-    except OSError as err:
-        raise JournalError(f"journal {path}: cannot be opened: {err.strerror or err}") from None
-
-
-@contextmanager
-def claimed(path: str) -> Iterator[writer_lock.WriterLock]:
-    """The journal's writer lock for the length of a `with` (see claim)."""
-    lock = claim(path)
-    try:
-        yield lock
-    finally:
-        writer_lock.release(lock)
 
 
 def system_clock() -> tuple[int, int]:
@@ -162,7 +136,8 @@ class Journal:
         except BaseException:
             self._abandon()
             raise
-        self._last_seq, self._head = (int(row[0]), row[1]) if row else (0, self.codec.genesis)
+        self._head: object = row[1] if row else self.codec.genesis
+        self._last_seq = int(row[0]) if row else 0
         self._committed = (self._last_seq, self._head)   # (seq, hash) of the newest on disk
 
     def _abandon(self) -> None:
@@ -411,45 +386,7 @@ class Journal:
         In the same transaction a record of kind "snapshot" binds it into the chain (id, upto
         seq, time, hash, and the publishers' positions `cursors`, also set in the cursors
         table)."""
-        if self.readonly:
-            raise JournalError(f"journal {self.path}: opened read-only, cannot snapshot")
-        if not isinstance(state, dict):
-            raise ValueError(f"journal: snapshot state must be a dict, not {type(state).__name__}")
-        if not isinstance(upto_seq, int) or isinstance(upto_seq, bool) \
-                or not 0 <= upto_seq <= self._last_seq:
-            raise ValueError(f"journal: snapshot upto_seq must be 0..{self._last_seq}, "
-                             f"not {upto_seq!r}")
-        try:
-            state_text, state_json = stored_and_canonical(state)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"journal: snapshot state is not JSON-ready: {err}") from err
-        given = dict(cursors or {})
-        self.commit()                   # what was staged comes first, as it was numbered
-        codec = self.codec
-        with self._lock:
-            conn = self._live()
-            head = self.hash_at(upto_seq)
-            utc_v, mono = codec.times(*self._clock())
-            utc = codec.iso(utc_v)
-            digest = snapshot_hash(head, upto_seq, utc, state_json)
-            seq = self._last_seq + 1
-            sid = int(self._row("SELECT coalesce(max(id), 0) + 1 FROM snapshots")[0])
-            data = {"event": SNAPSHOT_KIND, "id": sid, "upto_seq": upto_seq,
-                    "utc": utc, "hash": digest, "cursors": given}
-            row = codec.row(self._head, seq, utc_v, mono, SNAPSHOT_KIND,
-                            codec.prepare(SNAPSHOT_KIND, data))
-            try:
-                with self._full_sync():
-                    self._write(conn, [row], given, more=(
-                        ("INSERT INTO snapshots (id, upto_seq, utc, state, hash, record_seq) "
-                         "VALUES (?, ?, ?, ?, ?, ?)",
-                         (sid, upto_seq, utc, state_text, digest, seq)),))
-            except sqlite3.Error as err:
-                raise self._error("cannot store snapshot", err) from err
-            self._last_seq, self._head = seq, row[5]
-            self._committed = (seq, row[5])
-            self._cursors_written.update(given)
-            return sid
+        return snapshots.take(self, state, upto_seq, cursors)
 
     def record_cursors(self, cursors: Mapping[str, int]) -> int:
         """Publishers' positions into the chain (a "cursors" record, durably) and the cursors
@@ -462,16 +399,7 @@ class Journal:
     def chained_cursors(self) -> dict[str, int]:
         """The publishers' positions the chain holds: those of its newest snapshot or cursors
         record ({} when it holds none)."""
-        row = self._row(f"SELECT {COLUMNS} FROM records WHERE kind IN (?, ?) "
-                        "ORDER BY seq DESC LIMIT 1", (SNAPSHOT_KIND, CURSORS_KIND))
-        if row is None:
-            return {}
-        data, _ = json_object(self.codec.unpack(row)[4], "data")
-        value = (data or {}).get("cursors")
-        if not isinstance(value, dict):
-            return {}
-        return {k: v for k, v in value.items()
-                if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)}
+        return reading.chained_cursors(self)
 
     def hash_at(self, seq: int) -> str:
         """The hash (hex) of record `seq`, JournalError when it is missing."""
@@ -543,7 +471,7 @@ class Journal:
         return self.codec.hex(row[0]) if row is not None else None
 
     def max_seq(self) -> int:
-        return int(self._row("SELECT max(seq) FROM records")[0] or 0)
+        return int(self._rows("SELECT max(seq) FROM records")[0][0] or 0)
 
     # --- closing -----------------------------------------------------------------------------
 
