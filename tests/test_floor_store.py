@@ -32,7 +32,7 @@ pytestmark = pytest.mark.xdist_group("floor_store_pg")
 
 def env(**extra):
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
-    e.update(PYTHONPATH=str(ROOT), TABLECTL_TEST_NO_FSYNC="1", **extra)
+    e.update(PYTHONPATH=str(ROOT), TABLECTL_STORAGE_FSYNC="false", **extra)
     return e
 
 

@@ -35,7 +35,7 @@ TABLECTL = str(ROOT / ".venv" / "bin" / "tablectl")
 
 def env() -> dict:
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
-    e["TABLECTL_TEST_NO_FSYNC"] = "1"
+    e["TABLECTL_STORAGE_FSYNC"] = "false"
     return e
 
 

@@ -20,8 +20,8 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 def env(**extra):
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
     e.update(PYTHONPATH=str(ROOT), **extra)
-    if "TABLECTL_TEST_NO_FSYNC" in os.environ:
-        e["TABLECTL_TEST_NO_FSYNC"] = os.environ["TABLECTL_TEST_NO_FSYNC"]
+    if "TABLECTL_STORAGE_FSYNC" in os.environ:
+        e["TABLECTL_STORAGE_FSYNC"] = os.environ["TABLECTL_STORAGE_FSYNC"]
     return e
 
 

@@ -69,7 +69,8 @@ class TableAssembly:
                  betting_seconds: float = 0.0, rig: Any = None, actors: Actors | None = None,
                  clock: Any = None,
                  count_resumed: bool = True, anchor_key: Any = None,
-                 snapshot_every: int | None = None, check_budget: int | None = BUDGET):
+                 snapshot_every: int | None = None, check_budget: int | None = BUDGET,
+                 fsync: bool = True):
         self.profile, self.devices, self.rig = profile, devices, rig
         self.actors = actors or Actors()
         self.clock = clock or (VirtualClock() if virtual else RealClock())
@@ -79,7 +80,8 @@ class TableAssembly:
             # however many shoes it deals), deleted at the end; nothing in it needs an fsync
             self._scratch = tempfile.mkdtemp(prefix="tablectl-scratch-")
         # a writer takes the journal's lock before anything is read (a second one: exit 2)
-        self.journal = Journal(journal_path or os.path.join(self._scratch, "journal.db"))
+        self.journal = Journal(journal_path or os.path.join(self._scratch, "journal.db"),
+                               durable=fsync and journal_path is not None)
         self.journal_path = journal_path
         self.anchor_key = anchor_key
         try:

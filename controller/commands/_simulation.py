@@ -40,6 +40,7 @@ class SimOptions:
     shoe_url: str | None = None        # a shoe outside this process (real, or `tablectl devices`)
     idle_seconds: float = 30.0         # with shoe_url: silence this long means the shoe is empty
     decisions: str | None = None        # decisions file for the virtual players (banking games)
+    fsync: bool = True                  # [storage] fsync: durable records fsynced
     anchor_key: Any = None              # journal.anchor.AnchorKey: the journal's head is signed
     feed: dict | None = None            # TableAssembly.start_feed's arguments: the floor feed
     name: str = "T1"                    # the table's name (on the floor feed's topics)
@@ -202,7 +203,7 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
         betting_seconds=opts.betting_seconds, rig=rig,
         actors=Actors(dealer=rig is not None, hand_cards=plan.cards, supervisor=True,
                       players=players, idle_seconds=opts.idle_seconds if external else None),
-        anchor_key=opts.anchor_key)
+        anchor_key=opts.anchor_key, fsync=opts.fsync)
     if rig is not None and rig_state and asm.recovery.resumed:
         # the devices outlived the controller: they stand where they stood, before the
         # drivers open them (a framed shoe then resends what was never acknowledged)

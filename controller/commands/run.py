@@ -239,7 +239,8 @@ def _run_claimed(cfg, profile, publishers: list, *, control: bool, anchor_key,
                             # simulator's cannot be resumed (its devices died with the process)
                             count_resumed=not sim, anchor_key=anchor_key,
                             snapshot_every=cfg.storage.snapshot_every,
-                            check_budget=cfg.storage.verify_before_start)
+                            check_budget=cfg.storage.verify_before_start,
+                            fsync=cfg.storage.fsync)
     except BaseException:
         if rig is not None:
             rig.close()         # a journal refused at start: nothing was dealt
