@@ -105,7 +105,9 @@ class TableAssembly:
         if anchor_key is not None:
             self.service.anchoring = Anchoring(self.journal, anchor_key)
             if not self.start_check.pending:
-                # what was just verified is signed; the floor feed reads it from the journal
+                # what was just verified is signed, a checkpoint for the next start; the
+                # floor feed reads it from the journal
+                self.service.anchoring.proven = True
                 self.service.anchor("start")
         self.service.publishers.extend(publishers)
         self.memory = Memory()
@@ -380,6 +382,8 @@ class TableAssembly:
     def _checked(self) -> None:
         log.info("journal verified", records=self.start_check.pending)
         self.service.unproven = False
+        if self.service.anchoring is not None:
+            self.service.anchoring.proven = True
         self.service.anchor("start")       # the whole chain is proven now: sign it
         self.service.open_gate(JOURNAL_CHECK)
 

@@ -138,9 +138,10 @@ def verify(journal: "Journal", after_seq: int = 0, *, upto_seq: int | None = Non
     return dataclasses.replace(snaps, records_checked=checked, last_seq=expected - 1)
 
 
-def check_snapshots(journal: "Journal") -> VerifyResult:
+def check_snapshots(journal: "Journal", since: int = 0) -> VerifyResult:
     bound_col = ", record_seq" if journal.version >= 3 else ", NULL"
-    snaps = journal._rows(f"SELECT {SNAP_COLUMNS}{bound_col} FROM snapshots ORDER BY id")
+    snaps = journal._rows(f"SELECT {SNAP_COLUMNS}{bound_col} FROM snapshots WHERE "
+                          f"coalesce({bound_col[2:]}, upto_seq) > ? ORDER BY id", (since,))
     unbound = 0
     for row in snaps:
         why = snapshot_problem(journal, *row[:5])

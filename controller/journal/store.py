@@ -452,10 +452,10 @@ class Journal:
         return reading.verify(self, after_seq, upto_seq=upto_seq, snapshots=snapshots,
                               progress=progress)
 
-    def check_snapshots(self) -> VerifyResult:
-        """Every snapshot: its hash, and (schema 3 on) the record that binds it into the chain.
-        Those from before schema 3 are counted: a restart does not use them."""
-        return reading.check_snapshots(self)
+    def check_snapshots(self, since: int = 0) -> VerifyResult:
+        """Every snapshot (bound after seq `since`): its hash, and (schema 3 on) the record
+        binding it into the chain. Those from before schema 3 are counted, never used."""
+        return reading.check_snapshots(self, since)
 
     def last_record(self, kind: str) -> Record | None:
         """The newest record of `kind` (anchors are found this way: near the end)."""
