@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'process: simulate resumes, to its first line':44}"
           f"{span(col('process_s'), '{:.2f}'):>16}")
     rates, cpu_rates = col("check_rate"), col("check_cpu_rate")
-    per_round = records / max(rounds, 1)
+    per_round = (records - args.filler) / max(rounds, 1)     # the filler is not rounds
     projected = [args.project * per_round / rate for rate in rates]
     print(f"full check (verify-journal): {span(rates, '{:,.0f}')} records/s "
           f"({span(cpu_rates, '{:,.0f}')} a CPU second; aim ≥ {CHECK_AIM:,}: "

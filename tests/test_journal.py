@@ -16,7 +16,7 @@ import pytest
 from controller.cli import main as tablectl
 from controller.journal import (SCHEMA_VERSION, Journal, JournalError, Record, device_data)
 from controller.journal.chain import GENESIS, record_canonical
-from controller.journal.schema import create_legacy
+from controller.journal.schema import RARE, create_legacy
 from controller.journal.recall import format_json_lines, last_rounds
 from controller.journal.recall_text import format_text
 
@@ -887,3 +887,19 @@ def test_a_batch_that_fails_leaves_the_journal_where_it_was(tmp_path):
         other.close()
     with Journal.open_readonly(path) as r:
         assert [x.kind for x in r.records()] == ["input", "device"] and r.verify().ok
+
+
+def test_a_shoe_s_starts_and_the_anchors_come_from_their_own_index(tmp_path):
+    """The few records a start looks for are read without the whole file, and are the same."""
+    path = tmp_path / "j.db"
+    with Journal(path) as j:
+        for i in range(300):
+            j.append_event({"event": "shoe_started" if i % 100 == 0 else "card", "i": i})
+            if i % 120 == 0:
+                j.append_event({"event": "anchor", "i": i})
+        assert [r.data["i"] for r in j.records(kinds=["shoe_started"])] == [0, 100, 200]
+        assert [r.seq for r in j.records(kinds=["anchor", "shoe_started"])] == [
+            r.seq for r in j.records() if r.kind in ("anchor", "shoe_started")]
+        plan = j._rows("EXPLAIN QUERY PLAN SELECT seq FROM records INDEXED BY records_rare "
+                       "WHERE seq > 0 AND kind IN ('anchor') AND " + RARE)
+        assert "records_rare" in str(plan)

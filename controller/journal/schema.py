@@ -33,6 +33,12 @@ _COMMON = (
     CURSORS,
 )
 COLUMNS = "seq, utc, mono, kind, data, hash"
+#: kinds a few records a shoe have, found by an index of their own (schema 4): a start looks
+#: for the last shoe's start, the anchors and the snapshots without reading the whole file
+RARE_KINDS = ("shoe_started", "shoe_ended", "anchor", "snapshot", "cursors")
+#: the partial index's condition (a query names it as it is, so SQLite may use the index)
+RARE = "kind IN (" + ", ".join(f"'{k}'" for k in RARE_KINDS) + ")"
+_RARE_INDEX = f"CREATE INDEX records_rare ON records (kind, seq) WHERE {RARE}"
 SNAP_COLUMNS = "id, upto_seq, utc, state, hash"
 
 
@@ -141,7 +147,8 @@ def _create(conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
-            for statement in (_TABLES[version], *_COMMON):
+            for statement in (_TABLES[version], *_COMMON,
+                              *((_RARE_INDEX,) if version >= 4 else ())):
                 conn.execute(statement)
             conn.execute("INSERT INTO schema_version VALUES (?, ?)", (version, utc_now()))
         conn.execute("COMMIT")
