@@ -22,7 +22,7 @@ from controller.cli import main
 from controller.journal import Journal
 from controller.journal.anchor import EVERY, Anchoring, load_key, make_key
 from controller.journal.proof import check_at_start
-from controller.journal.chain import GENESIS, canonical
+from controller.journal.chain import GENESIS
 from controller.journal.codec import V4
 from tests.journalfile import data_of, rehash
 

@@ -45,17 +45,14 @@ from contextlib import contextmanager, nullcontext
 from typing import Callable, Iterable, Iterator, Mapping
 
 from controller.journal import lock as writer_lock
-from controller.journal import snapshots
+from controller.journal import reading, snapshots
+from controller.journal.chain import GENESIS, VerifyResult
 from controller.journal.lock import claim, claimed
-from controller.journal import reading
-from controller.journal.chain import GENESIS, VerifyResult, json_object, snapshot_hash
-from controller.journal.chain import stored_and_canonical
 from controller.journal.codec import Codec, for_version
 from controller.journal.reading import PAGE, Record, Snapshot
 from controller.journal.schema import (COLUMNS, FILE_MODE, SCHEMA_VERSION, SIDE_FILES,
                                        JournalError, connect, error, open_schema, utc_now)
 from controller.journal.snapshots import SNAPSHOT_KIND
-from controller.settings.paths import NotAFile, refuse_special
 
 __all__ = ["Journal", "JournalError", "Record", "Snapshot", "PAGE", "SCHEMA_VERSION",
            "FILE_MODE", "CURSORS_KIND", "SNAPSHOT_KIND", "claim", "claimed", "device_data",
