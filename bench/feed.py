@@ -190,7 +190,7 @@ def _tables(broker: Any, tables: int, workers: int, shoes: int, where: str,
     collector = Collector(broker.port)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if not fsync:
-        env["TABLECTL_TEST_NO_FSYNC"] = "1"
+        env["TABLECTL_STORAGE_FSYNC"] = "false"
     per = [tables // workers + (1 if i < tables % workers else 0) for i in range(workers)]
     procs, first = [], 1
     started = time.monotonic()

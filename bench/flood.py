@@ -73,10 +73,10 @@ PACE_SLACK = 0.98           # the pace holds when it is at least this share of -
 def prefill(journal: str, shoes: int, seed: int = 7, fsync: bool = False) -> None:
     """`tablectl simulate --journal` on the file: `shoes` whole macau shoes (about 80 rounds
     each) through the same loop on the virtual clock. Not measured: by default the child skips
-    the fsync (TABLECTL_TEST_NO_FSYNC), which only makes the filling faster."""
+    the fsync (TABLECTL_STORAGE_FSYNC), which only makes the filling faster."""
     env = dict(os.environ)
     if not fsync:
-        env["TABLECTL_TEST_NO_FSYNC"] = "1"
+        env["TABLECTL_STORAGE_FSYNC"] = "false"
     cmd = [sys.executable, "-c", "import sys; from controller.cli import main; "
            "sys.exit(main(sys.argv[1:]))", "simulate", "--profile", "macau", "--seed",
            str(seed), "--shoes", str(shoes), "--journal", journal]

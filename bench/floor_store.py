@@ -58,7 +58,7 @@ def worker(url: str, where: str, prefix: str, first: int, count: int, shoes: int
 
 def tables(broker: Any, n: int, workers: int, where: str, prefix: str, shoes: int,
            speed: float = 0.0, seconds: float = 0.0) -> bool:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TABLECTL_TEST_NO_FSYNC="1")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TABLECTL_STORAGE_FSYNC="false")
     per = [n // workers + (1 if i < n % workers else 0) for i in range(workers)]
     procs, first = [], 1
     for count in per:

@@ -1,16 +1,24 @@
 """Restart time and the journal's proof, on a journal `tablectl simulate` wrote and through the
 code a restart runs (controller/journal/proof.py, controller/service/recovery.py).
 
-First `tablectl simulate --profile PROFILE --seed SEED --shoes SHOES --journal FILE` writes the
-journal as a table does (every card, burn, round and snapshot; each shoe's end snapshotted),
-then a second one is killed (`--fault crash@TAIL`) TAIL inputs into the next shoe, so a restart
-has a shoe in play and a tail to replay; or an existing journal given with --journal is used as
-it is. Then, each run on a fresh connection,
-side by side:
-  restart:      what `tablectl run` does before its table starts: check_at_start (what the
-                restart builds on: the latest snapshot and the records after it; up to the
-                configured number of records at once) and open_table from that snapshot,
-                replaying the inputs after it against the events the journal holds for them;
+First `tablectl simulate --profile PROFILE --seed SEED --shoes SHOES --journal FILE
+--anchor-key KEY` writes the journal as a table does (every card, burn, round, snapshot and
+anchor; each shoe's end snapshotted and signed), then a second one is killed (`--fault
+crash@TAIL`) TAIL inputs into the next shoe, so a restart has a shoe in play and a tail to
+replay; or an existing journal given with --journal (and its --key) is used as it is.
+
+A year of one table (500,000 rounds, ~7 M records) would take hours to deal through
+simulate, so `--filler N` first appends N records through the journal's own append API
+(Journal.stage/commit, "note" records of a round's size, which a restart does not replay but
+every chain check covers), then simulate deals on it as above: its first start proves the
+whole chain once (the full check) and signs a checkpoint, and the restart measured is the
+one after the crash, as a table's after a year. Then, each run on a fresh connection, side
+by side:
+  restart:      what `tablectl run` does before its table starts: check_at_start (with the
+                key: the last anchor, a checkpoint, its signature and head, and the records
+                after it; without: the latest snapshot and the records after it, up to the
+                configured number at once) and open_table from that snapshot, replaying the
+                inputs after it against the events the journal holds for them;
   full replay:  open_table without a snapshot: every input from seq 1 (what snapshots save);
   rest check:   the older records the start left, checked before the first card;
   full check:   Journal.verify(): every record's chain link and every snapshot (what
@@ -19,10 +27,12 @@ side by side:
                 as a process (start-up, the software digest, the whole chain checked at start,
                 the replay) to the first event it prints.
 The restart and the full replay must reach the same table (its snapshot compared). The full
-check's rate is projected to a journal of --project rounds (a table's long life).
+check's rate (records per second of wall time, and of the process's CPU time: the machine's
+other load left out) is projected to a journal of --project rounds (a table's long life).
 
     python bench/recovery.py [--profile macau] [--shoes 25] [--seed 1] [--runs 3] [--tail 300]
-                             [--journal FILE] [--keep] [--project 500000] [--json]
+                             [--journal FILE --key FILE] [--filler N] [--no-replay] [--keep]
+                             [--project 500000] [--json]
 """
 from __future__ import annotations
 
@@ -37,6 +47,7 @@ import time
 from pathlib import Path
 
 from controller.journal import Journal
+from controller.journal.anchor import AnchorKey, load_key, make_key
 from controller.journal.proof import BUDGET, check_at_start, check_rest
 from controller.settings.profile import load_profile
 from controller.service.recovery import open_table
@@ -56,12 +67,29 @@ def _env() -> dict:
     return {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
 
 
-def write_journal(path: str, profile: str, seed: int, shoes: int, tail: int) -> float:
+FILLER_EVERY = 20_000       # records a transaction when filling
+
+
+def fill(path: str, records: int) -> None:
+    """`records` note records of a round's size through the journal's append API."""
+    data = {"event": "note", "text": "x" * 40, "shoe": 1, "round": 1, "n": 0}
+    with Journal(path, durable=False) as j:
+        done = 0
+        while done < records:
+            n = min(FILLER_EVERY, records - done)
+            j.stage([("note", dict(data, n=done + i)) for i in range(n)])
+            j.commit()
+            done += n
+
+
+def write_journal(path: str, profile: str, seed: int, shoes: int, tail: int,
+                  key: str) -> float:
     """The journal as `tablectl simulate` writes it: `shoes` shoes, then the controller killed
     (kill -9) `tail` inputs into the next one, so that a restart has a shoe in play and those
     inputs to replay after its snapshot; seconds it took."""
     t0 = time.perf_counter()
-    base = ("simulate", "--profile", profile, "--seed", str(seed), "--journal", path, "--json")
+    base = ("simulate", "--profile", profile, "--seed", str(seed), "--journal", path, "--json",
+            "--anchor-key", key)
     for more, code in ((("--shoes", str(shoes)), (0,)),
                        (("--shoes", str(shoes + 1), "--fault", f"crash@{tail}"), (-9, 137))):
         done = subprocess.run(tablectl(*base, *more), stdout=subprocess.DEVNULL,
@@ -72,17 +100,17 @@ def write_journal(path: str, profile: str, seed: int, shoes: int, tail: int) -> 
     return time.perf_counter() - t0
 
 
-def restart(path: str, profile_name: str) -> dict:
+def restart(path: str, profile_name: str, key: AnchorKey | None) -> dict:
     """check_at_start + open_table, as the table's assembly does them; then the rest."""
     profile = load_profile(profile_name)
     t0 = time.perf_counter()
     with Journal(path) as j:
-        check = check_at_start(j, None, budget=BUDGET)
+        check = check_at_start(j, key, budget=BUDGET)
         table, rec = open_table(profile, j, snapshot=check.snapshot, auto_open=True,
                                 betting_seconds=0.0)
         restart_s = time.perf_counter() - t0
         t1 = time.perf_counter()
-        check_rest(j, check, None)
+        check_rest(j, check, key)
         rest_s = time.perf_counter() - t1
         return {"restart_s": restart_s, "rest_s": rest_s, "replayed": rec.inputs_replayed,
                 "start_records": j.last_seq - check.checked_after, "pending": check.pending,
@@ -99,15 +127,17 @@ def full_replay(path: str, profile_name: str) -> dict:
 
 
 def full_check(path: str) -> dict:
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     with Journal.open_readonly(path) as j:
         result = j.verify()
-    seconds = time.perf_counter() - t0
-    return {"check_s": seconds, "rate": result.records_checked / seconds, "ok": result.ok,
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"check_s": seconds, "rate": result.records_checked / seconds,
+            "cpu_rate": result.records_checked / max(cpu, 1e-9), "ok": result.ok,
             "records": result.records_checked, "result": str(result)}
 
 
-def process_restart(path: str, scratch: str, profile: str, seed: int, shoes: int) -> float:
+def process_restart(path: str, scratch: str, profile: str, seed: int, shoes: int,
+                    key: str) -> float:
     """`tablectl simulate` started again on a copy of the journal (and its devices' state):
     seconds to its first line (the first event it announces, the shoe resumed)."""
     copy = os.path.join(scratch, "restart.db")
@@ -116,7 +146,8 @@ def process_restart(path: str, scratch: str, profile: str, seed: int, shoes: int
             shutil.copyfile(path + side, copy + side)
     t0 = time.perf_counter()
     proc = subprocess.Popen(tablectl("simulate", "--profile", profile, "--seed", str(seed),
-                                     "--shoes", str(shoes + 1), "--journal", copy, "--json"),
+                                     "--shoes", str(shoes + 1), "--journal", copy, "--json",
+                                     "--anchor-key", key),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
                             cwd=ROOT)
     assert proc.stdout is not None
@@ -147,6 +178,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="inputs into the last shoe when the writer is killed (default 300)")
     ap.add_argument("--journal", help="journal file: used as it is when it exists, else "
                     "written there (default: a temporary folder)")
+    ap.add_argument("--key", help="the anchor key of an existing --journal (default: a new "
+                    "key, which the journal written is signed with)")
+    ap.add_argument("--filler", type=int, default=0, help="records appended before simulate "
+                    "deals (a year of one table: ~7,000,000)")
+    ap.add_argument("--no-replay", action="store_true",
+                    help="leave out the full replay (minutes on a year's journal)")
     ap.add_argument("--keep", action="store_true", help="keep the written journal")
     ap.add_argument("--project", type=int, default=500_000,
                     help="rounds of the journal whose full check time is projected")
@@ -159,8 +196,16 @@ def main(argv: list[str] | None = None) -> int:
     path = args.journal or os.path.join(scratch, "journal.db")
     try:
         write_s = None
+        key_path = args.key or os.path.join(scratch, "anchor.key")
+        if not args.key:
+            make_key(key_path)
+        key = load_key(key_path)
         if not os.path.exists(path):
-            write_s = write_journal(path, args.profile, args.seed, args.shoes, args.tail)
+            t0 = time.perf_counter()
+            if args.filler:
+                fill(path, args.filler)
+            write_s = write_journal(path, args.profile, args.seed, args.shoes, args.tail,
+                                    key_path) + time.perf_counter() - t0
         with Journal.open_readonly(path) as j:
             records = j.last_seq
             rounds = sum(1 for _ in j.records(kinds=["round_result"]))
@@ -171,10 +216,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{said}")
         runs: list[dict] = []
         for _ in range(args.runs):
-            r = restart(path, args.profile)
-            f = full_replay(path, args.profile)
+            r = restart(path, args.profile, key)
+            f = {"replay_s": 0.0, "replayed": 0, "state": r["state"]} \
+                if args.no_replay else full_replay(path, args.profile)
             c = full_check(path)
-            p = process_restart(path, scratch, args.profile, args.seed, args.shoes)
+            p = process_restart(path, scratch, args.profile, args.seed, args.shoes, key_path)
             if r["state"] != f["state"]:
                 print("MISMATCH: the restart from the snapshot and the full replay disagree",
                       file=sys.stderr)
@@ -182,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             runs.append({"restart_s": r["restart_s"], "replayed": r["replayed"],
                          "start_records": r["start_records"], "rest_s": r["rest_s"],
                          "replay_s": f["replay_s"], "replay_inputs": f["replayed"],
-                         "check_s": c["check_s"], "check_rate": c["rate"], "ok": c["ok"],
+                         "check_s": c["check_s"], "check_rate": c["rate"],
+                         "check_cpu_rate": c["cpu_rate"], "ok": c["ok"],
                          "process_s": p, "result": c["result"]})
     finally:
         if not args.keep:
@@ -201,11 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'rest check (before the first card)':44}{span(col('rest_s'), '{:.2f}'):>16}")
     print(f"{'process: simulate resumes, to its first line':44}"
           f"{span(col('process_s'), '{:.2f}'):>16}")
-    rates = col("check_rate")
-    per_round = records / max(rounds, 1)
+    rates, cpu_rates = col("check_rate"), col("check_cpu_rate")
+    per_round = (records - args.filler) / max(rounds, 1)     # the filler is not rounds
     projected = [args.project * per_round / rate for rate in rates]
     print(f"full check (verify-journal): {span(rates, '{:,.0f}')} records/s "
-          f"(aim ≥ {CHECK_AIM:,}: {'met' if min(rates) >= CHECK_AIM else 'NOT met'}); "
+          f"({span(cpu_rates, '{:,.0f}')} a CPU second; aim ≥ {CHECK_AIM:,}: "
+          f"{'met' if min(cpu_rates) >= CHECK_AIM else 'NOT met'}); "
           f"a {args.project:,}-round journal (~{args.project * per_round / 1e6:.1f} M records) "
           f"would take {span(projected, '{:,.0f}')} s in full")
     print(f"restart: {span(col('restart_s'), '{:.3f}')} s, aim ≤ {RESTART_AIM_S} s: "
@@ -220,10 +268,13 @@ def main(argv: list[str] | None = None) -> int:
             "inputs_replayed": runs[0]["replayed"],
             "start_check_records": runs[0]["start_records"],
             "rest_check_s": [round(v, 3) for v in col("rest_s")],
-            "full_replay_s": [round(v, 3) for v in col("replay_s")],
+            "full_replay_s": None if args.no_replay else [round(v, 3) for v in col("replay_s")],
             "process_restart_s": [round(v, 3) for v in col("process_s")],
             "full_check_records_per_s": round(min(rates)),
             "full_check_records_per_s_max": round(max(rates)),
+            "full_check_records_per_cpu_s": round(min(cpu_rates)),
+            "full_check_records_per_cpu_s_max": round(max(cpu_rates)),
+            "filler_records": args.filler,
             "projected_rounds": args.project,
             "projected_full_check_s": round(max(projected), 1),
             "aims": {"restart_s": RESTART_AIM_S, "check_records_per_s": CHECK_AIM},

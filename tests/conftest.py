@@ -1,8 +1,9 @@
 """Options for the behaviour suite: simulator by default, real devices when given a URL.
 
-Journals in tests skip the fsync (TABLECTL_TEST_NO_FSYNC, inherited by the processes tests
-start) unless a test is about durability: those take the `durable` fixture, which gives them
-and their processes the real full sync.
+Journals in tests skip the fsync (Journal.durable_default in this process; the [storage] fsync
+setting, TABLECTL_STORAGE_FSYNC=false, in the processes tests start) unless a test is about
+durability: those take the `durable` fixture, which gives them and their processes the real
+full sync.
 """
 import contextlib
 import fcntl
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.journal import Journal
 from drivers.shoe import PROTOCOLS
 from simulators.install import install
 
@@ -43,7 +45,8 @@ def simulators_installed():
     install()
 
 
-os.environ["TABLECTL_TEST_NO_FSYNC"] = "1"
+os.environ["TABLECTL_STORAGE_FSYNC"] = "false"
+Journal.durable_default = False
 
 
 @pytest.fixture(autouse=True)
@@ -56,7 +59,8 @@ def console_prefs(tmp_path, monkeypatch):
 @pytest.fixture
 def durable(monkeypatch):
     """Real fsync for this test and the processes it starts (crash and disk tests)."""
-    monkeypatch.delenv("TABLECTL_TEST_NO_FSYNC", raising=False)
+    monkeypatch.delenv("TABLECTL_STORAGE_FSYNC", raising=False)
+    monkeypatch.setattr(Journal, "durable_default", True)
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,9 @@ from controller.cli import main
 from controller.journal import Journal
 from controller.journal.anchor import EVERY, Anchoring, load_key, make_key
 from controller.journal.proof import check_at_start
-from controller.journal.chain import GENESIS, canonical, record_hash
+from controller.journal.chain import GENESIS
+from controller.journal.codec import V4
+from tests.journalfile import data_of, rehash
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = str(ROOT / "config" / "table.toml")
@@ -76,11 +78,7 @@ def rewrite(path: Path, edit) -> None:
                                         "ORDER BY seq")]
     rows = edit(rows)
     db.execute("DELETE FROM records")
-    head = GENESIS
-    for seq, (_, utc, mono, kind, data) in enumerate(rows, 1):
-        head = record_hash(head, seq, utc, mono, kind, canonical(json.loads(data)))
-        db.execute("INSERT INTO records VALUES (?, ?, ?, ?, ?, ?)",
-                   (seq, utc, mono, kind, data, head))
+    rehash(db, [(seq, *row[1:]) for seq, row in enumerate(rows, 1)])
     db.execute("DELETE FROM snapshots")         # they would give it away too
     db.commit()
     db.close()
@@ -110,9 +108,9 @@ def test_the_service_anchors_every_shoe_end_every_n_records_and_at_stop(anchored
 
 def change_a_result(rows):
     row = next(r for r in rows if r[3] == "round_result")
-    data = json.loads(row[4])
+    data = data_of("round_result", row[4])
     data["winner"] = "player" if data["winner"] != "player" else "banker"
-    row[4] = json.dumps(data)
+    row[4] = V4.prepare("round_result", data)[0]
     return rows
 
 
@@ -363,11 +361,8 @@ def test_anchors_of_a_journal_whose_older_days_were_archived(copy):
     rows = db.execute("SELECT seq, utc, mono, kind, data FROM records WHERE seq >= ? "
                       "ORDER BY seq", (seq,)).fetchall()
     head = db.execute("SELECT hash FROM records WHERE seq = ?", (seq - 1,)).fetchone()[0]
-    for n, utc, mono, kind, text in rows:
-        if n == seq:
-            text = text.replace('"winner":"', '"winner":"x', 1)
-        head = record_hash(head, n, utc, mono, kind, canonical(json.loads(text)))
-        db.execute("UPDATE records SET data = ?, hash = ? WHERE seq = ?", (text, head, n))
+    rehash(db, [[n, utc, mono, kind, text.replace('"winner":"', '"winner":"x', 1)
+                 if n == seq else text] for n, utc, mono, kind, text in rows], head)
     db.commit()
     db.close()
     with Journal(journal) as j:

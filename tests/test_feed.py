@@ -29,7 +29,7 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 def tablectl(*args, env=None, timeout=60):
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
-    e.update(PYTHONPATH=str(ROOT), TABLECTL_TEST_NO_FSYNC="1", **(env or {}))
+    e.update(PYTHONPATH=str(ROOT), TABLECTL_STORAGE_FSYNC="false", **(env or {}))
     return subprocess.run(TABLECTL + list(args), capture_output=True, text=True, env=e,
                           cwd=ROOT, timeout=timeout)
 

@@ -28,7 +28,7 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 def env(**extra):
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
     # reconnect quickly, so the test does not wait out a long back-off
-    e.update(PYTHONPATH=str(ROOT), TABLECTL_TEST_NO_FSYNC="1", TABLECTL_FEED_RETRY_MAX_S="0.3",
+    e.update(PYTHONPATH=str(ROOT), TABLECTL_STORAGE_FSYNC="false", TABLECTL_FEED_RETRY_MAX_S="0.3",
              **extra)
     return e
 

@@ -23,7 +23,7 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 def env(**extra):
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
-    e.update(PYTHONPATH=str(ROOT), TABLECTL_TEST_NO_FSYNC="1", **extra)
+    e.update(PYTHONPATH=str(ROOT), TABLECTL_STORAGE_FSYNC="false", **extra)
     return e
 
 

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.xdist_group("floor_store_pg")
 
 def env(**extra):
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
-    e.update(PYTHONPATH=str(ROOT), TABLECTL_TEST_NO_FSYNC="1", **extra)
+    e.update(PYTHONPATH=str(ROOT), TABLECTL_STORAGE_FSYNC="false", **extra)
     return e
 
 
@@ -112,7 +112,8 @@ def test_each_record_is_stored_once_in_order_and_a_gap_is_an_alarm_until_filled(
                         "ORDER BY seq")
     with Journal.open_readonly(journal_file) as j:
         raw = j._rows("SELECT seq, utc, mono, kind, data, hash FROM records ORDER BY seq")
-    assert stored == [tuple(r) for r in raw]
+        # as a reader of the journal gets them (ISO time, seconds, the data's text, hex hash)
+        assert stored == [j.codec.unpack(r) for r in raw]
     # append-only: the database itself refuses to change or remove a record
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="append-only"):
         conn.execute("UPDATE floor.records SET kind = 'x' WHERE seq = 1")

@@ -39,7 +39,7 @@ PINS = {"mia": "mia-manager-7", "sam": "sam-supervisor-7"}
 
 def env(**extra):
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
-    e.update(PYTHONPATH=str(ROOT), TABLECTL_TEST_NO_FSYNC="1", TABLECTL_FEED_RETRY_MAX_S="0.3",
+    e.update(PYTHONPATH=str(ROOT), TABLECTL_STORAGE_FSYNC="false", TABLECTL_FEED_RETRY_MAX_S="0.3",
              **extra)
     return e
 

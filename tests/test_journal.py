@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ import pytest
 from controller.cli import main as tablectl
 from controller.journal import (SCHEMA_VERSION, Journal, JournalError, Record, device_data)
 from controller.journal.chain import GENESIS, record_canonical
+from controller.journal.schema import RARE, create_legacy
 from controller.journal.recall import format_json_lines, last_rounds
 from controller.journal.recall_text import format_text
 
@@ -77,9 +79,30 @@ def test_append_and_read_back_round_trip():
         assert recs[0].utc.endswith("Z") and recs[0].utc[10] == "T"
 
 
-def test_hash_is_sha256_of_prev_hash_and_canonical_record():
-    clock = FakeClock()
-    with Journal(":memory:", clock=clock) as j:
+def test_an_auditor_rechecks_the_chain_from_the_rows_with_their_own_code(tmp_path):
+    """What docs/journal.md says a record holds and how its hash is made, done by hand."""
+    path = tmp_path / "j.db"
+    with Journal(path, clock=FakeClock()) as j:
+        j.append("card", {"slot": "P1", "code": "AS", "flags": []})
+        j.append_event({"event": "hold", "reason": "link lost", "shoe": 1, "round": 0})
+        shown = list(j.records())
+    prev = bytes(32)
+    rows = sql(path, "SELECT seq, utc, mono, kind, data, hash FROM records ORDER BY seq")
+    for (seq, utc, mono, kind, data, digest), rec in zip(rows, shown):
+        text = data if data.startswith("{") else '{"event":' + json.dumps(kind) + data
+        body = struct.pack(">qqqH", seq, utc, mono, len(kind.encode())) + kind.encode()
+        assert hashlib.sha256(prev + body + text.encode("ascii")).digest() == digest
+        assert json.loads(text) == rec.data and digest.hex() == rec.hash
+        assert isinstance(utc, int) and isinstance(mono, int) and len(digest) == 32
+        prev = digest
+    assert rows[1][4] == ',"reason":"link lost","shoe":1,"round":0}'  # its name: the kind's
+
+
+def test_a_schema_3_hash_is_sha256_of_prev_hash_and_canonical_record(tmp_path):
+    path = tmp_path / "old.db"
+    create_legacy(str(path))
+    with Journal(path, clock=FakeClock()) as j:
+        assert j.version == 3
         j.append("card", {"slot": "P1", "code": "AS", "flags": []})
         j.append("hold", {"reason": "link lost", "shoe": 1, "round": 0})
         prev = GENESIS
@@ -88,6 +111,7 @@ def test_hash_is_sha256_of_prev_hash_and_canonical_record():
                                "data": r.data}, sort_keys=True, separators=(",", ":"))
             assert r.hash == hashlib.sha256((prev + text).encode()).hexdigest()
             prev = r.hash
+        assert j.verify().ok
         data_json = json.dumps({"b": 1.5, "a": [1, "x"]}, sort_keys=True, separators=(",", ":"))
         assert record_canonical(7, "u", 2.0, "k", data_json) == json.dumps(
             {"seq": 7, "utc": "u", "mono": 2.0, "kind": "k", "data": {"b": 1.5, "a": [1, "x"]}},
@@ -173,6 +197,7 @@ def test_a_failed_append_moves_no_cursor(tmp_path):
 
 def test_a_version_1_journal_is_upgraded_in_place(tmp_path):
     path = tmp_path / "old.db"
+    create_legacy(str(path))
     with Journal(path) as j:
         j.append("input", {"n": 1})
         head = j.head_hash
@@ -184,7 +209,8 @@ def test_a_version_1_journal_is_upgraded_in_place(tmp_path):
         assert j.head_hash == head and j.cursor("local") is None
         j.append_many([("input", {"n": 2})], cursors={"local": 2})
         assert j.cursor("local") == 2 and j.verify().ok
-    assert sql(path, "SELECT version FROM schema_version") == [(SCHEMA_VERSION,)]
+    # the tables of schema 3 added; its records keep their format (and their chain)
+    assert sql(path, "SELECT version FROM schema_version") == [(3,)]
 
 
 def test_device_data_holds_type_fields_and_raw_hex():
@@ -328,16 +354,20 @@ def test_bad_json_is_named_and_reading_it_is_a_hard_stop(tmp_path):
     sql(path, "UPDATE records SET data = '{\"i\": 9,' WHERE seq = 9")
     with Journal.open_readonly(path) as j:
         result = j.verify()
-        assert result.first_bad_seq == 9 and result.reason.startswith("bad JSON")
+        # the chain covers the data's bytes: the hash no longer matches them
+        assert result.first_bad_seq == 9 and result.reason.startswith("hash mismatch")
         with pytest.raises(JournalError, match="seq 9 is unreadable"):
             list(j.records())
 
 
-def test_same_json_with_other_spacing_still_verifies(tmp_path):
-    path = filled(tmp_path / "j.db")
-    sql(path, "UPDATE records SET data = '{\"i\": 3, \"code\": \"AS\"}' WHERE seq = 3")
-    with Journal.open_readonly(path) as j:
-        assert j.verify().ok
+def test_same_json_with_other_spacing_verifies_in_a_schema_3_journal_only(tmp_path):
+    legacy = tmp_path / "old.db"
+    create_legacy(str(legacy))
+    for path in (filled(legacy), filled(tmp_path / "j.db")):
+        sql(path, "UPDATE records SET data = '{\"i\": 3, \"code\": \"AS\"}' WHERE seq = 3")
+        with Journal.open_readonly(path) as j:
+            # schema 3 hashes canonical JSON; schema 4 the bytes as stored
+            assert j.verify().ok == (j.version == 3)
 
 
 def test_verify_after_a_seq_trusts_that_record(tmp_path):
@@ -857,3 +887,19 @@ def test_a_batch_that_fails_leaves_the_journal_where_it_was(tmp_path):
         other.close()
     with Journal.open_readonly(path) as r:
         assert [x.kind for x in r.records()] == ["input", "device"] and r.verify().ok
+
+
+def test_a_shoe_s_starts_and_the_anchors_come_from_their_own_index(tmp_path):
+    """The few records a start looks for are read without the whole file, and are the same."""
+    path = tmp_path / "j.db"
+    with Journal(path) as j:
+        for i in range(300):
+            j.append_event({"event": "shoe_started" if i % 100 == 0 else "card", "i": i})
+            if i % 120 == 0:
+                j.append_event({"event": "anchor", "i": i})
+        assert [r.data["i"] for r in j.records(kinds=["shoe_started"])] == [0, 100, 200]
+        assert [r.seq for r in j.records(kinds=["anchor", "shoe_started"])] == [
+            r.seq for r in j.records() if r.kind in ("anchor", "shoe_started")]
+        plan = j._rows("EXPLAIN QUERY PLAN SELECT seq FROM records INDEXED BY records_rare "
+                       "WHERE seq > 0 AND kind IN ('anchor') AND " + RARE)
+        assert "records_rare" in str(plan)

@@ -26,6 +26,10 @@ from pathlib import Path
 import pytest
 
 from controller.journal.chain import canonical, snapshot_hash
+from controller.journal.codec import V4
+from controller.journal import Journal
+from controller.journal.proof import check_at_start
+from tests.journalfile import data_of, rehash, stored_of
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLECTL = str(ROOT / ".venv" / "bin" / "tablectl")
@@ -33,7 +37,7 @@ TABLECTL = str(ROOT / ".venv" / "bin" / "tablectl")
 
 def env() -> dict:
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
-    e["TABLECTL_TEST_NO_FSYNC"] = "1"
+    e["TABLECTL_STORAGE_FSYNC"] = "false"
     return e
 
 
@@ -105,7 +109,7 @@ def test_a_snapshot_rewritten_and_rehashed_is_refused(journal):
     forged = json.loads(state)
     assert forged["table"]["shoe_no"] == 1
     forged["table"]["shoe_no"] = 7              # as if shoe 7 were done: the next is shoe 8
-    head, = db.execute("SELECT hash FROM records WHERE seq = ?", (upto,)).fetchone()
+    head = V4.hex(db.execute("SELECT hash FROM records WHERE seq = ?", (upto,)).fetchone()[0])
     db.execute("UPDATE snapshots SET state = ?, hash = ? WHERE id = ?",
                (json.dumps(forged), snapshot_hash(head, upto, utc, canonical(forged)), sid))
     db.commit()
@@ -123,9 +127,9 @@ def _edit_card(path: Path, where: float) -> int:
     db = sqlite3.connect(path)
     cards = db.execute("SELECT seq, data FROM records WHERE kind = 'card' ORDER BY seq").fetchall()
     seq, data = cards[int(where * (len(cards) - 1))]
-    event = json.loads(data)
+    event = data_of("card", data)
     event["code"] = "AS" if event["code"] != "AS" else "KD"
-    db.execute("UPDATE records SET data = ? WHERE seq = ?", (json.dumps(event), seq))
+    db.execute("UPDATE records SET data = ? WHERE seq = ?", (stored_of(db, "card", event), seq))
     db.commit()
     db.close()
     return seq
@@ -135,18 +139,83 @@ def _edit_card(path: Path, where: float) -> int:
                                          ("keyed", 1.0)])
 def test_a_card_edited_anywhere_is_refused_before_the_table_starts(journals, tmp_path, kind,
                                                                    where):
-    path, extra, _ = _copy(journals, tmp_path, kind)
+    path, extra, verify = _copy(journals, tmp_path, kind)
     seq = _edit_card(path, where)
     before = records(path)
+    if kind == "keyed":
+        # the last anchor is a checkpoint: its signer had proven the chain up to the head it
+        # signs, so a start checks only what follows it; verify-journal checks every record
+        check = tablectl("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
+        assert check.returncode == 1 and f"chain broken at seq {seq}" in check.stdout
+        return
     refused_before_anything(run_once(path, extra), "does not verify",
                             f"chain broken at seq {seq}")
     assert records(path) == before
 
 
-def test_beyond_the_budget_the_rest_is_checked_before_the_first_card(journal, tmp_path):
+def _last_anchor(path: Path) -> tuple[int, dict]:
+    with Journal.open_readonly(path) as j:
+        last = j.last_record("anchor")
+    return last.seq, last.data
+
+
+def test_a_restart_checks_only_what_follows_the_signed_checkpoint(journals, tmp_path):
+    from controller.journal.anchor import load_key
+    path, _, _ = _copy(journals, tmp_path, "keyed")
+    where, key, _ = journals
+    seq, anchor = _last_anchor(path)
+    assert anchor["verified"] == anchor["upto_seq"] == seq - 1     # the stop's: a checkpoint
+    with Journal(path) as j:
+        check = check_at_start(j, load_key(str(key)), budget=None)
+    assert check.checkpoint == seq and check.checked_after == seq - 1 and check.pending == 0
+
+
+@pytest.mark.parametrize("forgery", ["claim moved", "claim removed"])
+def test_a_forged_checkpoint_is_refused(journals, tmp_path, forgery):
+    """The last anchor's claim changed without the key (and the chain made whole again)."""
+    path, extra, verify = _copy(journals, tmp_path, "keyed")
+    seq, anchor = _last_anchor(path)
+    if forgery == "claim moved":
+        anchor["verified"] = anchor["upto_seq"] - 1
+    else:
+        del anchor["verified"]
+    db = sqlite3.connect(path)
+    db.execute("UPDATE records SET data = ? WHERE seq = ?",
+               (stored_of(db, "anchor", anchor), seq))
+    tail = db.execute("SELECT seq, utc, mono, kind, data FROM records WHERE seq >= ? "
+                      "ORDER BY seq", (seq,)).fetchall()
+    prev, = db.execute("SELECT hash FROM records WHERE seq = ?", (seq - 1,)).fetchone()
+    rehash(db, [list(r) for r in tail], prev)          # the chain itself made whole again
+    db.commit()
+    db.close()
+    check = tablectl("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
+    assert check.returncode == 1 and f"anchor at seq {seq}" in check.stdout, check.stdout
+    refused_before_anything(run_once(path, extra), "does not verify", f"anchor at seq {seq}")
+
+
+def test_a_stale_checkpoint_is_refused(journals, tmp_path):
+    """A checkpoint whose head the journal no longer has (the records before it rewritten and
+    rehashed): the start refuses it."""
+    path, extra, _ = _copy(journals, tmp_path, "keyed")
+    seq, anchor = _last_anchor(path)
+    db = sqlite3.connect(path)
+    rows = db.execute("SELECT seq, utc, mono, kind, data FROM records ORDER BY seq").fetchall()
+    rows = [list(r) for r in rows]
+    card = next(r for r in reversed(rows) if r[3] == "card" and r[0] < seq)
+    event = data_of("card", card[4])
+    event["code"] = "AS" if event["code"] != "AS" else "KD"
+    card[4] = stored_of(db, "card", event)
+    rehash(db, rows)
+    db.commit()
+    db.close()
+    refused_before_anything(run_once(path, extra), "does not verify", "the chain was rewritten")
+
+
+def test_beyond_the_budget_the_rest_is_checked_before_the_first_card(journals, tmp_path):
     """A long journal starts at once; its older records are checked while the table waits,
-    and one that does not verify stops it with nothing dealt."""
-    path, extra, _ = journal
+    and one that does not verify stops it with nothing dealt (no checkpoint vouches for them:
+    no key)."""
+    path, extra, _ = _copy(journals, tmp_path, "plain")
     seq = _edit_card(path, 0.1)
     config = tmp_path / "table.toml"
     config.write_text("[storage]\nverify_before_start = 10\n")
@@ -164,7 +233,7 @@ def test_beyond_the_budget_the_rest_is_checked_before_the_first_card(journal, tm
 
 
 def test_beyond_the_budget_a_journal_that_verifies_deals_on(journals, tmp_path):
-    path, extra, verify = _copy(journals, tmp_path, "keyed")
+    path, extra, verify = _copy(journals, tmp_path, "plain")
     config = tmp_path / "table.toml"
     config.write_text("[storage]\nverify_before_start = 10\n")
     before = records(path)

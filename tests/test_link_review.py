@@ -53,8 +53,8 @@ class Rig:
         self.dir = where
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
         self.env.update(PYTHONPATH=str(ROOT), TABLECTL_CONSOLE_USERS_DB=str(where / "users.db"))
-        if "TABLECTL_TEST_NO_FSYNC" in os.environ:
-            self.env["TABLECTL_TEST_NO_FSYNC"] = os.environ["TABLECTL_TEST_NO_FSYNC"]
+        if "TABLECTL_STORAGE_FSYNC" in os.environ:
+            self.env["TABLECTL_STORAGE_FSYNC"] = os.environ["TABLECTL_STORAGE_FSYNC"]
         self.socket, self.journal = where / "ctl.sock", where / "journal.db"
         self.procs: list[subprocess.Popen] = []
 

@@ -20,8 +20,8 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 def env(**extra):
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
     e.update(PYTHONPATH=str(ROOT), **extra)
-    if "TABLECTL_TEST_NO_FSYNC" in os.environ:
-        e["TABLECTL_TEST_NO_FSYNC"] = os.environ["TABLECTL_TEST_NO_FSYNC"]
+    if "TABLECTL_STORAGE_FSYNC" in os.environ:
+        e["TABLECTL_STORAGE_FSYNC"] = os.environ["TABLECTL_STORAGE_FSYNC"]
     return e
 
 
@@ -164,20 +164,14 @@ def test_a_replay_that_disagrees_with_the_journal_stops_and_names_the_record(tmp
 def _rewrite(path, seq, data):
     """Change one record and recompute the chain after it (what tamper evidence must see)."""
     import sqlite3
-    from controller.journal.chain import GENESIS, record_hash, stored_and_canonical
+    from tests.journalfile import rehash, stored_of
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         rows = conn.execute("SELECT seq, utc, mono, kind, data FROM records ORDER BY seq")
-        rows = rows.fetchall()
-        prev = GENESIS
+        rows = [[s, utc, mono, kind, stored_of(conn, kind, data) if s == seq else text]
+                for s, utc, mono, kind, text in rows.fetchall()]
         conn.execute("BEGIN")
-        for s, utc, mono, kind, text in rows:
-            if s == seq:
-                text = stored_and_canonical(data)[0]
-            digest = record_hash(prev, s, utc, mono, kind, stored_and_canonical(
-                json.loads(text))[1])
-            conn.execute("UPDATE records SET data = ?, hash = ? WHERE seq = ?", (text, digest, s))
-            prev = digest
+        rehash(conn, rows)
         conn.execute("DELETE FROM snapshots")
         conn.execute("COMMIT")
     finally:

@@ -24,7 +24,7 @@ class Started(AssertionError):
 @pytest.fixture(autouse=True)
 def guarded(monkeypatch):
     for name in [k for k in os.environ if k.startswith("TABLECTL_")]:
-        if name != "TABLECTL_TEST_NO_FSYNC":
+        if name != "TABLECTL_STORAGE_FSYNC":
             monkeypatch.delenv(name)
 
     def started(*a, **kw):

@@ -26,7 +26,7 @@ LOG_LINE = re.compile(r'^\s*\{.*"(event|level)"|\[\s*(debug|info|warning|error|c
 
 def env(**extra: str) -> dict[str, str]:
     e = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
-    e.update(PYTHONPATH=str(ROOT), TABLECTL_TEST_NO_FSYNC="1", **extra)
+    e.update(PYTHONPATH=str(ROOT), TABLECTL_STORAGE_FSYNC="false", **extra)
     return e
 
 

@@ -34,7 +34,7 @@ slow = pytest.mark.slow
 def clean_env(home: Path) -> dict[str, str]:
     """What a shell on the table PC has: no PYTHONPATH, no checkout, nothing of the tests'."""
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
-           "TABLECTL_TEST_NO_FSYNC": "1"}
+           "TABLECTL_STORAGE_FSYNC": "false"}
     return env
 
 

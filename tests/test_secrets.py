@@ -105,7 +105,7 @@ def short_dir():
 def test_no_pin_reaches_stderr_when_a_pin_handling_path_fails(case, short_dir):
     env = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
     env.update(TABLECTL_PIN=PIN if case != "users" else "manager-pin-1",
-               TABLECTL_NEW_PIN=NEW_PIN, TABLECTL_TEST_NO_FSYNC="1")
+               TABLECTL_NEW_PIN=NEW_PIN, TABLECTL_STORAGE_FSYNC="false")
     program = SETUP + textwrap.dedent(CASES[case])
     done = subprocess.run([sys.executable, "-c", program, str(short_dir / "users.db"), PIN,
                            str(short_dir / "c.sock")], capture_output=True, text=True,

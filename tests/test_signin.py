@@ -114,7 +114,7 @@ def test_thirty_wrong_pins_at_once_through_tablectl_run(short_dir):
     accounts(users, kdf=ScryptParams())
     sock, journal = short_dir / "ctl.sock", short_dir / "journal.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
-    env.update(TABLECTL_CONSOLE_USERS_DB=str(users), TABLECTL_TEST_NO_FSYNC="1")
+    env.update(TABLECTL_CONSOLE_USERS_DB=str(users), TABLECTL_STORAGE_FSYNC="false")
     proc = subprocess.Popen(
         [sys.executable, "-m", "controller.cli", "run", "--config",
          str(ROOT / "config" / "table.toml"), "--journal", str(journal), "--socket", str(sock),

@@ -71,8 +71,8 @@ def env_for(tmp_path, **extra):
     env.update(PYTHONPATH=str(ROOT), TABLECTL_CONSOLE_USERS_DB=str(tmp_path / "users.db"),
                TABLECTL_CONSOLE_SOCKET=str(tmp_path / "ctl.sock"),
                TABLECTL_STORAGE_JOURNAL=str(tmp_path / "journal.db"), **extra)
-    if "TABLECTL_TEST_NO_FSYNC" in os.environ:
-        env["TABLECTL_TEST_NO_FSYNC"] = os.environ["TABLECTL_TEST_NO_FSYNC"]
+    if "TABLECTL_STORAGE_FSYNC" in os.environ:
+        env["TABLECTL_STORAGE_FSYNC"] = os.environ["TABLECTL_STORAGE_FSYNC"]
     store = AccountStore(tmp_path / "users.db", kdf=FAST)
     store.bootstrap("mia", PINS["mia"])
     store.add("sam", "supervisor", PINS["sam"], by="mia")

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def run(tmp_path, *args: str, faults: str = "") -> list[dict]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
     env.update(PYTHONPATH=str(ROOT), TABLECTL_SIMULATOR_FAULTS=faults)
-    if "TABLECTL_TEST_NO_FSYNC" in os.environ:
-        env["TABLECTL_TEST_NO_FSYNC"] = os.environ["TABLECTL_TEST_NO_FSYNC"]
+    if "TABLECTL_STORAGE_FSYNC" in os.environ:
+        env["TABLECTL_STORAGE_FSYNC"] = os.environ["TABLECTL_STORAGE_FSYNC"]
     done = subprocess.run([sys.executable, "-m", "controller.cli", "run", "--config",
                            str(ROOT / "config" / "table.toml"), "--journal",
                            str(tmp_path / "j.db"), "--no-control", "--json", *args],

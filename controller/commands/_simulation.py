@@ -42,6 +42,7 @@ class SimOptions:
     shoe_url: str | None = None        # a shoe outside this process (real, or `tablectl devices`)
     idle_seconds: float = 30.0         # with shoe_url: silence this long means the shoe is empty
     decisions: str | None = None        # decisions file for the virtual players (banking games)
+    fsync: bool = True                  # [storage] fsync: durable records fsynced
     anchor_key: Any = None              # journal.anchor.AnchorKey: the journal's head is signed
     feed: dict | None = None            # build.FeedSpec's fields: the floor feed
     name: str = "T1"                    # the table's name (on the floor feed's topics)
@@ -213,7 +214,7 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
         betting_seconds=opts.betting_seconds, rig=rig, people=people.makers(),
         virtual_supervisor=True, idle_seconds=opts.idle_seconds if external else None,
         simulator_shoes=True,           # every shoe it deals is a simulation's, on record
-        anchor_key=opts.anchor_key, crash_after=opts.crash_after,
+        anchor_key=opts.anchor_key, crash_after=opts.crash_after, fsync=opts.fsync,
         on_recovered=recovered,
         # the devices' state as it stands when each batch is committed: never behind the
         # journal (a restart would deal cards again), ahead of it only by reads in flight

@@ -268,6 +268,7 @@ def _run_claimed(cfg: Config, profile: Profile, publishers: list, *, control: bo
         # be resumed (its devices died with the process)
         count_resumed=not sim, devices_lost=sim, anchor_key=anchor_key,
         snapshot_every=cfg.storage.snapshot_every, check_budget=cfg.storage.verify_before_start,
+        fsync=cfg.storage.fsync,
         on_recovered=recovered,
         feed=FeedSpec(broker, drain_timeout_s=cfg.feed.drain_timeout_s,
                       retry_max_s=cfg.feed.retry_max_s, pit=cfg.table.pit)

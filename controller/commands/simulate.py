@@ -100,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
     if args.anchor_key:
         from controller.journal.anchor import load_key
         more["anchor_key"] = load_key(args.anchor_key)
+    if args.journal:
+        # a kept journal is fsynced as a table's is, unless the house's [storage] fsync says not
+        from controller.settings.config import load_config
+        more["fsync"] = load_config().storage.fsync
     if args.shoe_url:
         more["shoe_url"] = args.shoe_url
     if args.shuffler_url == "none":

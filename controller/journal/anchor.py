@@ -42,6 +42,9 @@ from controller.journal.store import Journal
 KIND = "anchor"
 KEY_MODE = 0o600
 SIGNED = ("n", "upto_seq", "head", "prev", "reason", "key_id")
+#: signed too when present: the writer had proven the whole chain up to the head it signs
+#: (its start check, then its own records): a checkpoint a restart need not check before
+CHECKPOINT = "verified"
 #: records between two anchors (besides the shoe ends and the stops)
 EVERY = 1000
 NEW_JOURNAL_HELP = ("a manager keeps it for examination and starts a new one: tablectl "
@@ -63,7 +66,8 @@ class AnchorKey:
         return hashlib.sha256(b"tablectl anchor key\0" + self.secret).hexdigest()[:16]
 
     def mac(self, fields: dict) -> str:
-        body = canonical({k: fields[k] for k in SIGNED}).encode("ascii")
+        signed = (*SIGNED, CHECKPOINT) if fields.get(CHECKPOINT) is not None else SIGNED
+        body = canonical({k: fields[k] for k in signed}).encode("ascii")
         return hmac.new(self.secret, body, hashlib.sha256).hexdigest()
 
     def __repr__(self) -> str:            # never the secret
@@ -124,6 +128,9 @@ class Anchoring:
         self.n = int(last.data.get("n", 0)) if last else 0
         self.prev = str(last.data.get("mac", GENESIS)) if last else GENESIS
         self.seq = last.seq if last else 0           # where the last anchor is
+        # set once the table has proven the whole chain (controller/journal/proof.py): from
+        # then on every anchor is a checkpoint
+        self.proven = False
 
     @property
     def unanchored(self) -> int:
@@ -139,6 +146,8 @@ class Anchoring:
                                 "upto_seq": self.journal.last_seq,
                                 "head": self.journal.head_hash, "prev": self.prev,
                                 "reason": reason, "key_id": self.key.key_id}
+        if self.proven:
+            data[CHECKPOINT] = data["upto_seq"]
         data["mac"] = self.key.mac(data)
         seq = self.journal.append(KIND, data, durable=True)
         self.n, self.prev, self.seq = data["n"], data["mac"], seq
@@ -148,8 +157,7 @@ class Anchoring:
 def _first_seq(journal: Journal) -> int:
     """The journal's first record: 1, or after `tablectl archive` moved older days out, the
     archive's last record, kept as the link (controller/journal/archive.py)."""
-    first = next(iter(journal.records()), None)
-    return first.seq if first is not None else 0
+    return int(journal._rows("SELECT min(seq) FROM records")[0][0] or 0)
 
 
 def _problem(key: AnchorKey, seq: int, data: dict, n: int, prev: str,
@@ -160,6 +168,8 @@ def _problem(key: AnchorKey, seq: int, data: dict, n: int, prev: str,
             ("n", int), ("upto_seq", int), ("head", str), ("prev", str), ("reason", str),
             ("key_id", str), ("mac", str))):
         return f"the anchor at seq {seq} is malformed"
+    if CHECKPOINT in data and data[CHECKPOINT] != data["upto_seq"]:
+        return f"the anchor at seq {seq} claims a check it does not sign (malformed)"
     if data["key_id"] != key.key_id:
         return (f"the anchor at seq {seq} was signed with another key (id {data['key_id']}, "
                 f"this key's is {key.key_id}); give the journal's key")
@@ -192,15 +202,17 @@ class AnchorReport:
                 f"{self.last_seq}; {self.unanchored} record(s) after it")
 
 
-def verify_anchors(journal: Journal, key: AnchorKey,
-                   kept: dict | None = None) -> AnchorReport:
-    """Every anchor of the journal under `key`, and the journal held to `kept` (an anchor event
+def verify_anchors(journal: Journal, key: AnchorKey, kept: dict | None = None,
+                   since: int = 0) -> AnchorReport:
+    """Every anchor of the journal under `key` (those from seq `since` on: a checkpoint's, whose
+    own check vouches for the ones before), and the journal held to `kept` (an anchor event
     kept off the table PC) when given. The chain itself is checked by Journal.verify."""
     n, prev, count, last = 0, GENESIS, 0, 0
     first = _first_seq(journal)
-    for rec in journal.records(kinds=[KIND]):
-        if count == 0 and first > 1 and isinstance(rec.data.get("n"), int):
-            # older days archived: the anchors before this one are in the archives
+    for rec in journal.records(after_seq=max(since - 1, 0), kinds=[KIND]):
+        if count == 0 and (first > 1 or since) and isinstance(rec.data.get("n"), int):
+            # older days archived (the anchors before this one are in the archives), or a
+            # checkpoint's own check vouches for those before it
             n, prev = rec.data["n"] - 1, str(rec.data.get("prev"))
         why = _problem(key, rec.seq, rec.data, n, prev, journal, first)
         if why is not None:
@@ -222,6 +234,7 @@ def _held_to(journal: Journal, key: AnchorKey, kept: dict) -> str | None:
     fields = {k: kept.get(k) for k in (*SIGNED, "mac")}
     if not isinstance(seq, int) or any(v is None for v in fields.values()):
         return "the anchor kept off the table PC is not an anchor event (seq, n, mac, …)"
+    fields[CHECKPOINT] = kept.get(CHECKPOINT)
     if fields["key_id"] != key.key_id or not hmac.compare_digest(key.mac(fields),
                                                                   str(fields["mac"])):
         return "the anchor kept off the table PC does not match this key"

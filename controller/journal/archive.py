@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from controller.journal.chain import VerifyResult
+from controller.journal.codec import V4, for_version
 from controller.journal.store import Journal, JournalError, Record
 
 #: records deleted from the live journal per transaction
@@ -194,9 +195,10 @@ def archive(journal_path: str, before: date, *, day_start: dtime = dtime(6, 0),
     boundary = day_bounds(before, day_start)
     src = sqlite3.connect(_ro_uri(journal_path), uri=True, timeout=5.0)
     try:
+        codec = for_version(src.execute("SELECT version FROM schema_version").fetchone()[0])
         first, = src.execute("SELECT min(seq) FROM records").fetchone()
         x, = src.execute("SELECT min(seq) FROM records WHERE kind = 'input' AND utc >= ?",
-                         (boundary,)).fetchone()
+                         (codec.utc_param(boundary),)).fetchone()
         # a snapshot a restart can use (bound into the chain), and the publishers' positions
         # as the chain has them (the working copy may be ahead)
         snap, = src.execute("SELECT max(upto_seq) FROM snapshots "
@@ -249,8 +251,8 @@ def archive(journal_path: str, before: date, *, day_start: dtime = dtime(6, 0),
             conn.execute("VACUUM")
         finally:
             conn.close()
-        first_day = _gaming_day(first_utc[0], day_start)
-        last_day = _gaming_day(last_utc_row[0], day_start)
+        first_day = _gaming_day(codec.iso(first_utc[0]), day_start)
+        last_day = _gaming_day(codec.iso(last_utc_row[0]), day_start)
         dest = str(folder / f"{Path(journal_path).stem}.{first_day}_to_{last_day}.db")
         if os.path.exists(dest):
             raise ArchiveError(f"{dest}: already exists; move it away first")
@@ -319,7 +321,7 @@ def _part(path: str) -> Part | None:
         conn.close()
     if lo is None:
         return None
-    return Part(path, lo[0], hi[0], lo[1], hi[1])
+    return Part(path, lo[0], hi[0], V4.hex(lo[1]), V4.hex(hi[1]))
 
 
 def _parts(journal_path: str, folder: Path | None = None) -> list[Part]:

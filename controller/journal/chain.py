@@ -49,7 +49,8 @@ _fast_canonical, _fast_compact = _encoder(True), _encoder(False)
 def _scanner() -> Callable[[str, int], tuple[object, int]]:
     """json.loads' own C scanner, called without its Python wrapper."""
     from json.scanner import make_scanner
-    return make_scanner(json.JSONDecoder())
+    # the decoder is the scanner's context at run time; typeshed names another type for it
+    return make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 def _chunks() -> Callable[[object, int], Iterable[str]]:
@@ -216,9 +217,9 @@ def check_chain(rows: Iterable[tuple], first_seq: int,
         except (TypeError, ValueError, StopIteration, RecursionError):
             good = False
         if not good:
-            why = check_record(prev_hash, seq, utc, mono, kind, data_text, stored)
-            if why is not None:
-                return checked, prev_hash, Break(seq, why)
+            problem = check_record(prev_hash, seq, utc, mono, kind, data_text, stored)
+            if problem is not None:
+                return checked, prev_hash, Break(seq, problem)
         prev_hash = stored
         checked += 1
         expected += 1

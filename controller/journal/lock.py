@@ -18,9 +18,13 @@ import fcntl
 import os
 import stat
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 from controller.errors import InputError
+from controller.journal.schema import SIDE_FILES, JournalError
+from controller.settings.paths import NotAFile, refuse_special
 
 SUFFIX = ".lock"
 MODE = 0o640
@@ -109,3 +113,28 @@ def release(lock: WriterLock) -> None:
             os.close(lock.fd)
         except OSError:
             pass
+
+
+def claim(path: str) -> WriterLock:
+    """What a writer does before anything is opened or created: the journal's path (and its
+    WAL and shared-memory files) must be files or nothing yet, and no other process may be
+    writing it. JournalError in one line otherwise; release the lock it returns."""
+    try:
+        for side in SIDE_FILES:
+            refuse_special(path + side, "journal")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        return hold(path)
+    except (NotAFile, JournalBusy) as err:
+        raise JournalError(str(err)) from None
+    except OSError as err:
+        raise JournalError(f"journal {path}: cannot be opened: {err.strerror or err}") from None
+
+
+@contextmanager
+def claimed(path: str) -> Iterator[WriterLock]:
+    """The journal's writer lock for the length of a `with` (see claim)."""
+    lock = claim(path)
+    try:
+        yield lock
+    finally:
+        release(lock)

@@ -7,9 +7,16 @@ from the last anchor, whose signature and head are checked) to the end. The snap
 checkpoint that bounds this first check: with the key it is one the last anchor signs, so a
 restart after a clean stop checks a handful of records here.
 
-The rest of the chain (from the first record to the snapshot), every snapshot and, with the key,
-every anchor are checked too, before the first card is accepted: at once when that is at most
-`budget` records, otherwise by the table while it waits (controller/commands/_assembly.py runs
+With the key, the last anchor may be a checkpoint: its signer had proven the whole chain up to
+the head it signs (controller/journal/anchor.py), so what lies before it is not checked again
+here; its signature, its place in the anchors' sequence, and that its record still has the
+hash it signs are. A change to an older record is still found by `tablectl verify-journal`,
+which checks every record. Without the key nothing vouches for the older records.
+
+The rest of the chain (from the first record, or the checkpoint, to the snapshot), every
+snapshot after it and, with the key, every anchor from it are checked too, before the first
+card is accepted: at once when that is at most `budget` records, otherwise by the table while
+it waits (controller/service/runtime.py runs
 `check_rest` on a reader of its own and holds the cards back until it is done). Either way a
 journal that does not verify is refused with one line naming the first bad record, and the table
 stops (exit 2).
@@ -20,8 +27,8 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from controller.settings.config import StorageCfg
-from controller.journal.anchor import (KIND, NEW_JOURNAL_HELP, AnchorKey, _first_seq, _problem,
-                                       verify_anchors)
+from controller.journal.anchor import (CHECKPOINT, KIND, NEW_JOURNAL_HELP, AnchorKey,
+                                       _first_seq, _problem, verify_anchors)
 from controller.journal.store import Journal, JournalError, Snapshot
 
 #: records of the rest of the chain checked before the table starts; beyond, while it waits
@@ -38,6 +45,7 @@ class StartCheck:
     rest_after: int                 # still to check: the records after rest_after …
     rest_upto: int                  # … up to rest_upto (nothing when rest_upto <= rest_after)
     anchored: bool                  # with the key, and the journal has anchors to check
+    checkpoint: int = 0             # seq of the checkpoint anchor vouching for what is before
 
     @property
     def pending(self) -> int:
@@ -59,7 +67,7 @@ def check_at_start(journal: Journal, key: AnchorKey | None, *,
     last = journal.last_record(KIND)
     first = _first_seq(journal)
     origin = first if first > 1 else 0     # archived days: the archives vouch for what is before
-    before, anchor_upto = None, None
+    before, anchor_upto, checkpoint = None, None, 0
     if key is None:
         if last is not None:
             raise JournalError(f"journal {journal.path} is anchored (key id "
@@ -71,6 +79,8 @@ def check_at_start(journal: Journal, key: AnchorKey | None, *,
         if why is not None:
             raise refused(journal, why)
         before, anchor_upto = last.seq, int(last.data["upto_seq"])
+        if last.data.get(CHECKPOINT) is not None:
+            checkpoint, origin = last.seq, max(origin, anchor_upto)
     try:
         # with the key, a snapshot the last anchor signs: one after it could have been
         # rewritten with the records after the anchor
@@ -84,7 +94,8 @@ def check_at_start(journal: Journal, key: AnchorKey | None, *,
     result = journal.verify(after_seq=after, snapshots=False)
     if not result.ok:
         raise refused(journal, result)
-    check = StartCheck(snap, after, origin, after, key is not None and last is not None)
+    check = StartCheck(snap, after, origin, after, key is not None and last is not None,
+                       checkpoint)
     if budget is None or check.pending <= budget:
         check_rest(journal, check, key)
         return replace(check, rest_upto=origin)
@@ -100,11 +111,11 @@ def check_rest(journal: Journal, check: StartCheck, key: AnchorKey | None,
                                 snapshots=False, progress=progress)
         if not result.ok:
             raise refused(journal, result)
-    snaps = journal.check_snapshots()
+    snaps = journal.check_snapshots(since=check.rest_after if check.checkpoint else 0)
     if not snaps.ok:
         raise refused(journal, snaps)
     if key is not None and check.anchored:
-        anchors = verify_anchors(journal, key)
+        anchors = verify_anchors(journal, key, since=check.checkpoint)
         if not anchors.ok:
             raise refused(journal, anchors.problem)
 

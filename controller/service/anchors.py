@@ -15,7 +15,19 @@ class Anchors:
         self.every = every
         # while the older part of the journal is still being checked nothing signs it, and a
         # stop leaves it as it is
-        self.unproven = False
+        self._unproven = True
+
+    @property
+    def unproven(self) -> bool:
+        return self._unproven
+
+    @unproven.setter
+    def unproven(self, value: bool) -> None:
+        self._unproven = value
+        if not value and self.signer is not None:
+            # the whole chain is proven: what is signed from now on is a checkpoint a
+            # restart may start its check from
+            self.signer.proven = True
 
     @property
     def due(self) -> bool:

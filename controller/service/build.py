@@ -105,6 +105,7 @@ class TableSpec:
     simulator_shoes: bool = False             # every shoe is on record as a simulation's
     count_resumed: bool = True                # a shoe resumed from the journal counts
     anchor_key: AnchorKey | None = None
+    fsync: bool = True                        # [storage] fsync: durable records fsynced
     snapshot_every: int | None = None
     check_budget: int | None = BUDGET         # records checked before start (live)
     crash_after: int | None = None            # the crash@N fault: killed after N inputs

@@ -103,10 +103,11 @@ class TableService:
         self._finished = self._stopped = self._failed = False
         self._refusal: Exception | None = None
         self._stop_reason = ""
-        if not s.unproven:
-            # what was just verified is signed; the floor feed reads it from the journal
-            self._sign("start")
         self.anchors.unproven = s.unproven
+        if not s.unproven:
+            # what was just verified is signed, a checkpoint for the next start; the floor
+            # feed reads it from the journal
+            self._sign("start")
 
     # ------------------------------------------------------------------ wiring (before run)
     def connect(self, part: Outlet | Pump | Watch | Ack | Hook, at: Tap | None = None) -> None:

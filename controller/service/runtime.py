@@ -52,7 +52,8 @@ class TableRuntime:
             # however many shoes it deals), deleted at the end; nothing in it needs an fsync
             self._scratch = tempfile.mkdtemp(prefix="tablectl-scratch-")
         # a writer takes the journal's lock before anything is read (a second one: exit 2)
-        self.journal = Journal(journal_path or os.path.join(self._scratch or "", "journal.db"))
+        self.journal = Journal(journal_path or os.path.join(self._scratch or "", "journal.db"),
+                               durable=spec.fsync and journal_path is not None)
         try:
             # a journal that does not verify is never dealt on: what the restart builds on is
             # checked now, the rest now too, or (a long journal, live) before the first card

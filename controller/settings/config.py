@@ -25,7 +25,7 @@ TABLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 #: TABLECTL_ variables that are not settings of the file: who acts, their PINs, where things are
 OTHER_VARIABLES = frozenset({"TABLECTL_CONFIG", "TABLECTL_PIN", "TABLECTL_NEW_PIN",
                              "TABLECTL_USER", "TABLECTL_PROFILES", "TABLECTL_CONSOLE_PREFS",
-                             "TABLECTL_TEST_NO_FSYNC", "TABLECTL_FLOOR_DB"})
+                             "TABLECTL_FLOOR_DB"})
 SIM_SHOE_URL = "shoesim://table?protocol=beetek"
 SIM_SHUFFLER_URL = "usb://7a5c:5348?sim=table-shuffler"
 
@@ -80,6 +80,9 @@ class StorageCfg:
     # records of the chain checked before the table starts (beyond what a restart builds on);
     # a longer journal's older records are checked while the table waits for its first card
     verify_before_start: int = 100_000
+    # false: durable records are not fsynced (a lab's or a rehearsal's throwaway journal: a
+    # power cut may lose its last records); a table on the floor keeps true
+    fsync: bool = True
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from controller.feed.schema import record_problem
-from controller.journal.chain import GENESIS, canonical, record_hash
+from controller.journal.chain import GENESIS
+from controller.journal.codec import links as record_links
 
 _STORED = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode
 
@@ -103,8 +104,7 @@ def parse(message: Message, prefix: str) -> Row | Kept:
 
 def links(prev_hash: str, row: Row) -> bool:
     """Whether `row` follows a record whose hash is `prev_hash` in the journal's chain."""
-    return record_hash(prev_hash, row.seq, row.utc, row.mono, row.kind,
-                       canonical(row.data)) == row.hash
+    return record_links(prev_hash, row.seq, row.utc, row.mono, row.kind, row.data, row.hash)
 
 
 @dataclass

@@ -1,0 +1,244 @@
+"""How a record is stored and hashed, per journal schema (docs/journal.md says it for auditors).
+
+Schema 4 (this release's): a record is the row (seq INTEGER, utc INTEGER µs since the epoch,
+mono INTEGER µs of the monotonic clock, kind TEXT, data TEXT, hash BLOB of 32 bytes), and
+
+    hash = SHA-256(previous hash (32 bytes; 32 zero bytes before the first record)
+                   || seq, utc, mono as 8-byte big-endian signed integers
+                   || length of kind in bytes (2-byte big-endian) || kind (UTF-8)
+                   || data (the JSON object's text, ASCII))
+
+computed over the bytes as they are, with no JSON work: a verifier reads rows and hashes. The
+data column leaves out the object's first member when it is `"event":KIND` (a domain event
+under its own name): a column that starts with "," or "}" stands for `{"event":"KIND"` followed
+by it, and the hash covers that whole text.
+
+Schema 3 (and 1, 2: journals written before): utc ISO 8601 text, mono REAL seconds, hash 64 hex
+digits = SHA-256(previous hex hash + canonical JSON of {seq, utc, mono, kind, data})
+(controller/journal/chain.py). Such a journal is read, verified and appended to in its own
+format.
+
+Either way a reader gets a Record with utc as ISO text, mono in seconds and the hash in hex.
+"""
+from __future__ import annotations
+
+import hashlib
+import struct
+from datetime import datetime, timedelta, timezone
+from typing import Iterable
+
+from controller.journal import chain
+from controller.journal.chain import GENESIS, Break, _fast_compact, _quote
+
+_HEAD = struct.Struct(">qqqH")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_US = timedelta(microseconds=1)
+
+
+def iso_to_us(utc: str) -> int:
+    """µs since the epoch of an ISO 8601 time (UTC when it names no zone)."""
+    t = datetime.fromisoformat(utc.replace("Z", "+00:00"))
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return (t - _EPOCH) // _US
+
+
+_seconds: dict[int, str] = {}
+
+
+def us_to_iso(us: int) -> str:
+    """The ISO text the journal has always shown: 2024-05-01T12:00:00.123456Z."""
+    sec, frac = divmod(us, 1_000_000)
+    text = _seconds.get(sec)
+    if text is None:
+        if len(_seconds) > 4096:
+            _seconds.clear()
+        text = _seconds[sec] = (_EPOCH + timedelta(seconds=sec)).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}.{frac:06d}Z"
+
+
+_prefixes: dict[str, tuple[str, bytes]] = {}
+
+
+def _prefix(kind: str) -> tuple[str, bytes]:
+    """('{"event":"KIND"', kind as UTF-8) for a kind."""
+    got = _prefixes.get(kind)
+    if got is None:
+        got = _prefixes[kind] = ('{"event":' + _quote(kind), kind.encode("utf-8"))
+    return got
+
+
+def full_text(kind: str, stored: str) -> str:
+    """The data's whole JSON text from its column (see the module's docstring)."""
+    return stored if stored[:1] == "{" else _prefix(kind)[0] + stored
+
+
+def digest(prev: bytes, seq: int, utc: int, mono: int, kind: str, text: str) -> bytes:
+    kb = _prefix(kind)[1]
+    return hashlib.sha256(prev + _HEAD.pack(seq, utc, mono, len(kb)) + kb
+                          + text.encode("ascii")).digest()
+
+
+class V4:
+    """Schema 4: binary hashes, integer times, the event's own name not repeated."""
+
+    version = 4
+    genesis: object = bytes(32)
+
+    @staticmethod
+    def times(utc: object, mono: object) -> tuple[int, int]:
+        """A clock's reading as stored: (µs since the epoch, monotonic µs)."""
+        u = utc if type(utc) is int else iso_to_us(str(utc))
+        m = mono if type(mono) is int else round(float(mono) * 1e6)    # type: ignore[arg-type]
+        return u, m
+
+    @staticmethod
+    def prepare(kind: str, data: dict) -> tuple[str, str]:
+        """(column text, whole text to hash) of a record's data."""
+        text = _fast_compact(data)
+        if text[:1] != "{":
+            raise ValueError("not a JSON object")
+        head = _prefix(kind)[0]
+        if text.startswith(head) and text[len(head):len(head) + 1] in (",", "}"):
+            return text[len(head):], text
+        return text, text
+
+    @staticmethod
+    def row(prev: object, seq: int, utc: object, mono: object, kind: str,
+            prepared: tuple[str, str]) -> tuple:
+        return (seq, utc, mono, kind, prepared[0],
+                digest(prev, seq, utc, mono, kind, prepared[1]))   # type: ignore[arg-type]
+
+    @staticmethod
+    def unpack(row: tuple) -> tuple[int, str, float, str, str, str]:
+        """(seq, utc ISO, mono s, kind, whole data text, hash hex) of a stored row."""
+        seq, utc, mono, kind, data, h = row
+        return (seq, us_to_iso(utc), mono / 1e6, kind, full_text(kind, data),
+                h.hex() if isinstance(h, bytes) else str(h))
+
+    @staticmethod
+    def hex(h: object) -> str:
+        return h.hex() if isinstance(h, bytes) else str(h)
+
+    @staticmethod
+    def iso(utc: object) -> str:
+        return us_to_iso(utc)     # type: ignore[arg-type]
+
+    @staticmethod
+    def raw(hex_hash: str) -> object:
+        return bytes.fromhex(hex_hash)
+
+    @staticmethod
+    def utc_param(utc: str) -> object:
+        return iso_to_us(utc)
+
+    @staticmethod
+    def check_chain(rows: Iterable[tuple], first_seq: int,
+                    prev: object) -> tuple[int, object, Break | None]:
+        """Walk stored rows in seq order from `first_seq` after hash `prev`: (records checked,
+        last good hash, first break or None). Bytes and hashlib only."""
+        expected, checked = first_seq, 0
+        sha256, pack, prefixes = hashlib.sha256, _HEAD.pack, _prefixes
+        for seq, utc, mono, kind, data, stored in rows:
+            if seq != expected:
+                why = (f"missing seq (next stored record is seq {seq})" if seq > expected
+                       else f"out of order (seq {seq} stored where {expected} belongs)")
+                return checked, prev, Break(expected, why)
+            try:
+                pre = prefixes.get(kind) or _prefix(kind)
+                if data[0] != "{":
+                    data = pre[0] + data
+                good = sha256(prev + pack(seq, utc, mono, len(pre[1])) + pre[1]    # type: ignore
+                              + data.encode("ascii")).digest() == stored
+            except (TypeError, ValueError, IndexError, AttributeError, struct.error):
+                return checked, prev, Break(seq, _why(utc, mono, kind, data, stored))
+            if not good:
+                return checked, prev, Break(seq, "hash mismatch (stored "
+                                            f"{V4.hex(stored)[:12]}…, does not match its "
+                                            "content and the record before)")
+            prev = stored
+            checked += 1
+            expected += 1
+        return checked, prev, None
+
+
+def _why(utc: object, mono: object, kind: object, data: object, stored: object) -> str:
+    if type(utc) is not int or type(mono) is not int:
+        return "bad record: utc and mono must be whole numbers"
+    if not isinstance(kind, str) or not kind:
+        return "bad record: kind must be text"
+    if not isinstance(data, str) or not data:
+        return "bad record: data must be JSON text"
+    if not isinstance(stored, bytes) or len(stored) != 32:
+        return "bad record: hash must be 32 bytes"
+    return "bad record: data is not ASCII JSON text"
+
+
+class V3:
+    """Schemas 1-3: ISO times, hex hashes over canonical JSON (controller/journal/chain.py)."""
+
+    version = 3
+    genesis: object = GENESIS
+
+    @staticmethod
+    def times(utc: object, mono: object) -> tuple[str, float]:
+        u = us_to_iso(utc) if type(utc) is int else str(utc)
+        m = mono / 1e6 if type(mono) is int else float(mono)    # type: ignore[operator,arg-type]
+        return u, m
+
+    @staticmethod
+    def prepare(kind: str, data: dict) -> tuple[str, str]:
+        return chain.stored_and_canonical(data)
+
+    @staticmethod
+    def row(prev: object, seq: int, utc: object, mono: object, kind: str,
+            prepared: tuple[str, str]) -> tuple:
+        return (seq, utc, mono, kind, prepared[0],
+                chain.record_hash(str(prev), seq, str(utc), float(mono),   # type: ignore
+                                  kind, prepared[1]))
+
+    @staticmethod
+    def unpack(row: tuple) -> tuple:
+        return row
+
+    @staticmethod
+    def hex(h: object) -> str:
+        return str(h)
+
+    @staticmethod
+    def iso(utc: object) -> str:
+        return str(utc)
+
+    @staticmethod
+    def raw(hex_hash: str) -> object:
+        return hex_hash
+
+    @staticmethod
+    def utc_param(utc: str) -> object:
+        return utc
+
+    @staticmethod
+    def check_chain(rows: Iterable[tuple], first_seq: int,
+                    prev: object) -> tuple[int, object, Break | None]:
+        return chain.check_chain(rows, first_seq, str(prev))
+
+
+Codec = type[V3] | type[V4]
+
+
+def for_version(version: int) -> Codec:
+    return V4 if version >= 4 else V3
+
+
+def links(prev: str, seq: int, utc: str, mono: float, kind: str, data: dict,
+          stored: str) -> bool:
+    """Whether a record as a reader gets it (ISO utc, mono seconds, data, hex hashes; the floor
+    feed's) follows the record whose hash is `prev`, in either schema's chain."""
+    try:
+        if digest(bytes.fromhex(prev), seq, iso_to_us(utc), round(mono * 1e6), kind,
+                  _fast_compact(data)).hex() == stored:
+            return True
+        return chain.record_hash(prev, seq, utc, float(mono), kind,
+                                 chain.canonical(data)) == stored
+    except (TypeError, ValueError, struct.error):
+        return False
