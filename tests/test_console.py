@@ -471,7 +471,7 @@ def test_command_refuses_bad_refresh_and_no_terminal(capsys):
 async def test_polls_go_on_while_a_form_is_open(server, table):
     """The console keeps polling behind an open form, which stays as it is (what the
     supervisor typed is not lost), and shows the newest state once the form closes."""
-    app = make_app(server, refresh_s=0.05)
+    app = make_app(server, refresh_s=0.25)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.state is not None)
         await pilot.press("e")

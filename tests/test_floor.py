@@ -12,6 +12,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from controller.cli import main
 from controller.console.text import feed_text
 from controller.floor.app import FloorApp
 from controller.floor.model import Floor, counts
@@ -33,7 +34,9 @@ def lines_of(proc) -> queue.Queue:
     return out
 
 
-def test_the_floor_shows_two_tables_one_on_hold_then_both_offline(tmp_path):
+def test_the_floor_shows_two_tables_one_on_hold_then_both_offline(tmp_path, capsys,
+                                                                  monkeypatch):
+    monkeypatch.chdir(ROOT)
     broker = Mosquitto(tmp_path / "broker").start()
     floor = subprocess.Popen(TABLECTL + ["floor", "--feed", broker.url, "--json"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -62,13 +65,13 @@ def test_the_floor_shows_two_tables_one_on_hold_then_both_offline(tmp_path):
         assert a["last_result"]["round"] >= 2 and sum(a["road"].values()) >= 2
         # the floor as text, for a person, in their language: no machine word, no log line
         from tests.test_readable_outputs import scanned
-        text = subprocess.run(TABLECTL + ["floor", "--feed", broker.url, "--once",
-                                          "--language", "zh_Hant"], stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, env=env(), cwd=ROOT,
-                              timeout=30)
-        assert text.returncode == 0, text.stdout
-        scanned(text.stdout)
-        lines = text.stdout.splitlines()
+        # (`--once` in this process: the floor as its own process is the live one above)
+        capsys.readouterr()
+        said = main(["floor", "--feed", broker.url, "--once", "--language", "zh_Hant"])
+        text = capsys.readouterr()
+        assert said == 0, text
+        scanned(text.out + text.err)
+        lines = text.out.splitlines()
         assert "2 張牌桌" in lines[0] and "1 張暫停" in lines[0] and "0 張數據傳送落後" in lines[0]
         held = next(line for line in lines if line.startswith("B "))
         assert "暫停中" in held and "牌靴無法讀取的牌，已" in held and "在線" in held
@@ -84,10 +87,10 @@ def test_the_floor_shows_two_tables_one_on_hold_then_both_offline(tmp_path):
             proc.terminate()
         for proc in tables.values():
             assert proc.wait(30) == 0, proc.stderr.read()[-2000:]
-        once = subprocess.run(TABLECTL + ["floor", "--feed", broker.url, "--json", "--once"],
-                              capture_output=True, text=True, env=env(), cwd=ROOT, timeout=30)
-        assert once.returncode == 0, once.stderr
-        after = {r["table"]: r for r in map(json.loads, once.stdout.splitlines())}
+        said = main(["floor", "--feed", broker.url, "--json", "--once"])
+        once = capsys.readouterr()
+        assert said == 0, once.err
+        after = {r["table"]: r for r in map(json.loads, once.out.splitlines())}
         assert sorted(after) == ["A", "B"]
         assert all(r["status"] == "offline" and r["clean_exit"] for r in after.values())
         assert after["B"]["hold"]["kind"] == "unreadable_card" and not after["B"]["feed_late"]

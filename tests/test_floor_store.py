@@ -69,7 +69,7 @@ def rows(conn, sql, *args):
     return out
 
 
-def test_the_schema_is_made_once_and_a_newer_one_is_refused(pg_url):
+def test_the_schema_is_made_once_and_a_newer_one_is_refused(pg_url, capsys):
     with psycopg.connect(pg_url) as conn:
         assert schema.migrate(conn) == (0, schema.VERSION)
         assert schema.migrate(conn) == (schema.VERSION, schema.VERSION)      # idempotent
@@ -77,11 +77,13 @@ def test_the_schema_is_made_once_and_a_newer_one_is_refused(pg_url):
         conn.commit()
         with pytest.raises(schema.SchemaError, match="version 99 was made by a newer"):
             schema.migrate(conn)
-    # the command says it in one line, and makes a fresh database's schema itself
-    done = subprocess.run(TABLECTL + ["floor-store", "--db", pg_url, "--migrate-only"],
-                          capture_output=True, text=True, env=env(), cwd=ROOT, timeout=60)
-    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
-    assert "newer tablectl" in done.stderr and "floor-test-secret" not in done.stderr
+    # the command says it in one line, and makes a fresh database's schema itself (in this
+    # process: the store as a process of its own is the subject of the tests below)
+    capsys.readouterr()
+    said = main(["floor-store", "--db", pg_url, "--migrate-only"])
+    err = capsys.readouterr().err
+    assert said == 2 and err.count("\n") == 1, err
+    assert "newer tablectl" in err and "floor-test-secret" not in err
 
 
 def test_each_record_is_stored_once_in_order_and_a_gap_is_an_alarm_until_filled(
@@ -173,7 +175,7 @@ def _wait(what, until, timeout=30.0):
 
 
 def test_a_refusing_database_is_one_line_and_nothing_is_acknowledged_before_it_commits(
-        tmp_path, pg_server, pg_url):
+        tmp_path, pg_server, pg_url, capsys, monkeypatch):
     broker = Mosquitto(tmp_path / "broker").start()
     name = pg_url.rsplit("/", 1)[1]
     errors = tmp_path / "store.err"
@@ -188,11 +190,12 @@ def test_a_refusing_database_is_one_line_and_nothing_is_acknowledged_before_it_c
         pg_server.sql(f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                       f"WHERE datname = '{name}' AND pid <> pg_backend_pid()")
         journal = tmp_path / "j.db"
-        done = subprocess.run(TABLECTL + ["simulate", "--profile", "macau", "--seed", "2",
-                                          "--shoes", "1", "--journal", str(journal), "--feed",
-                                          broker.url], capture_output=True, text=True,
-                              env=env(TABLECTL_TABLE_NAME="R1"), cwd=ROOT, timeout=120)
-        assert done.returncode == 0, done.stderr[-2000:]
+        # the table in this process: the store, a process of its own, is the subject
+        monkeypatch.setenv("TABLECTL_TABLE_NAME", "R1")
+        monkeypatch.chdir(ROOT)
+        said = main(["simulate", "--profile", "macau", "--seed", "2", "--shoes", "1",
+                     "--journal", str(journal), "--feed", broker.url])
+        assert said == 0, capsys.readouterr().err[-2000:]
         lines = _wait("the refusal", lambda: [x for x in errors.read_text().splitlines()
                                               if "read-only" in x])
         time.sleep(1.5)                                 # it retries: still one line

@@ -36,6 +36,17 @@ def journal(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def english_html(journal, tmp_path_factory):
+    """The latest shoe's report as HTML in English, written once: the tests only read it."""
+    from tests.conftest import built_once
+    with built_once(tmp_path_factory, "report-html-en") as (where, todo):
+        path = where / "shoe.html"
+        if todo:
+            assert main(["report", "--journal", str(journal), "--output", str(path)]) == 0
+    return path.read_text(encoding="utf-8")
+
+
 PDFTOTEXT = shutil.which("pdftotext")
 needs_pdftotext = pytest.mark.skipif(not PDFTOTEXT and not os.environ.get("CI"),
                                      reason="pdftotext is not installed (Debian's poppler-utils)")
@@ -173,10 +184,8 @@ def test_a_shoe_in_play_is_counted_and_the_columns_keep_straight_in_thai(journal
     assert all(abs(e[0] - ends[0][0]) < 0.5 and abs(e[1] - ends[0][1]) < 0.5 for e in ends)
 
 
-def test_the_html_has_the_same_tables_and_the_pictures_inline(journal, tmp_path):
-    out = tmp_path / "shoe.html"
-    assert main(["report", "--journal", str(journal), "--output", str(out)]) == 0
-    page = out.read_text(encoding="utf-8")
+def test_the_html_has_the_same_tables_and_the_pictures_inline(english_html):
+    page = english_html
     assert "<h2>Holds</h2>" in page and "Enter card" in page
     assert page.count("<img alt='chart' src='data:image/png;base64,") == 4
 
@@ -226,9 +235,8 @@ def _headings(page: str) -> set[str]:
     return set(re.findall(r"<(?:h1|h2|th|title)>([^<]*)</", page))
 
 
-def test_the_html_speaks_the_readers_language(journal, tmp_path):
-    english, chinese = tmp_path / "en.html", tmp_path / "zh.html"
-    assert main(["report", "--journal", str(journal), "--output", str(english)]) == 0
+def test_the_html_speaks_the_readers_language(journal, english_html, tmp_path):
+    chinese = tmp_path / "zh.html"
     assert main(["report", "--journal", str(journal), "--language", "zh-hant", "--output",
                  str(chinese)]) == 0
     page = chinese.read_text(encoding="utf-8")
@@ -243,7 +251,7 @@ def test_the_html_speaks_the_readers_language(journal, tmp_path):
     assert "牌靴無法讀取一張牌" in page and "virtual-supervisor (輸入牌)" in page
     assert page.count("<img alt='圖表' src='data:image/png;base64,") == 4
     # no heading, column or label of the English report is left in English
-    left = _headings(english.read_text(encoding="utf-8")) & _headings(page)
+    left = _headings(english_html) & _headings(page)
     assert not left, left
     for word in ("Banker", "Player", "reconciled", "void rounds", "Net is", "None.", "yes<",
                  "the cut card came out", "Enter card", "<td>supervisor</td>"):
