@@ -310,6 +310,9 @@ def _interrupt(signum: int, frame: object) -> None:
 def run_until_interrupted(server: DeviceServer, out: TextIO) -> int:
     """Print the URLs, serve until Ctrl-C or SIGTERM (main thread only), then close."""
     signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl-C too, even when started in the background by a script (which starts it with
+    # SIGINT ignored): a rig's harness stops it with SIGINT
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         for line in server.url_lines():
             print(line, file=out, flush=True)
