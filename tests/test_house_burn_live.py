@@ -50,8 +50,8 @@ class Live:
         self.env.update(PYTHONPATH=str(ROOT), TABLECTL_CONSOLE_USERS_DB=str(where / "users.db"),
                         TABLECTL_CONSOLE_SOCKET=str(where / "ctl.sock"),
                         TABLECTL_STORAGE_JOURNAL=str(where / "journal.db"))
-        if "TABLECTL_TEST_NO_FSYNC" in os.environ:
-            self.env["TABLECTL_TEST_NO_FSYNC"] = os.environ["TABLECTL_TEST_NO_FSYNC"]
+        if "TABLECTL_STORAGE_FSYNC" in os.environ:       # the suite's setting (conftest)
+            self.env["TABLECTL_STORAGE_FSYNC"] = os.environ["TABLECTL_STORAGE_FSYNC"]
         store = AccountStore(where / "users.db", kdf=FAST)
         store.bootstrap("mia", PINS["mia"])
         store.add("sam", "supervisor", PINS["sam"], by="mia")
