@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Static
 
 from controller.floor.model import Floor
@@ -51,7 +52,10 @@ class FloorApp(App):
         self.set_interval(self.refresh_s, self.redraw)
 
     def redraw(self) -> None:
-        table = self.query_one(DataTable)
+        try:
+            table = self.query_one(DataTable)
+        except NoMatches:
+            return          # the screen is being taken down (quit): nothing left to draw on
         rows = self.floor.rows()
         for row in rows:
             values = cells(row, self.language)
