@@ -56,7 +56,7 @@ def command_modules() -> list[str]:
 
 
 class _Unsure(Exception):
-    pass
+    """The command line is not plain enough to read past its global options."""
 
 
 class _Peek(argparse.ArgumentParser):

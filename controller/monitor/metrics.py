@@ -136,10 +136,14 @@ class _HealthCollector:
     def collect(self) -> Iterator[Any]:
         t = self.m._table
         view = self.m.health() if self.m.health is not None else None
-        up = GaugeMetricFamily("tablectl_loop_responsive", "1 when the table's loop answered "
-                               "the health view in time", labels=["table"])
-        up.add_metric([t], 1.0 if view is not None else 0.0)
-        yield up
+
+        def one(family: Any, name: str, text: str, value: Any) -> Any:
+            # a family of one sample, labelled by the table
+            m = family(name, text, labels=["table"])
+            m.add_metric([t], _num(value))
+            return m
+        yield one(GaugeMetricFamily, "tablectl_loop_responsive", "1 when the table's loop "
+                  "answered the health view in time", view is not None)
         if view is None:
             return
         link = GaugeMetricFamily("tablectl_device_link", "Each device's link, 1 for the state "
@@ -160,58 +164,35 @@ class _HealthCollector:
         for name, value in (shoe.get("counters") or {}).items():
             counters.add_metric([t, name], _num(value))
         yield counters
-        age = GaugeMetricFamily("tablectl_shoe_last_read_age_seconds", "Seconds since the shoe "
-                                "last read a card (NaN before the first)", labels=["table"])
-        age.add_metric([t], _num(shoe.get("last_read_age_s")))
-        yield age
-        queued = GaugeMetricFamily("tablectl_reads_queued", "Reads kept under the open hold",
-                                   labels=["table"])
-        queued.add_metric([t], _num(view.get("reads_queued", 0)))
-        yield queued
+        yield one(GaugeMetricFamily, "tablectl_shoe_last_read_age_seconds", "Seconds since the "
+                  "shoe last read a card (NaN before the first)", shoe.get("last_read_age_s"))
+        yield one(GaugeMetricFamily, "tablectl_reads_queued", "Reads kept under the open hold",
+                  view.get("reads_queued", 0))
         journal = view.get("journal") or {}
-        size = GaugeMetricFamily("tablectl_journal_bytes", "The journal's size on disk (with "
-                                 "its WAL)", labels=["table"])
-        size.add_metric([t], _num(journal.get("bytes")))
-        yield size
+        yield one(GaugeMetricFamily, "tablectl_journal_bytes", "The journal's size on disk "
+                  "(with its WAL)", journal.get("bytes"))
         anchors = journal.get("anchors")
-        signed = GaugeMetricFamily("tablectl_journal_anchored", "1 when an anchor key signs "
-                                   "the journal's head", labels=["table"])
-        signed.add_metric([t], 0.0 if anchors is None else 1.0)
-        yield signed
+        yield one(GaugeMetricFamily, "tablectl_journal_anchored", "1 when an anchor key signs "
+                  "the journal's head", anchors is not None)
         if anchors is not None:
-            n = CounterMetricFamily("tablectl_journal_anchors", "Anchors signed",
-                                    labels=["table"])
-            n.add_metric([t], _num(anchors.get("count")))
-            yield n
-            since = GaugeMetricFamily("tablectl_journal_records_since_anchor", "Records "
-                                      "written since the last anchor", labels=["table"])
-            since.add_metric([t], _num(anchors.get("since_last")))
-            yield since
+            yield one(CounterMetricFamily, "tablectl_journal_anchors", "Anchors signed",
+                      anchors.get("count"))
+            yield one(GaugeMetricFamily, "tablectl_journal_records_since_anchor", "Records "
+                      "written since the last anchor", anchors.get("since_last"))
         feed = view.get("feed")
         if feed is not None:
-            lag = GaugeMetricFamily("tablectl_feed_lag_events", "Events the floor feed's broker "
-                                    "has not acknowledged yet", labels=["table"])
-            lag.add_metric([t], _num(feed.get("lag_events")))
-            yield lag
-            conn = GaugeMetricFamily("tablectl_feed_connected", "1 while the floor feed is "
-                                     "connected to its broker", labels=["table"])
-            conn.add_metric([t], _num(feed.get("connected")))
-            yield conn
+            yield one(GaugeMetricFamily, "tablectl_feed_lag_events", "Events the floor feed's "
+                      "broker has not acknowledged yet", feed.get("lag_events"))
+            yield one(GaugeMetricFamily, "tablectl_feed_connected", "1 while the floor feed is "
+                      "connected to its broker", feed.get("connected"))
         clock = view.get("clock")
         if clock is not None:
-            sync = GaugeMetricFamily("tablectl_clock_synchronised", "1 when the system clock "
-                                     "is synchronised (NaN: unknown)", labels=["table"])
-            sync.add_metric([t], _num(clock.get("synchronised")))
-            yield sync
-            jumps = CounterMetricFamily("tablectl_clock_jumps", "Jumps of the wall clock "
-                                        "against the monotonic one (over 2 s)",
-                                        labels=["table"])
-            jumps.add_metric([t], _num(clock.get("jumps")))
-            yield jumps
-            last = GaugeMetricFamily("tablectl_clock_last_jump_seconds", "The last jump of the "
-                                     "wall clock, signed (NaN: none)", labels=["table"])
-            last.add_metric([t], _num(clock.get("last_jump_s")))
-            yield last
+            yield one(GaugeMetricFamily, "tablectl_clock_synchronised", "1 when the system "
+                      "clock is synchronised (NaN: unknown)", clock.get("synchronised"))
+            yield one(CounterMetricFamily, "tablectl_clock_jumps", "Jumps of the wall clock "
+                      "against the monotonic one (over 2 s)", clock.get("jumps"))
+            yield one(GaugeMetricFamily, "tablectl_clock_last_jump_seconds", "The last jump of "
+                      "the wall clock, signed (NaN: none)", clock.get("last_jump_s"))
         sw = view.get("software") or {}
         soft = GaugeMetricFamily("tablectl_software", "The software's SHA-256 and whether it "
                                  "is approved (value 1)",
