@@ -79,6 +79,27 @@ def digest(prev: bytes, seq: int, utc: int, mono: int, kind: str, text: str) -> 
                           + text.encode("ascii")).digest()
 
 
+#: per kind, what chaining a record of it needs: (the data's '{"event":"KIND"' head, its
+#: length, kind as UTF-8, its length)
+_links: dict[str, tuple[str, int, bytes, int]] = {}
+
+
+def _link(kind: object) -> tuple[str, int, bytes, int]:
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"journal: record kind must be a non-empty string, not {kind!r}")
+    head, kb = _prefix(kind)
+    got = _links[kind] = (head, len(head), kb, len(kb))
+    return got
+
+
+def _not_a_dict(kind: str, data: object) -> ValueError:
+    return ValueError(f"journal: {kind} data must be a dict, not {type(data).__name__}")
+
+
+def _not_ready(kind: str, err: Exception) -> ValueError:
+    return ValueError(f"journal: {kind} data is not JSON-ready: {err}")
+
+
 class V4:
     """Schema 4: binary hashes, integer times, the event's own name not repeated."""
 
@@ -108,6 +129,34 @@ class V4:
             prepared: tuple[str, str]) -> tuple:
         return (seq, utc, mono, kind, prepared[0],
                 digest(prev, seq, utc, mono, kind, prepared[1]))   # type: ignore[arg-type]
+
+    @staticmethod
+    def chain(prev: object, seq: int, utc: object, mono: object,
+              items: Iterable[tuple[str, dict]]) -> list[tuple]:
+        """The rows of (kind, data) records numbered from seq + 1 after hash `prev`, sharing
+        one time: each data encoded once, hashed as it is stored; ValueError for a record that
+        cannot be one (nothing is kept of the call then)."""
+        rows = []
+        sha256, pack, links, encode = hashlib.sha256, _HEAD.pack, _links, _fast_compact
+        for kind, data in items:
+            try:
+                head, n, kb, kn = links[kind]
+            except (KeyError, TypeError):
+                head, n, kb, kn = _link(kind)
+            if not isinstance(data, dict):
+                raise _not_a_dict(kind, data)
+            try:
+                text = encode(data)
+            except (TypeError, ValueError) as err:
+                raise _not_ready(kind, err) from err
+            seq += 1
+            prev = sha256(prev + pack(seq, utc, mono, kn) + kb       # type: ignore[operator]
+                          + text.encode("ascii")).digest()
+            # an event under its own name: the column leaves out the kind's '{"event":"KIND"'
+            # (what follows that closed string is necessarily "," or "}")
+            rows.append((seq, utc, mono, kind, text[n:] if text.startswith(head) else text,
+                         prev))
+        return rows
 
     @staticmethod
     def unpack(row: tuple) -> tuple[int, str, float, str, str, str]:
@@ -196,6 +245,25 @@ class V3:
         return (seq, utc, mono, kind, prepared[0],
                 chain.record_hash(str(prev), seq, str(utc), float(mono),   # type: ignore
                                   kind, prepared[1]))
+
+    @staticmethod
+    def chain(prev: object, seq: int, utc: object, mono: object,
+              items: Iterable[tuple[str, dict]]) -> list[tuple]:
+        rows = []
+        for kind, data in items:
+            if not (isinstance(kind, str) and kind in _links):
+                _link(kind)
+            if not isinstance(data, dict):
+                raise _not_a_dict(kind, data)
+            try:
+                stored, canonical = chain.stored_and_canonical(data)
+            except (TypeError, ValueError) as err:
+                raise _not_ready(kind, err) from err
+            seq += 1
+            prev = chain.record_hash(str(prev), seq, str(utc), float(mono),  # type: ignore
+                                     kind, canonical)
+            rows.append((seq, utc, mono, kind, stored, prev))
+        return rows
 
     @staticmethod
     def unpack(row: tuple) -> tuple:

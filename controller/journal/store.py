@@ -41,7 +41,8 @@ import sqlite3
 import tempfile
 import threading
 import time
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
+from itertools import chain as _chain
 from typing import Callable, Iterable, Iterator, Mapping
 
 from controller.journal import lock as writer_lock
@@ -72,6 +73,12 @@ Clock = Callable[[], tuple[object, object]]
 
 def _insert_rows(n: int) -> str:
     return _INSERT + ", (?, ?, ?, ?, ?, ?)" * (n - 1)
+
+
+#: the statement of n rows, made once (SQLite prepares each once: the connection caches it)
+_INSERT_ROWS = ("",) + tuple(_insert_rows(n) for n in range(1, _ONE_STATEMENT + 1))
+_NONE: Mapping[str, int] = {}
+_flat = _chain.from_iterable
 
 
 def system_clock() -> tuple[int, int]:
@@ -260,26 +267,23 @@ class Journal:
         For a loop on a virtual clock, where nothing outside waits: many inputs, one commit
         and (durable) one fsync. Until that commit nothing of the batch may be announced; a
         failed commit loses the whole batch, and the journal is as it was before it."""
-        prepared = [self._prepare(kind, data) for kind, data in items]
+        if self.readonly:
+            raise JournalError(f"journal {self.path}: opened read-only, cannot append")
         codec = self.codec
         with self._lock:
             self._live()
-            seq, head = self._last_seq, self._head
-            rows = self._staged
-            if prepared:
+            first = self._last_seq + 1
+            if items:
                 # the records of one call (an input and the events it caused) share its time
-                utc, mono = codec.times(*self._clock())
-                make = codec.row
-                for kind, data in prepared:
-                    seq += 1
-                    row = make(head, seq, utc, mono, kind, data)
-                    rows.append(row)
-                    head = row[5]
-            self._last_seq, self._head = seq, head
-            self._staged_durable = self._staged_durable or durable
+                rows = codec.chain(self._head, first - 1, *codec.times(*self._clock()), items)
+                if rows:
+                    self._staged += rows
+                    self._last_seq, self._head = rows[-1][0], rows[-1][5]
+            if durable:
+                self._staged_durable = True
             if cursors:
                 self._staged_cursors.update(cursors)
-        return list(range(seq - len(prepared) + 1, seq + 1))
+            return list(range(first, self._last_seq + 1))
 
     @property
     def staged(self) -> int:
@@ -292,22 +296,25 @@ class Journal:
         with self._lock:
             rows, durable = self._staged, self._staged_durable
             cursors = {name: seq for name, seq in self._staged_cursors.items()
-                       if self._cursors_written.get(name) != seq}
-            self._staged, self._staged_durable, self._staged_cursors = [], False, {}
+                       if self._cursors_written.get(name) != seq} if self._staged_cursors \
+                else _NONE
+            self._staged, self._staged_durable = [], False
+            if self._staged_cursors:
+                self._staged_cursors = {}
             if not rows and not cursors:
                 return
             conn = self._live()
             try:
-                if not durable:
-                    self._sync_level("NORMAL")
-                with self._full_sync() if durable else nullcontext():
-                    if rows and len(rows) <= _ONE_STATEMENT and not cursors:
-                        # one statement is its own transaction, all or none: an input and
-                        # its events in one round trip instead of BEGIN, INSERTs, COMMIT
-                        conn.execute(_insert_rows(len(rows)),
-                                     [v for row in rows for v in row])
-                    else:
-                        self._write(conn, rows, cursors)
+                level = "FULL" if durable and self._fsync else "NORMAL"
+                if self._sync != level:
+                    self._sync_level(level)
+                if len(rows) <= _ONE_STATEMENT and not cursors:
+                    # one statement is its own transaction, all or none: an input and its
+                    # events in one round trip instead of BEGIN, INSERTs, COMMIT
+                    conn.execute(_INSERT_ROWS[len(rows)],
+                                 rows[0] if len(rows) == 1 else tuple(_flat(rows)))
+                else:
+                    self._write(conn, rows, cursors)
             except sqlite3.Error as err:
                 # the batch is lost as a whole: the journal ends where it ended before it
                 self._last_seq, self._head = self._committed
@@ -318,7 +325,8 @@ class Journal:
                 raise self._error(f"cannot append seq {first}", err) from err
             if rows:
                 self._committed = (rows[-1][0], rows[-1][5])
-            self._cursors_written.update(cursors)
+            if cursors:
+                self._cursors_written.update(cursors)
 
     @staticmethod
     def _write(conn: sqlite3.Connection, rows: list[tuple],
@@ -339,19 +347,6 @@ class Journal:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-
-    def _prepare(self, kind: str, data: dict) -> tuple[str, tuple[str, str]]:
-        """(kind, the codec's data to store and hash) of a record, or ValueError."""
-        if self.readonly:
-            raise JournalError(f"journal {self.path}: opened read-only, cannot append")
-        if not isinstance(kind, str) or not kind:
-            raise ValueError(f"journal: record kind must be a non-empty string, not {kind!r}")
-        if not isinstance(data, dict):
-            raise ValueError(f"journal: {kind} data must be a dict, not {type(data).__name__}")
-        try:
-            return kind, self.codec.prepare(kind, data)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"journal: {kind} data is not JSON-ready: {err}") from err
 
     # --- cursors and snapshots ---------------------------------------------------------------
 
