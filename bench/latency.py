@@ -147,6 +147,8 @@ class Result:
     queue: list[float] = field(default_factory=list)     # of which: decoded → the loop takes it
     apply: list[float] = field(default_factory=list)     # taken → the journal write starts
     journal: list[float] = field(default_factory=list)   # the journal write (stage + commit)
+    stage: list[float] = field(default_factory=list)     # of which: records encoded, chained
+    commit: list[float] = field(default_factory=list)    # and their one transaction
     publish: list[float] = field(default_factory=list)   # journal written → the card's event out
     decided: int = 0                                     # cards whose event was published
     bare: list[float] = field(default_factory=list)      # bare SQLite FULL commits, same run
@@ -225,7 +227,8 @@ class Stamps:
         self.n = n
         self.decoded: list[float] = []        # reader thread: each CardRead's t
         self.taken_at = 0.0                   # loop thread: the input being processed
-        self.writes: list[tuple[float, float, float]] = []   # a card: (taken, start, end)
+        # a card: (taken, start, end, of which staging)
+        self.writes: list[tuple[float, float, float, float]] = []
         self.published: list[tuple[float, str]] = []         # a card event: (time, code)
         self.shoe_started = threading.Event()
         self.all_decided = threading.Event()
@@ -288,7 +291,7 @@ def _time_journal(journal: Any, stamps: Stamps) -> None:
             if card[0] is not None:
                 began, staging = card[0]
                 stamps.writes.append((stamps.taken_at, began,
-                                      began + staging + time.monotonic() - start))
+                                      began + staging + time.monotonic() - start, staging))
             card[0] = None
     journal.stage, journal.commit = staged, timed
 
@@ -471,6 +474,7 @@ def table_result(stamps: Stamps, cards: Sequence[str], sent: Sequence[float | No
         queue=[w[0] - d for w, d in zip(writes, decoded)],
         apply=[w[1] - w[0] for w in writes],
         journal=[w[2] - w[1] for w in writes],
+        stage=[w[3] for w in writes], commit=[w[2] - w[1] - w[3] for w in writes],
         publish=[p - w[2] for p, w in zip(published, writes)],
         decided=len(published))
 
@@ -531,7 +535,8 @@ def summary(where: str, res: Result, table_rate: float, pace_ms: float) -> dict:
     out: dict[str, Any] = {"path": where, "cards": res.decided, "pace_ms": round(pace_ms, 3),
                            "cards_per_s": round(table_rate, 1)}
     for name, values in (("added", res.added), ("queue", res.queue), ("apply", res.apply),
-                         ("journal", res.journal), ("publish", res.publish),
+                         ("journal", res.journal), ("journal_stage", res.stage),
+                         ("journal_commit", res.commit), ("publish", res.publish),
                          ("bare_sqlite", res.bare), ("total", res.latencies)):
         out[f"{name}_p50_ms"] = ms(values, None)
         out[f"{name}_p99_ms"] = ms(values, 0.99)
@@ -630,14 +635,16 @@ def main(argv: list[str] | None = None) -> int:
                     shares.append((f"{transport:9} {protocol:8}", res))
                     runs.append(summary(where, res, rate, pace_ms))
     say("\nthe controller's added latency: decoded CardRead → the card's event published, and "
-        "its parts:\nqueue (to the loop), apply (the table), journal (stage + commit: one "
-        "transaction, fsynced),\npublish (the publishers before the card's event reaches the "
-        "last); bare: a bare SQLite\nWAL synchronous=FULL commit of one comparable record, same "
-        "directory, between the same run's reads")
+        "its parts:\nqueue (to the loop), apply (the table), journal (stage: the card's records "
+        "encoded and chained,\n+ commit: their one transaction, fsynced), publish (the "
+        "publishers before the card's event\nreaches the last); bare: a bare SQLite WAL "
+        "synchronous=FULL commit of one comparable record,\nsame directory, between the same "
+        "run's reads")
     say(f"{'transport':9} {'protocol':8} {'part':7} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>8}")
     for where, res in shares:
         for part, values in (("added", res.added), ("queue", res.queue), ("apply", res.apply),
-                             ("journal", res.journal), ("publish", res.publish),
+                             ("journal", res.journal), (" stage", res.stage),
+                             (" commit", res.commit), ("publish", res.publish),
                              ("bare", res.bare)):
             say(f"{where} {part:7} {spread_us(values)}")
     wire = ", ".join(f"{p} {wire_ms(p, args.baud):.2f} ms" for p in protocols)

@@ -903,3 +903,76 @@ def test_a_shoe_s_starts_and_the_anchors_come_from_their_own_index(tmp_path):
         plan = j._rows("EXPLAIN QUERY PLAN SELECT seq FROM records INDEXED BY records_rare "
                        "WHERE seq > 0 AND kind IN ('anchor') AND " + RARE)
         assert "records_rare" in str(plan)
+
+
+def test_an_insert_builds_no_temporary_table_for_the_rare_kinds_index(tmp_path):
+    """The partial index's condition is evaluated on every append: as an IN list of three or
+    more it would build a temporary table for each card's commit."""
+    with Journal(tmp_path / "j.db") as j:
+        ops = [row[1] for row in j._rows(
+            "EXPLAIN INSERT INTO records (seq, utc, mono, kind, data, hash) "
+            "VALUES (1, 0, 0, 'input', '{}', x'00')")]
+        assert "IdxInsert" in ops and "OpenEphemeral" not in ops
+
+
+def test_a_schema_4_journal_with_the_earlier_rare_kinds_index_still_uses_it(tmp_path):
+    from controller.journal.schema import RARE_INDEX_IN_LIST
+    path = tmp_path / "j.db"
+    with Journal(path) as j:
+        for i in range(30):
+            j.append_event({"event": "shoe_started" if i % 10 == 0 else "card", "i": i})
+    sql(path, "DROP INDEX records_rare")
+    sql(path, RARE_INDEX_IN_LIST)
+    for opened in (Journal(path), Journal.open_readonly(path)):
+        with opened as j:
+            assert [r.data["i"] for r in j.records(kinds=["shoe_started"])] == [0, 10, 20]
+            if not j.readonly:
+                j.append_event({"event": "anchor", "i": 30})
+            assert j.last_record("anchor").data["i"] == 30     # the writer's, opened first
+            assert j.verify().ok
+
+
+def test_a_card_s_write_is_one_statement_and_cursors_go_only_when_they_moved(tmp_path):
+    with Journal(tmp_path / "j.db", durable=True) as j:
+        said: list[str] = []
+        j._conn.set_trace_callback(said.append)
+        for n, feed in ((1, 5), (2, 5), (3, 5), (4, 6)):
+            said.clear()
+            j.stage([("input", {"type": "card", "code": "AS", "n": n}),
+                     ("card", {"event": "card", "code": "AS", "n": n})], durable=True,
+                    cursors={"feed": feed})
+            j.commit()
+            records = [s for s in said if s.startswith("INSERT INTO records")]
+            moved = [s for s in said if s.startswith("INSERT INTO cursors")]
+            if n in (1, 4):         # the first position, and one that moved, go with them
+                assert len(moved) == 1 and said[-1] == "COMMIT", said
+            else:                   # the same position again: the records' one statement
+                assert said == records and len(records) == 1 and not moved, said
+        assert j.cursor("feed") == 6 and j.verify().ok
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_one_pass_chaining_gives_the_rows_of_the_record_format(version):
+    """Staging encodes, numbers and hashes in one pass: the same rows as the format's own
+    prepare-and-row steps (which the auditors' description follows)."""
+    from controller.journal.codec import for_version
+    codec = for_version(version)
+    items = [("input", {"type": "card", "code": "QD", "device": "shoe", "seq": 9}),
+             ("card", {"event": "card", "shoe": 1, "n": 7, "code": "QD", "flags": []}),
+             ("card", {"shoe": 1, "event": "card"}), ("note", {"event": "other", "é": "ü"}),
+             ("card", {"event": "card"})]
+    utc, mono = codec.times(1_796_186_922_902_818, 28_096_040_297)
+    rows = codec.chain(codec.genesis, 40, utc, mono, items)
+    prev, expected = codec.genesis, []
+    for seq, (kind, data) in enumerate(items, 41):
+        row = codec.row(prev, seq, utc, mono, kind, codec.prepare(kind, data))
+        expected.append(row)
+        prev = row[5]
+    assert rows == expected
+    assert codec.check_chain(rows, 41, codec.genesis)[2] is None
+    if version == 4:
+        assert [r[4][:1] for r in rows] == ["{", ",", "{", "{", "}"]
+    for kind, data, why in (("", {}, "kind"), (7, {}, "kind"), (["x"], {}, "kind"),
+                            ("card", [1], "dict"), ("card", {"x": float("nan")}, "JSON-ready")):
+        with pytest.raises(ValueError, match=why):
+            codec.chain(codec.genesis, 0, utc, mono, [("input", {}), (kind, data)])

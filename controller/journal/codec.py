@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import struct
 from datetime import datetime, timedelta, timezone
-from typing import Iterable
+from typing import Callable, Iterable
 
 from controller.journal import chain
 from controller.journal.chain import GENESIS, Break, _fast_compact, _quote
@@ -79,16 +79,17 @@ def digest(prev: bytes, seq: int, utc: int, mono: int, kind: str, text: str) -> 
                           + text.encode("ascii")).digest()
 
 
-#: per kind, what chaining a record of it needs: (the data's '{"event":"KIND"' head, its
-#: length, kind as UTF-8, its length)
-_links: dict[str, tuple[str, int, bytes, int]] = {}
+#: per kind, what chaining a record of it needs: the data's '{"event":"KIND"' head, its
+#: length, and the packer of (seq, utc, mono, kind's length, kind) with the kind's bytes
+_Link = tuple[str, int, Callable[..., bytes], int, bytes]
+_links: dict[str, _Link] = {}
 
 
-def _link(kind: object) -> tuple[str, int, bytes, int]:
+def _link(kind: object) -> _Link:
     if not isinstance(kind, str) or not kind:
         raise ValueError(f"journal: record kind must be a non-empty string, not {kind!r}")
     head, kb = _prefix(kind)
-    got = _links[kind] = (head, len(head), kb, len(kb))
+    got = _links[kind] = (head, len(head), struct.Struct(f">qqqH{len(kb)}s").pack, len(kb), kb)
     return got
 
 
@@ -137,12 +138,12 @@ class V4:
         one time: each data encoded once, hashed as it is stored; ValueError for a record that
         cannot be one (nothing is kept of the call then)."""
         rows = []
-        sha256, pack, links, encode = hashlib.sha256, _HEAD.pack, _links, _fast_compact
+        sha256, links, encode = hashlib.sha256, _links, _fast_compact
         for kind, data in items:
             try:
-                head, n, kb, kn = links[kind]
+                head, n, pack, kn, kb = links[kind]
             except (KeyError, TypeError):
-                head, n, kb, kn = _link(kind)
+                head, n, pack, kn, kb = _link(kind)
             if not isinstance(data, dict):
                 raise _not_a_dict(kind, data)
             try:
@@ -150,7 +151,7 @@ class V4:
             except (TypeError, ValueError) as err:
                 raise _not_ready(kind, err) from err
             seq += 1
-            prev = sha256(prev + pack(seq, utc, mono, kn) + kb       # type: ignore[operator]
+            prev = sha256(prev + pack(seq, utc, mono, kn, kb)        # type: ignore[operator]
                           + text.encode("ascii")).digest()
             # an event under its own name: the column leaves out the kind's '{"event":"KIND"'
             # (what follows that closed string is necessarily "," or "}")

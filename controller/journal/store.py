@@ -275,7 +275,8 @@ class Journal:
             first = self._last_seq + 1
             if items:
                 # the records of one call (an input and the events it caused) share its time
-                rows = codec.chain(self._head, first - 1, *codec.times(*self._clock()), items)
+                utc, mono = codec.times(*self._clock())
+                rows = codec.chain(self._head, first - 1, utc, mono, items)
                 if rows:
                     self._staged += rows
                     self._last_seq, self._head = rows[-1][0], rows[-1][5]
