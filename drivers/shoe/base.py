@@ -239,6 +239,8 @@ class ShoeDriverBase(ABC):
                 if self._back_on_bytes:
                     self._back_on_bytes = False
                     return self._back()
+            elif cancelled.is_set():
+                return None                 # cut short, not a silent line
             else:
                 self._flush_noise()         # the line went quiet: the burst is over
                 self.stats["timeouts"] += 1
@@ -256,7 +258,19 @@ class ShoeDriverBase(ABC):
         if port is None:
             raise DeviceIOError("the shoe's port is closed")
         waiting = port.in_waiting
-        return port.read(waiting if waiting else 1)
+        if waiting:
+            return port.read(waiting)
+        # nothing yet: block for the first byte, then take what came with it (a frame's rest
+        # arrives together), so that one pass decodes the whole frame
+        data = port.read(1)
+        if data:
+            try:
+                more = port.in_waiting
+                if more:
+                    data += port.read(more)
+            except (OSError, DeviceError, ValueError, TypeError):
+                pass        # the byte read is kept; the next read reports the port's failure
+        return data
 
     def _next_decoded(self) -> DeviceEvent | None:
         while True:
