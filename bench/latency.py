@@ -15,7 +15,9 @@ Three readers over the same transport, side by side in one run:
 
 A second table splits out the controller's own share for each table run ("added": from the
 decoded CardRead to the card's event published, journal write included) into the queue
-hand-off to the loop, the table (apply), the journal write and the publishing; next to it, in
+(decoded → the loop takes it; itself split into the reader's own work, from the bytes' arrival
+to its put on the service's queue, and the hand-off from that put to the loop taking it), the
+table (apply), the journal write and the publishing; next to it, in
 the same run and the same directory, a bare SQLite commit of a comparable record (one small
 INSERT per commit, WAL, synchronous=FULL, the journal's row shape), made by the shoe's writer
 halfway between two reads, so both see the disk at the same moments.
@@ -145,6 +147,8 @@ class Result:
     # table runs only, one entry a card, seconds:
     added: list[float] = field(default_factory=list)     # decoded CardRead → card event published
     queue: list[float] = field(default_factory=list)     # of which: decoded → the loop takes it
+    reader: list[float] = field(default_factory=list)    #   of which: decoded → queued (reader)
+    handoff: list[float] = field(default_factory=list)   #   and: queued → the loop takes it
     apply: list[float] = field(default_factory=list)     # taken → the journal write starts
     journal: list[float] = field(default_factory=list)   # the journal write (stage + commit)
     stage: list[float] = field(default_factory=list)     # of which: records encoded, chained
@@ -226,6 +230,7 @@ class Stamps:
     def __init__(self, n: int):
         self.n = n
         self.decoded: list[float] = []        # reader thread: each CardRead's t
+        self.queued: list[float] = []         # reader thread: each card read put on the queue
         self.taken_at = 0.0                   # loop thread: the input being processed
         # a card: (taken, start, end, of which staging)
         self.writes: list[tuple[float, float, float, float]] = []
@@ -296,6 +301,18 @@ def _time_journal(journal: Any, stamps: Stamps) -> None:
     journal.stage, journal.commit = staged, timed
 
 
+def _time_queued(shoe: Any, stamps: Stamps) -> None:
+    """Note when the shoe's reader thread puts each card read on the service's queue (its
+    `submit`, as the builder gave it), the end of the reader's own work."""
+    submit, queued = shoe.submit, stamps.queued
+
+    def stamped(inp: Any) -> None:
+        if isinstance(inp, CardRead):
+            queued.append(time.monotonic())
+        submit(inp)
+    shoe.submit = stamped
+
+
 def shoe_options(read_timeout_s: float | None = None) -> dict:
     """The shoe driver's options as `tablectl run` passes them, from the config's defaults."""
     c = ShoeCfg()
@@ -355,6 +372,7 @@ class LiveTable:
             self.sink.close()
             raise
         _time_journal(self.asm.journal, stamps)    # before the loop takes its first input
+        _time_queued(self.asm.shoe, stamps)
         self.resumed = self.asm.started.said
         self.thread = threading.Thread(target=self._run, name="table-loop", daemon=True)
         self.thread.start()
@@ -467,11 +485,13 @@ def table_result(stamps: Stamps, cards: Sequence[str], sent: Sequence[float | No
         raise RuntimeError(f"table: {len(stamps.decoded)} reads decoded and {len(stamps.writes)} "
                            f"card inputs journaled for {n} cards")
     published = [t for t, _ in stamps.published]
-    decoded, writes = stamps.decoded[:n], stamps.writes[:n]
+    decoded, writes, queued = stamps.decoded[:n], stamps.writes[:n], stamps.queued[:n]
     return Result(
         rate, [p - s for p, s in zip(published, sent) if s is not None],
         added=[p - d for p, d in zip(published, decoded)],
         queue=[w[0] - d for w, d in zip(writes, decoded)],
+        reader=[q - d for q, d in zip(queued, decoded)],
+        handoff=[w[0] - q for w, q in zip(writes, queued)],
         apply=[w[1] - w[0] for w in writes],
         journal=[w[2] - w[1] for w in writes],
         stage=[w[3] for w in writes], commit=[w[2] - w[1] - w[3] for w in writes],
@@ -534,7 +554,8 @@ def summary(where: str, res: Result, table_rate: float, pace_ms: float) -> dict:
     """One table path's figures for the JSON line."""
     out: dict[str, Any] = {"path": where, "cards": res.decided, "pace_ms": round(pace_ms, 3),
                            "cards_per_s": round(table_rate, 1)}
-    for name, values in (("added", res.added), ("queue", res.queue), ("apply", res.apply),
+    for name, values in (("added", res.added), ("queue", res.queue), ("reader", res.reader),
+                         ("handoff", res.handoff), ("apply", res.apply),
                          ("journal", res.journal), ("journal_stage", res.stage),
                          ("journal_commit", res.commit), ("publish", res.publish),
                          ("bare_sqlite", res.bare), ("total", res.latencies)):
@@ -635,18 +656,20 @@ def main(argv: list[str] | None = None) -> int:
                     shares.append((f"{transport:9} {protocol:8}", res))
                     runs.append(summary(where, res, rate, pace_ms))
     say("\nthe controller's added latency: decoded CardRead → the card's event published, and "
-        "its parts:\nqueue (to the loop), apply (the table), journal (stage: the card's records "
-        "encoded and chained,\n+ commit: their one transaction, fsynced), publish (the "
-        "publishers before the card's event\nreaches the last); bare: a bare SQLite WAL "
-        "synchronous=FULL commit of one comparable record,\nsame directory, between the same "
-        "run's reads")
-    say(f"{'transport':9} {'protocol':8} {'part':7} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>8}")
+        "its parts:\nqueue (to the loop: the reader's own work, then the hand-off from its put "
+        "to the loop),\napply (the table), journal (stage: the card's records encoded and "
+        "chained,\n+ commit: their one transaction, fsynced), publish (the publishers before the "
+        "card's event\nreaches the last); bare: a bare SQLite WAL synchronous=FULL commit of one "
+        "comparable record,\nsame directory, between the same run's reads")
+    say(f"{'transport':9} {'protocol':8} {'part':8} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>8}")
     for where, res in shares:
-        for part, values in (("added", res.added), ("queue", res.queue), ("apply", res.apply),
-                             ("journal", res.journal), (" stage", res.stage),
-                             (" commit", res.commit), ("publish", res.publish),
+        for part, values in (("added", res.added), ("queue", res.queue),
+                             ("·reader", res.reader), ("·handoff", res.handoff),
+                             ("apply", res.apply), ("journal", res.journal),
+                             ("·stage", res.stage), ("·commit", res.commit),
+                             ("publish", res.publish),
                              ("bare", res.bare)):
-            say(f"{where} {part:7} {spread_us(values)}")
+            say(f"{where} {part:8} {spread_us(values)}")
     wire = ", ".join(f"{p} {wire_ms(p, args.baud):.2f} ms" for p in protocols)
     say(f"\ntargets: added p99 <= {ADDED_TARGET_MS:g} ms, journal write included; journal "
         f"write p99 <= {JOURNAL_VS_BARE:g} x the bare commit's p99\n(one card on the wire at "

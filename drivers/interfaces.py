@@ -40,6 +40,11 @@ class ShoeDriver(Protocol):
         """After a restart: reads up to `last_seq` are journaled already."""
         ...
 
+    def cancel_read(self) -> None:
+        """From another thread: the read under way returns None now, and so do later ones
+        (the reader thread is stopping)."""
+        ...
+
     def close(self) -> None: ...
 
     @property

@@ -89,6 +89,7 @@ class VirtualDealer:
         self.skip_faults = [f for f in rig.faults if f.kind == "skip_burn"]
         self.status: dict = {}
         self._pending = False                     # a pull is on its way
+        self._waits = 0                           # the dealer's waits for the shoe, numbered
         self._checking = False                    # a look for reads that never came
         self._revealing: tuple | None = None      # (shoe, round) whose reveal is on its way
 
@@ -140,7 +141,20 @@ class VirtualDealer:
         if not self._dealing():
             # the shoe is still in the shuffler: the dealer waits for it to be handed over
             self._pending = True
-            self.schedule(max(self.pace_s, 0.05), self._pull)
+            self._waits += 1
+            wait = self._waits
+
+            def again() -> None:
+                if self._pending and self._waits == wait:   # the first of the two pulls
+                    self._waits += 1
+                    self._pull()
+            if self.pace_s == 0:
+                # at zero pace the dealer takes the shoe the moment it is handed over (the
+                # rig tells from the shuffler's thread: the pull runs on the table's loop)
+                self.rig.on_loaded = lambda: self.after_inputs(again)
+                if self._dealing():
+                    self.after_inputs(again)      # handed over just now
+            self.schedule(max(self.pace_s, 0.05), again)
         elif self._in_flight() > 0:
             self._look_later()      # a card is out whose read has not come yet
         else:

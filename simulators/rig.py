@@ -70,6 +70,8 @@ class SimRig:
         self.loaded_for: int | None = None
         self.next_for: int | None = None
         self._hand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()
+        #: told once, on whatever thread loads it, when the shoe is next loaded
+        self.on_loaded: Callable[[], None] | None = None
         registry.register(self.shuffler_name, self.shuffler)
         registry.register(self.name, self.shoe)
 
@@ -96,6 +98,9 @@ class SimRig:
                        faults=self.shoe_faults)
         self._loads += 1
         self.loaded_for = self.next_for
+        told, self.on_loaded = self.on_loaded, None
+        if told is not None:
+            told()
         return self.shoe
 
     def unread(self, shoe: int | None, reads: int) -> int:

@@ -328,18 +328,26 @@ class ShoeModel:
                 self._segments.pop(0)
             return data
 
-    def wait_output(self, timeout: float) -> bool:
-        """Block up to `timeout` s (real time) until read() has bytes; True when it has."""
+    def wait_output(self, timeout: float, cancel: threading.Event | None = None) -> bool:
+        """Block up to `timeout` s (real time) until read() has bytes; True when it has.
+        False at once when `cancel` is set (and `interrupt()` called: a port's cancel_read)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
                 if not self.silent and self.link_up and self._segments and self._segments[0]:
                     return True
+                if cancel is not None and cancel.is_set():
+                    return False
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
                 # short slices: silences and drops end by the model's clock, not by a notify
                 self._cond.wait(min(left, 0.01))
+
+    def interrupt(self) -> None:
+        """Wake every wait_output(), so that it looks at its `cancel` again."""
+        with self._cond:
+            self._cond.notify_all()
 
     def discard_output(self) -> None:
         """Drop queued output (a port's input-buffer reset on the controller's side)."""

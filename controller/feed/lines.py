@@ -11,6 +11,10 @@ if TYPE_CHECKING:
     from controller.words import Words
 
 
+#: one encoder for every line (json.dumps with options would build one an event)
+_COMPACT = json.JSONEncoder(separators=(",", ":")).encode
+
+
 class JsonFeed:
     """One JSON object per event (the README's `--json` contract), each with the contract's
     version (controller.schema)."""
@@ -21,7 +25,7 @@ class JsonFeed:
 
     def publish(self, event: dict) -> None:
         if self.kinds is None or event["event"] in self.kinds:
-            self.stream.write(json.dumps(stamped(event), separators=(",", ":")) + "\n")
+            self.stream.write(_COMPACT(stamped(event)) + "\n")
 
     def flush(self) -> None:
         """The lines given so far, out (the loop calls it once its events are announced)."""

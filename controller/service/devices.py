@@ -201,6 +201,9 @@ class ShoeSource:
 
     def close(self) -> None:
         self._stop.set()
+        drv = self.driver
+        if drv is not None and self._thread is not None:
+            drv.cancel_read()   # the reader's blocking read ends now, not at its timeout
         if self._thread is not None:
             self._thread.join(timeout=5)
         if self.driver is not None:

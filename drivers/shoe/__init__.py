@@ -37,7 +37,7 @@ def open_shoe(url: str, protocol: str = "beetek", *, read_timeout_s: float = 0.0
               dead_after_timeouts: int = 0, baudrate: int = 9600,
               reconnect_initial_s: float = 0.05, reconnect_max_s: float = 2.0,
               clock: Callable[[], float] = time.monotonic,
-              sleep: Callable[[float], None] = time.sleep,
+              sleep: Callable[[float], None] | None = None,
               stamp: Callable[[], float] | None = None) -> ShoeDriver:
     """Open the shoe at `url` speaking `protocol`.
 

@@ -8,13 +8,16 @@ how to turn decoded frames into events (`_decode`), plus two optional hooks (`_o
 Reconnection is a non-blocking retry schedule checked on each `read_event()` call while the
 link is down: one `open()` attempt when the next attempt is due, then a wait no longer than the
 caller's timeout. Nothing of it runs while the link is up, so the hot path is read + decode.
+
+A read blocks in the port (pyserial waits on the descriptor, it does not poll); another thread
+ends it at once with `cancel_read()` (pyserial's own `cancel_read` where the port has one), so a
+reader thread stops without waiting out its timeout.
 """
 from __future__ import annotations
 
-import dataclasses
-from abc import ABC, abstractmethod
-
+import threading
 import time
+from abc import ABC, abstractmethod
 from typing import Callable, Protocol
 
 import structlog
@@ -51,6 +54,7 @@ class ByteStream(Protocol):
     def read(self, size: int = 1) -> bytes: ...
     def write(self, data: bytes) -> int | None: ...
     def close(self) -> None: ...
+    # optional, as in pyserial: `cancel_read()` ends a blocking read() from another thread
 
 
 class ShoeDriverBase(ABC):
@@ -68,7 +72,7 @@ class ShoeDriverBase(ABC):
                  read_timeout_s: float = 0.05, dead_after_timeouts: int = 0,
                  baudrate: int = 9600, reconnect_initial_s: float = 0.05,
                  reconnect_max_s: float = 2.0, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep,
+                 sleep: Callable[[float], None] | None = None,
                  stamp: Callable[[], float] | None = None):
         if read_timeout_s <= 0:
             raise ValueError(f"read_timeout_s must be > 0 (got {read_timeout_s})")
@@ -81,7 +85,10 @@ class ShoeDriverBase(ABC):
         self.reconnect_max_s = max(reconnect_max_s, reconnect_initial_s)
         self.stats: dict[str, int] = dict.fromkeys(STAT_KEYS, 0)
         self._clock = clock
-        self._sleep = sleep
+        # set by cancel_read() from another thread: reads return at once, for good
+        self._cancelled = threading.Event()
+        # the wait between reconnect attempts; by default one that cancel_read() cuts short
+        self._sleep = sleep or self._cancelled.wait
         # events carry the time their bytes arrived: reads that came in one burst share it,
         # which is how a controller tells two cards pulled together from two pulls
         self._stamp = stamp or clock
@@ -148,7 +155,7 @@ class ShoeDriverBase(ABC):
         `timeout` defaults to `read_timeout_s`. Never raises: bad bytes are counted and
         logged, link trouble becomes LinkLost / LinkBack events.
         """
-        if self._closed:
+        if self._closed or self._cancelled.is_set():
             return None
         try:
             return self._read_event(self.read_timeout_s if timeout is None else timeout)
@@ -167,6 +174,19 @@ class ShoeDriverBase(ABC):
         acknowledge them; the others have nothing to resume.
         """
 
+    def cancel_read(self) -> None:
+        """From another thread: the read under way returns now (None), and so does every
+        later one; the reader thread then closes the driver. A port without pyserial's
+        `cancel_read` (socket://) ends its read at its own timeout."""
+        self._cancelled.set()
+        port = self._port
+        cancel = getattr(port, "cancel_read", None)
+        if cancel is not None:
+            try:
+                cancel()
+            except (OSError, DeviceError, ValueError, TypeError):
+                pass    # the port closed under us: its read has ended already
+
     def close(self) -> None:
         self._flush_noise()
         self._closed = True
@@ -183,7 +203,10 @@ class ShoeDriverBase(ABC):
     def _read_event(self, timeout: float) -> DeviceEvent | None:
         deadline = self._clock() + timeout
         event: DeviceEvent | None
+        cancelled = self._cancelled
         while True:
+            if cancelled.is_set():
+                return None
             if self._io_error is not None and self._port is not None:
                 reason, self._io_error = self._io_error, None
                 event = self._lose(reason, by_silence=False)
@@ -216,6 +239,8 @@ class ShoeDriverBase(ABC):
                 if self._back_on_bytes:
                     self._back_on_bytes = False
                     return self._back()
+            elif cancelled.is_set():
+                return None                 # cut short, not a silent line
             else:
                 self._flush_noise()         # the line went quiet: the burst is over
                 self.stats["timeouts"] += 1
@@ -233,7 +258,19 @@ class ShoeDriverBase(ABC):
         if port is None:
             raise DeviceIOError("the shoe's port is closed")
         waiting = port.in_waiting
-        return port.read(waiting if waiting else 1)
+        if waiting:
+            return port.read(waiting)
+        # nothing yet: block for the first byte, then take what came with it (a frame's rest
+        # arrives together), so that one pass decodes the whole frame
+        data = port.read(1)
+        if data:
+            try:
+                more = port.in_waiting
+                if more:
+                    data += port.read(more)
+            except (OSError, DeviceError, ValueError, TypeError):
+                pass        # the byte read is kept; the next read reports the port's failure
+        return data
 
     def _next_decoded(self) -> DeviceEvent | None:
         while True:
@@ -248,7 +285,10 @@ class ShoeDriverBase(ABC):
             self.stats["frames"] += 1
             if isinstance(event, CardRead):
                 self.stats["cards"] += 1
-            return dataclasses.replace(event, t=self._fed_at)
+            # the event is the decoder's new object, not yet seen by anyone: stamped in place
+            # (a dataclasses.replace would build it a second time on every card)
+            object.__setattr__(event, "t", self._fed_at)
+            return event
 
     def _count_error(self, err: ProtocolError) -> None:
         key, by_bytes = "bad_frames", False
@@ -343,6 +383,8 @@ class ShoeDriverBase(ABC):
             if now >= deadline:
                 return None
             self._sleep(max(0.0, min(self._next_attempt, deadline) - now))
+            if self._cancelled.is_set():
+                return None
             if self._clock() >= deadline and self._clock() < self._next_attempt:
                 return None
 

@@ -7,12 +7,14 @@
                                          deals a card whenever the reader finds nothing queued
 
 read() returns as soon as any bytes are queued (at most one output segment, so a split frame
-arrives in two reads) or after `timeout`. A dropped link makes this handle fail like an unplugged
+arrives in two reads), after `timeout`, or when another thread calls cancel_read() (as pyserial's
+own ports do). A dropped link makes this handle fail like an unplugged
 USB adapter; reopening succeeds once the model's link is back.
 """
 from __future__ import annotations
 
 import errno
+import threading
 import time
 import urllib.parse
 from typing import Any
@@ -74,6 +76,7 @@ class Serial(SerialBase):
         self._model: ShoeModel | None = None
         self._auto = False
         self._generation = 0
+        self._cancel = threading.Event()
         super().__init__(*args, **kwargs)
 
     def open(self) -> None:
@@ -112,18 +115,29 @@ class Serial(SerialBase):
         model = self._live_model()
         timeout = self._timeout
         deadline = None if timeout is None else time.monotonic() + timeout
+        cancel = self._cancel
         while True:
             data = model.read(size)
             if data:
                 return data
+            if cancel.is_set():
+                cancel.clear()      # this read is the one cancelled
+                return b""
             if self._auto and model.has_more and model.link_up and not model.silent:
                 model.pull()
                 continue
             left = 1.0 if deadline is None else deadline - time.monotonic()
             if left <= 0:
                 return b""
-            model.wait_output(min(left, 0.05))
+            model.wait_output(min(left, 0.05), cancel)
             model = self._live_model()
+
+    def cancel_read(self) -> None:
+        """From another thread: the read under way (or else the next one) returns now."""
+        self._cancel.set()
+        model = self._model
+        if model is not None:
+            model.interrupt()
 
     def write(self, data: bytes) -> int:
         return self._live_model().write(bytes(data))
