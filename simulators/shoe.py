@@ -78,6 +78,9 @@ class ShoeModel:
         self.session = secrets.randbits(32) if session is None else session
         self.written = bytearray()            # every byte the controller sent, for tests
         self.link_generation = 0              # bumped when the link drops: old handles die
+        # moves whenever what a read could return changes other than by reading it (bytes
+        # queued or dropped, the link dropped, a silence begun): see `news`
+        self.changes = 0
         self._enc = ENCODERS[protocol]()
         self._clock = clock
         self._cond = threading.Condition()
@@ -141,6 +144,7 @@ class ShoeModel:
             self._last_acked = memory["last_acked"]
             self._unacked = [(seq, bytes.fromhex(frame)) for seq, frame in memory["unacked"]]
             self._segments.clear()
+            self.changes += 1
 
     def take_rest(self) -> list[str]:
         """The dealer takes the undealt rest out of the shoe (to count it back)."""
@@ -247,9 +251,11 @@ class ShoeModel:
             if "drop" in kinds:
                 self._down_until = self._clock() + self.drop_s
                 self.link_generation += 1
+                self.changes += 1
                 self._segments.clear()          # bytes on the wire die with the link
             if "silence" in kinds:
                 self._silent_until = self._clock() + self.silence_s
+                self.changes += 1
             if "noise" in kinds:
                 self._emit(self._enc.noise())
             count = 3 if "triple_draw" in kinds else 2 if "double_draw" in kinds else 1
@@ -296,6 +302,7 @@ class ShoeModel:
     def _emit(self, data: bytes, *, split: bool = False) -> None:
         if not self.link_up:
             return      # nobody listens; framed reads stay unacknowledged and come back later
+        self.changes += 1
         if not self._segments:
             self._segments.append(bytearray())
         if split and len(data) > 1:
@@ -328,6 +335,12 @@ class ShoeModel:
                 self._segments.pop(0)
             return data
 
+    def news(self) -> tuple[int, float]:
+        """What a reader needs to know that a look now would find what its last look found:
+        `changes` (unmoved while nothing was queued, dropped or silenced) and the time until
+        which a silence or a dropped link holds back what is queued."""
+        return self.changes, max(self._silent_until, self._down_until)
+
     def wait_output(self, timeout: float) -> bool:
         """Block up to `timeout` s (real time) until read() has bytes; True when it has."""
         deadline = time.monotonic() + timeout
@@ -345,6 +358,7 @@ class ShoeModel:
         """Drop queued output (a port's input-buffer reset on the controller's side)."""
         with self._cond:
             self._segments.clear()
+            self.changes += 1
 
     def connect(self) -> bool:
         """An adapter (re)opens the link: True when the shoe is reachable again."""

@@ -11,7 +11,6 @@ caller's timeout. Nothing of it runs while the link is up, so the hot path is re
 """
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 
 import time
@@ -199,9 +198,14 @@ class ShoeDriverBase(ABC):
             if event is not None:
                 return event
             try:
-                if timeout <= 0 and not self._port.in_waiting:
-                    return None         # a poll: nothing has arrived, and nothing is waited for
-                data = self._read_bytes()
+                if timeout <= 0:
+                    # a poll: what has arrived, if anything; nothing is waited for
+                    waiting = self._port.in_waiting
+                    if not waiting:
+                        return None
+                    data = self._port.read(waiting)
+                else:
+                    data = self._read_bytes()
             except (OSError, DeviceError, ValueError, TypeError) as err:
                 # pyserial raises SerialException (an OSError), or TypeError/ValueError from a
                 # port closed under it; all mean the transport is gone.
@@ -216,6 +220,9 @@ class ShoeDriverBase(ABC):
                 if self._back_on_bytes:
                     self._back_on_bytes = False
                     return self._back()
+                event = self._next_decoded()      # what just arrived, at once
+                if event is not None:
+                    return event
             else:
                 self._flush_noise()         # the line went quiet: the burst is over
                 self.stats["timeouts"] += 1
@@ -248,7 +255,10 @@ class ShoeDriverBase(ABC):
             self.stats["frames"] += 1
             if isinstance(event, CardRead):
                 self.stats["cards"] += 1
-            return dataclasses.replace(event, t=self._fed_at)
+            # the decoder made the event just now and hands it out once: it is stamped in
+            # place (a copy made by dataclasses.replace cost as much as decoding it)
+            object.__setattr__(event, "t", self._fed_at)
+            return event
 
     def _count_error(self, err: ProtocolError) -> None:
         key, by_bytes = "bad_frames", False

@@ -25,6 +25,11 @@ _PREFIXES = {"game": False, "manual burn cards": True, "gamealarm": False}
 _CARD = re.compile(r"(10|[A2-9TJQK])([SHDC])", re.IGNORECASE)
 _WARNING = re.compile(r"W0x([0-9A-F]{1,4})", re.IGNORECASE)
 _ALARM_CODE = re.compile(r"[A-Z]{1,2}\d{1,3}", re.IGNORECASE)
+# nearly every token pair is a card read as the shoe writes it: prefix and record at once
+_CARD_READ = re.compile(rb"\[(Game|Manual Burn Cards)\]<Card:(10|[A2-9TJQK])([SHDC])>")
+_CODES = {(rank.encode(), suit.encode()): canonical_code(rank, suit)
+          for rank in ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "T", "J", "Q", "K")
+          for suit in "SHDC"}
 
 
 class BeetekDecoder(BufferedDecoder):
@@ -41,8 +46,21 @@ class BeetekDecoder(BufferedDecoder):
     def next(self) -> DeviceEvent | None:
         while True:
             self._skip_space()
-            if not self._buf:
+            buf = self._buf
+            if not buf:
                 return None
+            read = _CARD_READ.match(buf)
+            if read is not None:
+                # the general parse below gives the same event, token by token (the match
+                # is read before its bytes leave the buffer it points into)
+                end = read.end()
+                event = CardRead(code=_CODES[read.group(2, 3)],
+                                 manual_burn=read[1] == b"Manual Burn Cards",
+                                 raw=bytes(buf[read.end(1) + 1:end]))
+                del buf[:end]
+                self._burn = None
+                self._skip_space()
+                return event
             if self._buf[0] not in _OPEN:
                 self._skip_garbage()
             token = self._take_token()

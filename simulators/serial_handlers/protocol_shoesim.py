@@ -108,6 +108,12 @@ class Serial(SerialBase):
     def in_waiting(self) -> int:
         return self._live_model().in_waiting
 
+    def news(self) -> tuple[int, float] | None:
+        """The shoe's `ShoeModel.news` (None once closed): a reader on a virtual clock skips
+        a look that could not find anything new."""
+        model = self._model
+        return model.news() if model is not None and self.is_open else None
+
     def read(self, size: int = 1) -> bytes:
         model = self._live_model()
         timeout = self._timeout
