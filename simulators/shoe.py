@@ -319,7 +319,7 @@ class ShoeModel:
     def in_waiting(self) -> int:
         """Bytes one read() can return now (0 while silent or while the link is down)."""
         with self._cond:
-            if self.silent or not self.link_up or not self._segments:
+            if not self._segments or not self._segments[0] or self.silent or not self.link_up:
                 return 0
             return len(self._segments[0])
 
