@@ -55,7 +55,7 @@ class Prompter:
         key = (_words_key(words), condition)
         known = self._texts.get(key)
         if known is None:
-            text = condition if first is not None else english(words or table.prompt_words())
+            text = first[1] if first is not None else english(words or table.prompt_words())
             known = (f"SIMULATOR: {text}" if self.simulated else text,
                      words.as_dict() if words is not None else None)
             if len(self._texts) >= 1024:

@@ -54,13 +54,13 @@ class BeetekDecoder(BufferedDecoder):
                 # the general parse below gives the same event, token by token (the match
                 # is read before its bytes leave the buffer it points into)
                 end = read.end()
-                event = CardRead(code=_CODES[read.group(2, 3)],
-                                 manual_burn=read[1] == b"Manual Burn Cards",
-                                 raw=bytes(buf[read.end(1) + 1:end]))
+                card = CardRead(code=_CODES[read[2], read[3]],
+                                manual_burn=read[1] == b"Manual Burn Cards",
+                                raw=bytes(buf[read.end(1) + 1:end]))
                 del buf[:end]
                 self._burn = None
                 self._skip_space()
-                return event
+                return card
             if self._buf[0] not in _OPEN:
                 self._skip_garbage()
             token = self._take_token()
