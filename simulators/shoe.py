@@ -335,11 +335,14 @@ class ShoeModel:
                 self._segments.pop(0)
             return data
 
-    def news(self) -> tuple[int, float]:
+    def news(self) -> tuple[int, float, bool]:
         """What a reader needs to know that a look now would find what its last look found:
-        `changes` (unmoved while nothing was queued, dropped or silenced) and the time until
-        which a silence or a dropped link holds back what is queued."""
-        return self.changes, max(self._silent_until, self._down_until)
+        `changes` (unmoved while nothing was queued, dropped or silenced), the time until
+        which a silence or a dropped link holds back what is queued, and whether anything
+        is queued at all."""
+        with self._cond:
+            return (self.changes, max(self._silent_until, self._down_until),
+                    bool(self._segments and self._segments[0]))
 
     def wait_output(self, timeout: float) -> bool:
         """Block up to `timeout` s (real time) until read() has bytes; True when it has."""

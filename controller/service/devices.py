@@ -108,7 +108,7 @@ class ShoeSource:
         # the simulated port's news when a pump last found nothing (None: look every time)
         self._seen: tuple[int, float | None] | None = None
         self._port: object = None
-        self._port_news: Callable[[], tuple[int, float] | None] | None = None
+        self._port_news: Callable[[], tuple[int, float, bool] | None] | None = None
 
     @property
     def resends(self) -> bool:
@@ -194,7 +194,9 @@ class ShoeSource:
                                        or self.clock() < until):
                 return None         # nothing arrived since the last look found nothing
         while self.step(0.0) or (drv.buffered and self.step(0.0)):
-            pass                    # (bytes just read may hold a frame not decoded yet)
+            # (bytes just read may hold a frame not decoded yet)
+            if not drv.buffered and (news := self._news(drv)) is not None and not news[2]:
+                break               # all read: nothing is queued on the port
         if not drv.connected:
             self._seen = None
             if self.clock is not None:
@@ -208,7 +210,7 @@ class ShoeSource:
             self._seen = (news[0], news[1] if news[1] > self.clock() else None)
         return None
 
-    def _news(self, drv: ShoeDriver) -> tuple[int, float] | None:
+    def _news(self, drv: ShoeDriver) -> tuple[int, float, bool] | None:
         port = getattr(drv, "transport", None)
         if port is not self._port:
             self._port = port

@@ -108,7 +108,7 @@ class Serial(SerialBase):
     def in_waiting(self) -> int:
         return self._live_model().in_waiting
 
-    def news(self) -> tuple[int, float] | None:
+    def news(self) -> tuple[int, float, bool] | None:
         """The shoe's `ShoeModel.news` (None once closed): a reader on a virtual clock skips
         a look that could not find anything new."""
         model = self._model
