@@ -193,8 +193,10 @@ class ShoeSource:
             if news[0] == changes and (until is None or self.clock is None
                                        or self.clock() < until):
                 return None         # nothing arrived since the last look found nothing
-        while self.step(0.0) or (drv.buffered and self.step(0.0)):
-            # (bytes just read may hold a frame not decoded yet)
+        while True:
+            if not self.step(0.0) and not (drv.buffered and self.step(0.0)):
+                news = self._news(drv)      # (bytes just read may hold a frame not decoded)
+                break
             if not drv.buffered and (news := self._news(drv)) is not None and not news[2]:
                 break               # all read: nothing is queued on the port
         if not drv.connected:
@@ -202,7 +204,6 @@ class ShoeSource:
             if self.clock is not None:
                 return self.clock() + max(drv.reconnect_delay_s, 0.01)
             return None
-        news = self._news(drv)
         if news is None or self.clock is None:
             self._seen = None
         else:
