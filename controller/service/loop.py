@@ -41,7 +41,7 @@ __all__ = ["Gate", "LoopSettings", "Note", "Query", "Submitted", "TableService"]
 
 log = get_logger("controller.service")
 SNAPSHOT_EVERY = 1000      # inputs between snapshots: bounds replay work at restart
-BATCH_INPUTS = 1024        # inputs one transaction may hold on a virtual clock (a shoe)
+BATCH_INPUTS = 256         # inputs one transaction may hold on a virtual clock
 #: events that make an input durable whatever its kind (an override or a hold must survive)
 DURABLE_EVENTS = frozenset({"override", "hold"})
 #: the events the loop itself acts on: those, a device asked something, a shoe's end
