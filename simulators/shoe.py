@@ -247,6 +247,13 @@ class ShoeModel:
                     self._cut_out = True
                     self._emit_read(self._enc.cut)
                 return []
+            if start not in self._faults and self.cut_position != start:
+                # one card, no fault, not the cut card's place: nearly every pull
+                code = self._cards[start]
+                self._emit_read(lambda seq: self._enc.card(code, seq=seq,
+                                                           manual_burn=manual_burn))
+                self._pos = start + 1
+                return [code]
             kinds = self._faults.get(start, [])
             if "drop" in kinds:
                 self._down_until = self._clock() + self.drop_s

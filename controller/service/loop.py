@@ -193,11 +193,10 @@ class TableService:
 
     def _next_virtual(self) -> Any:
         polled: list[float] | None = None     # the devices' wake times, polled just now
+        inbox = self._inbox                   # (this loop alone takes from it)
         while True:
-            try:
-                return self._inbox.get_nowait()
-            except queue.Empty:
-                pass
+            if not inbox.empty():
+                return inbox.get_nowait()
             if self._urgent:
                 self._commit()       # a device is asked something: it hears it now
                 polled = None
@@ -211,13 +210,14 @@ class TableService:
                 wakes, polled = polled, None
             if self._fire_due():
                 continue
-            times = wakes + [t for t in (self._timers.next_time(),) if t is not None]
-            if not times:
+            if (next_timer := self._timers.next_time()) is not None:
+                wakes.append(next_timer)
+            if not wakes:
                 if self._pending:
                     self._commit()   # what is announced may set something going again
                     continue
                 return _IDLE
-            self.clock.advance_to(min(times))       # type: ignore[union-attr]
+            self.clock.advance_to(min(wakes))       # type: ignore[union-attr]
             # what devices sent by then comes first
             polled = self._pump()
 
