@@ -83,7 +83,10 @@ class ShoeModel:
         self.changes = 0
         self._enc = ENCODERS[protocol]()
         self._clock = clock
-        self._cond = threading.Condition()
+        # held with `with self._lock` (a C lock: the model is read on every turn of a simulated
+        # loop); the condition over it wakes a reader waiting for bytes
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
         self._segments: list[bytearray] = []
         self._pos = 0
         self._cut_out = False
@@ -96,7 +99,7 @@ class ShoeModel:
         self._down_until = 0.0
         self._controller = FramedDecoder()
         if protocol == "framed":
-            with self._cond:
+            with self._lock:
                 self._emit(self._enc.hello(self.session, 0))     # power-on announcement
         for fault in faults:
             self.inject(fault)
@@ -108,7 +111,7 @@ class ShoeModel:
         cards = [check_code(c) for c in cards]
         if cut_position is not None and not 0 <= cut_position <= len(cards):
             raise ValueError(f"cut_position {cut_position} outside 0…{len(cards)}")
-        with self._cond:
+        with self._lock:
             self._cards, self.cut_position = cards, cut_position
             self._pos, self._cut_out = 0, False
             self._faults, self._injected = {}, []
@@ -119,14 +122,14 @@ class ShoeModel:
         """What the device holds across a controller's restart, as JSON: its cards and cut card,
         how far it has dealt, its faults to come, and (framed) its session, its read numbers
         and the reads it sent that were never acknowledged."""
-        with self._cond:
+        with self._lock:
             return {"cards": list(self._cards), "cut_position": self.cut_position,
                     "faults": {str(k): list(v) for k, v in self._faults.items()},
                     **self.progress()}
 
     def progress(self) -> dict:
         """The part of `memory` that changes with every card and acknowledgement."""
-        with self._cond:
+        with self._lock:
             return {"position": self._pos, "cut_out": self._cut_out, "session": self.session,
                     "seq": self._seq, "last_acked": self._last_acked,
                     "unacked": [[seq, frame.hex()] for seq, frame in self._unacked]}
@@ -134,7 +137,7 @@ class ShoeModel:
     def recall(self, memory: dict) -> None:
         """Stand exactly where `memory` says (see `memory`); nothing is on the wire: a link
         opened afterwards asks the shoe to resend what was never acknowledged."""
-        with self._cond:
+        with self._lock:
             if "cards" in memory:
                 self._cards = [check_code(c) for c in memory["cards"]]
                 self.cut_position = memory["cut_position"]
@@ -148,7 +151,7 @@ class ShoeModel:
 
     def take_rest(self) -> list[str]:
         """The dealer takes the undealt rest out of the shoe (to count it back)."""
-        with self._cond:
+        with self._lock:
             rest, self._pos = self._cards[self._pos:], len(self._cards)
             return rest
 
@@ -211,7 +214,7 @@ class ShoeModel:
         """Schedule a fault at card index `fault.at`; one already passed is refused."""
         if fault.kind not in FAULT_KINDS:
             raise FaultError(f"unknown fault kind {fault.kind!r} (known: {', '.join(FAULT_KINDS)})")
-        with self._cond:
+        with self._lock:
             self._schedule(fault)
 
     def _schedule(self, fault: Fault) -> None:
@@ -240,7 +243,7 @@ class ShoeModel:
 
     def pull(self, *, manual_burn: bool = False) -> list[str]:
         """The dealer draws: the codes that left the shoe (2–3 on a double/triple draw fault)."""
-        with self._cond:
+        with self._lock:
             start = self._pos
             if start >= len(self._cards):
                 if self.cut_position == start and not self._cut_out:
@@ -284,17 +287,17 @@ class ShoeModel:
 
     def alarm(self, code: str, text: str) -> None:
         """The shoe raises an alarm (e.g. "E3", "Card Not Read"); not on barcode."""
-        with self._cond:
+        with self._lock:
             self._emit(self._enc.alarm(code, text))
 
     def warning(self, code: str, text: str = "") -> None:
         """The shoe reports a warning (e.g. "W0x12"); not on barcode."""
-        with self._cond:
+        with self._lock:
             self._emit(self._enc.warning(code, text))
 
     def emit_raw(self, data: bytes) -> None:
         """Put arbitrary bytes on the wire (tests of the driver's robustness)."""
-        with self._cond:
+        with self._lock:
             self._emit(data)
 
     def _emit_read(self, build: Callable[..., bytes], *, split: bool = False) -> None:
@@ -325,14 +328,14 @@ class ShoeModel:
     @property
     def in_waiting(self) -> int:
         """Bytes one read() can return now (0 while silent or while the link is down)."""
-        with self._cond:
+        with self._lock:
             if not self._segments or not self._segments[0] or self.silent or not self.link_up:
                 return 0
             return len(self._segments[0])
 
     def read(self, size: int) -> bytes:
         """Up to `size` queued bytes, never across a split; b"" while silent or down."""
-        with self._cond:
+        with self._lock:
             if size <= 0 or self.silent or not self.link_up or not self._segments:
                 return b""
             first = self._segments[0]
@@ -347,14 +350,19 @@ class ShoeModel:
         `changes` (unmoved while nothing was queued, dropped or silenced), the time until
         which a silence or a dropped link holds back what is queued, and whether anything
         is queued at all."""
-        with self._cond:
-            return (self.changes, max(self._silent_until, self._down_until),
-                    bool(self._segments and self._segments[0]))
+        # read without the lock: `changes` first, so that bytes queued meanwhile by another
+        # thread move it past what the reader keeps
+        changes, segments = self.changes, self._segments
+        try:
+            queued = bool(segments[0]) if segments else False
+        except IndexError:          # emptied just now by another thread
+            queued = False
+        return changes, max(self._silent_until, self._down_until), queued
 
     def wait_output(self, timeout: float) -> bool:
         """Block up to `timeout` s (real time) until read() has bytes; True when it has."""
         deadline = time.monotonic() + timeout
-        with self._cond:
+        with self._lock:
             while True:
                 if not self.silent and self.link_up and self._segments and self._segments[0]:
                     return True
@@ -366,7 +374,7 @@ class ShoeModel:
 
     def discard_output(self) -> None:
         """Drop queued output (a port's input-buffer reset on the controller's side)."""
-        with self._cond:
+        with self._lock:
             self._segments.clear()
             self.changes += 1
 
@@ -376,7 +384,7 @@ class ShoeModel:
 
     def write(self, data: bytes) -> int:
         """Controller → shoe bytes: ACKs retire reads; a HELLO request gets HELLO + resends."""
-        with self._cond:
+        with self._lock:
             self.written += data
             if self.protocol != "framed":
                 return len(data)
