@@ -153,3 +153,35 @@ def test_the_bee_tek_card_read_fast_path_decodes_as_the_tokens_do(monkeypatch):
 ])
 def test_a_json_line_is_the_stamped_event_encoded(event):
     assert json_line(event) == json.dumps(stamped(event), separators=(",", ":"))
+
+
+class _Outlet:
+    def __init__(self, ignores: frozenset[str] | None = None):
+        self.events: list[dict] = []
+        if ignores is not None:
+            self.ignores = ignores
+
+    def publish(self, event: dict) -> None:
+        self.events.append(event)
+
+
+def test_prompts_are_made_only_when_an_outlet_takes_them(monkeypatch):
+    from controller.commands._simulation import run_simulation
+    from controller.service.prompt import Prompter
+    from controller.settings.profile import load_profile
+    made = {"n": 0}
+    event = Prompter.event
+
+    def counted(self):
+        made["n"] += 1
+        return event(self)
+    monkeypatch.setattr(Prompter, "event", counted)
+    taking = _Outlet()
+    run_simulation(load_profile("macau"), seed=5, publishers=[taking], keep_events=False)
+    assert made["n"] > 100 and any(e["event"] == "prompt" for e in taking.events)
+    made["n"] = 0
+    leaving = _Outlet(frozenset({"prompt"}))
+    run_simulation(load_profile("macau"), seed=5, publishers=[leaving], keep_events=False)
+    assert made["n"] == 0
+    # the same shoe, the same events, prompts aside
+    assert leaving.events == [e for e in taking.events if e["event"] != "prompt"]

@@ -59,6 +59,11 @@ class Fanout:
             if seq and seq > self.published_seq:
                 self.published_seq = seq
 
+    def wants(self, kind: str) -> bool:
+        """Whether an outward outlet takes events of `kind` (an outlet may name the kinds it
+        leaves aside in `ignores`)."""
+        return any(kind not in getattr(pub, "ignores", ()) for pub in self.outward)
+
     def outward_only(self, event: dict) -> None:
         for pub in self.outward:
             pub.publish(event)

@@ -104,6 +104,7 @@ class TableService:
         self._pending: list[Announcement] = []
         self._urgent = False                # the batch holds a request to a device
         self._context: tuple = ()           # the log context last bound (thread, shoe, round)
+        self._prompting = True              # an outward outlet takes prompts (set by `run`)
         self._finished = self._stopped = self._failed = False
         self._refusal: Exception | None = None
         self._stop_reason = ""
@@ -166,6 +167,8 @@ class TableService:
     def run(self) -> None:
         """Serve inputs until stopped (or, on a virtual clock, until nothing can happen).
         JournalError: the journal turned out not to verify while the table waited."""
+        # nobody outward takes prompts (a simulation's output): none is made
+        self._prompting = self._out.wants("prompt")
         self._publish_status()
         while not self._stopped:
             item = self._next_virtual() if self.clock.virtual else self._next_real()
@@ -335,7 +338,8 @@ class TableService:
             notice = {"event": "refused", "input": inp.type, "action": record.get("action"),
                       "user": record.get("user"), "why": str(refused)}
         batched = self._batch > 1
-        told = Announcement(inp, events, self._status(), self.prompt.event(), notice, batched)
+        prompt = self.prompt.event() if self._prompting else None
+        told = Announcement(inp, events, self._status(), prompt, notice, batched)
         if batched:
             # the simulated people and the loop's own rhythm react now; nothing leaves the
             # process (printed, fed, acknowledged, sent to a device) before the commit
@@ -415,7 +419,7 @@ class TableService:
     def _publish_status(self) -> None:
         """The prompt (when it changed) and the status, now: after what is pending."""
         self._commit()
-        self._out.status(self.prompt.event(), self._status())
+        self._out.status(self.prompt.event() if self._prompting else None, self._status())
 
     def _journal_note(self, note: Note) -> None:
         if not self.writable:
