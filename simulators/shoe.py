@@ -325,18 +325,23 @@ class ShoeModel:
 
     # -- the wire -------------------------------------------------------------------------
 
+    def _held_back(self) -> bool:
+        """Silent, or the link down: nothing reaches the controller now."""
+        now = self._clock()
+        return now < self._silent_until or now < self._down_until
+
     @property
     def in_waiting(self) -> int:
         """Bytes one read() can return now (0 while silent or while the link is down)."""
         with self._lock:
-            if not self._segments or not self._segments[0] or self.silent or not self.link_up:
+            if not self._segments or not self._segments[0] or self._held_back():
                 return 0
             return len(self._segments[0])
 
     def read(self, size: int) -> bytes:
         """Up to `size` queued bytes, never across a split; b"" while silent or down."""
         with self._lock:
-            if size <= 0 or self.silent or not self.link_up or not self._segments:
+            if size <= 0 or not self._segments or self._held_back():
                 return b""
             first = self._segments[0]
             data = bytes(first[:size])

@@ -251,7 +251,8 @@ class ShoeDriverBase(ABC):
                 continue
             if event is None:
                 return None
-            self._flush_noise()             # a good frame ends a burst of noise
+            if self._noise:
+                self._flush_noise()         # a good frame ends a burst of noise
             self.stats["frames"] += 1
             if isinstance(event, CardRead):
                 self.stats["cards"] += 1

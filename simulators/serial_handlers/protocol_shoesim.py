@@ -116,6 +116,9 @@ class Serial(SerialBase):
 
     def read(self, size: int = 1) -> bytes:
         model = self._live_model()
+        data = model.read(size)
+        if data:
+            return data                 # (nearly always: read after in_waiting said so)
         timeout = self._timeout
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
