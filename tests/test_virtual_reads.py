@@ -149,6 +149,8 @@ def test_the_bee_tek_card_read_fast_path_decodes_as_the_tokens_do(monkeypatch):
     {"event": "card", "code": "TH", "seq": 3, "flags": {"face_up": True}},
     {"event": "round_result", "player": ["AS", "9H"], "winner": "tie", "note": "é ♠ \u2028"},
     {"event": "odd", "schema_version": 9, "x": None},
+    {"event": "bets", "pays": 0.95, "big": 10 ** 20, "nan": float("nan"), "t": (1, [2.5e-9]),
+     "nested": {"a": {"b": [True, False, None, ""]}}, "\u00e9": "\ud83c\udca1"},
     {},
 ])
 def test_a_json_line_is_the_stamped_event_encoded(event):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO, TYPE_CHECKING, Any, Iterable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from controller.schema import SCHEMA_VERSION, VERSION_FIELD, stamped
 
@@ -11,7 +11,21 @@ if TYPE_CHECKING:
     from controller.words import Words
 
 
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode    # json.dumps's, made once
+def _compact_encoder() -> Callable[[Any], str]:
+    """`json.dumps(o, separators=(",", ":"))` as one encoder made once: the C encoder that
+    dumps makes anew for every call, kept (without the circular-reference check, which only
+    turns an impossible cycle's RecursionError into a ValueError)."""
+    from json import encoder
+    plain = json.JSONEncoder(separators=(",", ":"))
+    make = getattr(encoder, "c_make_encoder", None)
+    if make is None:                # a Python without the C accelerator
+        return plain.encode
+    fast = make(None, plain.default, encoder.encode_basestring_ascii, None, ":", ",",
+                False, False, True)
+    return lambda o: "".join(fast(o, 0))
+
+
+_ENCODE = _compact_encoder()
 _STAMP = f',"{VERSION_FIELD}":{SCHEMA_VERSION}}}'
 
 
