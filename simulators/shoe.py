@@ -87,6 +87,7 @@ class ShoeModel:
         # loop); the condition over it wakes a reader waiting for bytes
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
+        self._readers = 0                   # readers waiting on the condition for bytes
         self._segments: list[bytearray] = []
         self._pos = 0
         self._cut_out = False
@@ -321,7 +322,8 @@ class ShoeModel:
             self._segments.append(bytearray(data[half:]))
         else:
             self._segments[-1] += data
-        self._cond.notify_all()
+        if self._readers:
+            self._cond.notify_all()
 
     # -- the wire -------------------------------------------------------------------------
 
@@ -375,7 +377,11 @@ class ShoeModel:
                 if left <= 0:
                     return False
                 # short slices: silences and drops end by the model's clock, not by a notify
-                self._cond.wait(min(left, 0.01))
+                self._readers += 1
+                try:
+                    self._cond.wait(min(left, 0.01))
+                finally:
+                    self._readers -= 1
 
     def discard_output(self) -> None:
         """Drop queued output (a port's input-buffer reset on the controller's side)."""
