@@ -40,7 +40,7 @@ class ContinuousShufflerModel(ShoeModel):
 
     def return_cards(self, codes: Iterable[str]) -> None:
         """The round's cards go back in, each at a uniformly random place among those held."""
-        with self._cond:
+        with self._lock:
             for code in codes:
                 at = self._rng.randint(self._pos, len(self._cards))
                 self._cards.insert(at, check_code(code))

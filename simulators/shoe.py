@@ -78,9 +78,16 @@ class ShoeModel:
         self.session = secrets.randbits(32) if session is None else session
         self.written = bytearray()            # every byte the controller sent, for tests
         self.link_generation = 0              # bumped when the link drops: old handles die
+        # moves whenever what a read could return changes other than by reading it (bytes
+        # queued or dropped, the link dropped, a silence begun): see `news`
+        self.changes = 0
         self._enc = ENCODERS[protocol]()
         self._clock = clock
-        self._cond = threading.Condition()
+        # held with `with self._lock` (a C lock: the model is read on every turn of a simulated
+        # loop); the condition over it wakes a reader waiting for bytes
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
+        self._readers = 0                   # readers waiting on the condition for bytes
         self._segments: list[bytearray] = []
         self._pos = 0
         self._cut_out = False
@@ -93,7 +100,7 @@ class ShoeModel:
         self._down_until = 0.0
         self._controller = FramedDecoder()
         if protocol == "framed":
-            with self._cond:
+            with self._lock:
                 self._emit(self._enc.hello(self.session, 0))     # power-on announcement
         for fault in faults:
             self.inject(fault)
@@ -105,7 +112,7 @@ class ShoeModel:
         cards = [check_code(c) for c in cards]
         if cut_position is not None and not 0 <= cut_position <= len(cards):
             raise ValueError(f"cut_position {cut_position} outside 0…{len(cards)}")
-        with self._cond:
+        with self._lock:
             self._cards, self.cut_position = cards, cut_position
             self._pos, self._cut_out = 0, False
             self._faults, self._injected = {}, []
@@ -116,14 +123,14 @@ class ShoeModel:
         """What the device holds across a controller's restart, as JSON: its cards and cut card,
         how far it has dealt, its faults to come, and (framed) its session, its read numbers
         and the reads it sent that were never acknowledged."""
-        with self._cond:
+        with self._lock:
             return {"cards": list(self._cards), "cut_position": self.cut_position,
                     "faults": {str(k): list(v) for k, v in self._faults.items()},
                     **self.progress()}
 
     def progress(self) -> dict:
         """The part of `memory` that changes with every card and acknowledgement."""
-        with self._cond:
+        with self._lock:
             return {"position": self._pos, "cut_out": self._cut_out, "session": self.session,
                     "seq": self._seq, "last_acked": self._last_acked,
                     "unacked": [[seq, frame.hex()] for seq, frame in self._unacked]}
@@ -131,7 +138,7 @@ class ShoeModel:
     def recall(self, memory: dict) -> None:
         """Stand exactly where `memory` says (see `memory`); nothing is on the wire: a link
         opened afterwards asks the shoe to resend what was never acknowledged."""
-        with self._cond:
+        with self._lock:
             if "cards" in memory:
                 self._cards = [check_code(c) for c in memory["cards"]]
                 self.cut_position = memory["cut_position"]
@@ -141,10 +148,11 @@ class ShoeModel:
             self._last_acked = memory["last_acked"]
             self._unacked = [(seq, bytes.fromhex(frame)) for seq, frame in memory["unacked"]]
             self._segments.clear()
+            self.changes += 1
 
     def take_rest(self) -> list[str]:
         """The dealer takes the undealt rest out of the shoe (to count it back)."""
-        with self._cond:
+        with self._lock:
             rest, self._pos = self._cards[self._pos:], len(self._cards)
             return rest
 
@@ -207,7 +215,7 @@ class ShoeModel:
         """Schedule a fault at card index `fault.at`; one already passed is refused."""
         if fault.kind not in FAULT_KINDS:
             raise FaultError(f"unknown fault kind {fault.kind!r} (known: {', '.join(FAULT_KINDS)})")
-        with self._cond:
+        with self._lock:
             self._schedule(fault)
 
     def _schedule(self, fault: Fault) -> None:
@@ -236,20 +244,29 @@ class ShoeModel:
 
     def pull(self, *, manual_burn: bool = False) -> list[str]:
         """The dealer draws: the codes that left the shoe (2–3 on a double/triple draw fault)."""
-        with self._cond:
+        with self._lock:
             start = self._pos
             if start >= len(self._cards):
                 if self.cut_position == start and not self._cut_out:
                     self._cut_out = True
                     self._emit_read(self._enc.cut)
                 return []
+            if start not in self._faults and self.cut_position != start:
+                # one card, no fault, not the cut card's place: nearly every pull
+                code = self._cards[start]
+                self._emit_read(lambda seq: self._enc.card(code, seq=seq,
+                                                           manual_burn=manual_burn))
+                self._pos = start + 1
+                return [code]
             kinds = self._faults.get(start, [])
             if "drop" in kinds:
                 self._down_until = self._clock() + self.drop_s
                 self.link_generation += 1
+                self.changes += 1
                 self._segments.clear()          # bytes on the wire die with the link
             if "silence" in kinds:
                 self._silent_until = self._clock() + self.silence_s
+                self.changes += 1
             if "noise" in kinds:
                 self._emit(self._enc.noise())
             count = 3 if "triple_draw" in kinds else 2 if "double_draw" in kinds else 1
@@ -271,17 +288,17 @@ class ShoeModel:
 
     def alarm(self, code: str, text: str) -> None:
         """The shoe raises an alarm (e.g. "E3", "Card Not Read"); not on barcode."""
-        with self._cond:
+        with self._lock:
             self._emit(self._enc.alarm(code, text))
 
     def warning(self, code: str, text: str = "") -> None:
         """The shoe reports a warning (e.g. "W0x12"); not on barcode."""
-        with self._cond:
+        with self._lock:
             self._emit(self._enc.warning(code, text))
 
     def emit_raw(self, data: bytes) -> None:
         """Put arbitrary bytes on the wire (tests of the driver's robustness)."""
-        with self._cond:
+        with self._lock:
             self._emit(data)
 
     def _emit_read(self, build: Callable[..., bytes], *, split: bool = False) -> None:
@@ -296,6 +313,7 @@ class ShoeModel:
     def _emit(self, data: bytes, *, split: bool = False) -> None:
         if not self.link_up:
             return      # nobody listens; framed reads stay unacknowledged and come back later
+        self.changes += 1
         if not self._segments:
             self._segments.append(bytearray())
         if split and len(data) > 1:
@@ -304,22 +322,28 @@ class ShoeModel:
             self._segments.append(bytearray(data[half:]))
         else:
             self._segments[-1] += data
-        self._cond.notify_all()
+        if self._readers:
+            self._cond.notify_all()
 
     # -- the wire -------------------------------------------------------------------------
+
+    def _held_back(self) -> bool:
+        """Silent, or the link down: nothing reaches the controller now."""
+        now = self._clock()
+        return now < self._silent_until or now < self._down_until
 
     @property
     def in_waiting(self) -> int:
         """Bytes one read() can return now (0 while silent or while the link is down)."""
-        with self._cond:
-            if self.silent or not self.link_up or not self._segments:
+        with self._lock:
+            if not self._segments or not self._segments[0] or self._held_back():
                 return 0
             return len(self._segments[0])
 
     def read(self, size: int) -> bytes:
         """Up to `size` queued bytes, never across a split; b"" while silent or down."""
-        with self._cond:
-            if size <= 0 or self.silent or not self.link_up or not self._segments:
+        with self._lock:
+            if size <= 0 or not self._segments or self._held_back():
                 return b""
             first = self._segments[0]
             data = bytes(first[:size])
@@ -328,11 +352,25 @@ class ShoeModel:
                 self._segments.pop(0)
             return data
 
+    def news(self) -> tuple[int, float, bool]:
+        """What a reader needs to know that a look now would find what its last look found:
+        `changes` (unmoved while nothing was queued, dropped or silenced), the time until
+        which a silence or a dropped link holds back what is queued, and whether anything
+        is queued at all."""
+        # read without the lock: `changes` first, so that bytes queued meanwhile by another
+        # thread move it past what the reader keeps
+        changes, segments = self.changes, self._segments
+        try:
+            queued = bool(segments[0]) if segments else False
+        except IndexError:          # emptied just now by another thread
+            queued = False
+        return changes, max(self._silent_until, self._down_until), queued
+
     def wait_output(self, timeout: float, cancel: threading.Event | None = None) -> bool:
         """Block up to `timeout` s (real time) until read() has bytes; True when it has.
         False at once when `cancel` is set (and `interrupt()` called: a port's cancel_read)."""
         deadline = time.monotonic() + timeout
-        with self._cond:
+        with self._lock:
             while True:
                 if not self.silent and self.link_up and self._segments and self._segments[0]:
                     return True
@@ -342,7 +380,11 @@ class ShoeModel:
                 if left <= 0:
                     return False
                 # short slices: silences and drops end by the model's clock, not by a notify
-                self._cond.wait(min(left, 0.01))
+                self._readers += 1
+                try:
+                    self._cond.wait(min(left, 0.01))
+                finally:
+                    self._readers -= 1
 
     def interrupt(self) -> None:
         """Wake every wait_output(), so that it looks at its `cancel` again."""
@@ -351,8 +393,9 @@ class ShoeModel:
 
     def discard_output(self) -> None:
         """Drop queued output (a port's input-buffer reset on the controller's side)."""
-        with self._cond:
+        with self._lock:
             self._segments.clear()
+            self.changes += 1
 
     def connect(self) -> bool:
         """An adapter (re)opens the link: True when the shoe is reachable again."""
@@ -360,7 +403,7 @@ class ShoeModel:
 
     def write(self, data: bytes) -> int:
         """Controller → shoe bytes: ACKs retire reads; a HELLO request gets HELLO + resends."""
-        with self._cond:
+        with self._lock:
             self.written += data
             if self.protocol != "framed":
                 return len(data)

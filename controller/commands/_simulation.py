@@ -126,6 +126,8 @@ class Plan:
 
 
 class Collect:
+    ignores = frozenset({"prompt"})
+
     def __init__(self) -> None:
         self.events: list[dict] = []
 

@@ -136,10 +136,11 @@ def feed_settings(url: str, journal: str | None) -> dict:
 
 class _Without:
     def __init__(self, feed: Any, kinds: set[str]) -> None:
-        self.feed, self.kinds = feed, kinds
+        self.feed = feed
+        self.ignores = frozenset(kinds)     # what the loop need not make for this outlet
 
     def publish(self, event: dict) -> None:
-        if event["event"] not in self.kinds:
+        if event["event"] not in self.ignores:
             self.feed.publish(event)
 
     def flush(self) -> None:

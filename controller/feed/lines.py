@@ -3,16 +3,38 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO, TYPE_CHECKING, Any, Iterable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from controller.schema import stamped
+from controller.schema import SCHEMA_VERSION, VERSION_FIELD, stamped
 
 if TYPE_CHECKING:
     from controller.words import Words
 
 
-#: one encoder for every line (json.dumps with options would build one an event)
-_COMPACT = json.JSONEncoder(separators=(",", ":")).encode
+def _compact_encoder() -> Callable[[Any], str]:
+    """`json.dumps(o, separators=(",", ":"))` as one encoder made once: the C encoder that
+    dumps makes anew for every call, kept (without the circular-reference check, which only
+    turns an impossible cycle's RecursionError into a ValueError)."""
+    from json import encoder
+    plain = json.JSONEncoder(separators=(",", ":"))
+    make = getattr(encoder, "c_make_encoder", None)
+    if make is None:                # a Python without the C accelerator
+        return plain.encode
+    fast = make(None, plain.default, encoder.encode_basestring_ascii, None, ":", ",",
+                False, False, True)
+    return lambda o: "".join(fast(o, 0))
+
+
+_ENCODE = _compact_encoder()
+_STAMP = f',"{VERSION_FIELD}":{SCHEMA_VERSION}}}'
+
+
+def json_line(event: dict) -> str:
+    """The event as one line of the `--json` contract: `stamped(event)` encoded compactly, the
+    version put after the event's own fields without copying them."""
+    if not event or VERSION_FIELD in event:
+        return _ENCODE(stamped(event))
+    return _ENCODE(event)[:-1] + _STAMP
 
 
 class JsonFeed:
@@ -25,7 +47,7 @@ class JsonFeed:
 
     def publish(self, event: dict) -> None:
         if self.kinds is None or event["event"] in self.kinds:
-            self.stream.write(_COMPACT(stamped(event)) + "\n")
+            self.stream.write(json_line(event) + "\n")
 
     def flush(self) -> None:
         """The lines given so far, out (the loop calls it once its events are announced)."""

@@ -59,6 +59,11 @@ class Fanout:
             if seq and seq > self.published_seq:
                 self.published_seq = seq
 
+    def wants(self, kind: str) -> bool:
+        """Whether an outward outlet takes events of `kind` (an outlet may name the kinds it
+        leaves aside in `ignores`)."""
+        return any(kind not in getattr(pub, "ignores", ()) for pub in self.outward)
+
     def outward_only(self, event: dict) -> None:
         for pub in self.outward:
             pub.publish(event)
@@ -85,8 +90,9 @@ class Fanout:
         for e in told.events:
             for actor in actors:
                 actor.publish(e)
+        status = told.status
         for actor in actors:
-            actor.publish(told.status)
+            actor.publish(status)
         if told.notice is not None:
             for actor in actors:
                 actor.publish(told.notice)
@@ -94,7 +100,8 @@ class Fanout:
     def announce(self, told: Announcement) -> None:
         """One committed input: its events, its anchor, the prompt and status it left."""
         for e in told.events:
-            _log_event(e)
+            if e["event"] in _LOGGED:
+                _log_event(e)
         self.publish(told.events, actors=not told.batched)
         if told.anchor is not None:
             self.anchor(told.anchor)
@@ -124,6 +131,10 @@ class Fanout:
         """Outlets that buffer (stdout) write out what they were given."""
         for pub in self._flushing:
             pub.flush()
+
+
+#: the kinds of event `_log_event` may log
+_LOGGED = frozenset({"hold", "shoe_started", "shoe_ended", "override", "alarm"})
 
 
 def _log_event(e: dict) -> None:

@@ -35,6 +35,7 @@ READ_ACTIONS = ("state", "recall", "audit")
 
 class Memory:
     """A publisher that keeps the last rounds, alarms and overrides for `state` requests."""
+    ignores = frozenset({"prompt"})     # the state request asks the prompter itself
 
     def __init__(self, keep: int = 10):
         self.rounds: deque[dict] = deque(maxlen=keep)

@@ -105,6 +105,10 @@ class ShoeSource:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.resume_seq: int | None = None
+        # the simulated port's news when a pump last found nothing (None: look every time)
+        self._seen: tuple[int, float | None] | None = None
+        self._port: object = None
+        self._port_news: Callable[[], tuple[int, float, bool] | None] | None = None
 
     @property
     def resends(self) -> bool:
@@ -174,15 +178,45 @@ class ShoeSource:
 
     def pump(self) -> float | None:
         """Simulated time: read everything the shoe has sent; when the link is down, the time
-        to try again."""
+        to try again.
+
+        A port that can say what changed since it was last found empty (the simulated shoe's
+        `news`) is not looked at again until something did, or until a silence or a dropped
+        link it reported may have ended: one look a card, not one every turn of the loop."""
         drv = self.driver
         if drv is None:
             return None
-        while self.step(0.0) or (drv.buffered and self.step(0.0)):
-            pass                    # (bytes just read may hold a frame not decoded yet)
-        if not drv.connected and self.clock is not None:
-            return self.clock() + max(drv.reconnect_delay_s, 0.01)
+        news = self._news(drv)
+        if news is not None and self._seen is not None and not self.outbox \
+                and self.resume_seq is None and not drv.buffered:
+            changes, until = self._seen
+            if news[0] == changes and (until is None or self.clock is None
+                                       or self.clock() < until):
+                return None         # nothing arrived since the last look found nothing
+        while True:
+            if not self.step(0.0) and not (drv.buffered and self.step(0.0)):
+                news = self._news(drv)      # (bytes just read may hold a frame not decoded)
+                break
+            if not drv.buffered and (news := self._news(drv)) is not None and not news[2]:
+                break               # all read: nothing is queued on the port
+        if not drv.connected:
+            self._seen = None
+            if self.clock is not None:
+                return self.clock() + max(drv.reconnect_delay_s, 0.01)
+            return None
+        if news is None or self.clock is None:
+            self._seen = None
+        else:
+            # a silence or a drop still running holds back bytes until it ends: look then
+            self._seen = (news[0], news[1] if news[1] > self.clock() else None)
         return None
+
+    def _news(self, drv: ShoeDriver) -> tuple[int, float, bool] | None:
+        port = getattr(drv, "transport", None)
+        if port is not self._port:
+            self._port = port
+            self._port_news = getattr(port, "news", None)
+        return self._port_news() if self._port_news is not None else None
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, daemon=True, name="shoe-reader")

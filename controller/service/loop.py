@@ -14,6 +14,7 @@ it runs (controller/service/build.py); parts on other threads report back throug
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
@@ -43,6 +44,8 @@ SNAPSHOT_EVERY = 1000      # inputs between snapshots: bounds replay work at res
 BATCH_INPUTS = 256         # inputs one transaction may hold on a virtual clock
 #: events that make an input durable whatever its kind (an override or a hold must survive)
 DURABLE_EVENTS = frozenset({"override", "hold"})
+#: the events the loop itself acts on: those, a device asked something, a shoe's end
+_NOTABLE = DURABLE_EVENTS | {"device_request", "shoe_ended"}
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,8 @@ class TableService:
         # the open batch: per input, what is announced once it is committed
         self._pending: list[Announcement] = []
         self._urgent = False                # the batch holds a request to a device
+        self._context: tuple = ()           # the log context last bound (thread, shoe, round)
+        self._prompting = True              # an outward outlet takes prompts (set by `run`)
         self._finished = self._stopped = self._failed = False
         self._refusal: Exception | None = None
         self._stop_reason = ""
@@ -162,6 +167,8 @@ class TableService:
     def run(self) -> None:
         """Serve inputs until stopped (or, on a virtual clock, until nothing can happen).
         JournalError: the journal turned out not to verify while the table waited."""
+        # nobody outward takes prompts (a simulation's output): none is made
+        self._prompting = self._out.wants("prompt")
         self._publish_status()
         while not self._stopped:
             item = self._next_virtual() if self.clock.virtual else self._next_real()
@@ -189,17 +196,16 @@ class TableService:
 
     def _next_virtual(self) -> Any:
         polled: list[float] | None = None     # the devices' wake times, polled just now
+        inbox = self._inbox                   # (this loop alone takes from it)
         while True:
-            try:
-                return self._inbox.get_nowait()
-            except queue.Empty:
-                pass
+            if not inbox.empty():
+                return inbox.get_nowait()
             if self._urgent:
                 self._commit()       # a device is asked something: it hears it now
                 polled = None
                 continue
             if polled is None:
-                wakes = [w for w in (p.pump() for p in self._pumps) if w is not None]
+                wakes = self._pump()
                 if not self._inbox.empty():
                     continue
             else:
@@ -207,15 +213,20 @@ class TableService:
                 wakes, polled = polled, None
             if self._fire_due():
                 continue
-            times = wakes + [t for t in (self._timers.next_time(),) if t is not None]
-            if not times:
+            if (next_timer := self._timers.next_time()) is not None:
+                wakes.append(next_timer)
+            if not wakes:
                 if self._pending:
                     self._commit()   # what is announced may set something going again
                     continue
                 return _IDLE
-            self.clock.advance_to(min(times))       # type: ignore[union-attr]
+            self.clock.advance_to(min(wakes))       # type: ignore[union-attr]
             # what devices sent by then comes first
-            polled = [w for w in (p.pump() for p in self._pumps) if w is not None]
+            polled = self._pump()
+
+    def _pump(self) -> list[float]:
+        """Every device pumped: the times they want to be looked at again."""
+        return [wake for source in self._pumps if (wake := source.pump()) is not None]
 
     def _fire_due(self) -> bool:
         due = self._timers.pop_due(self.clock.now())
@@ -293,23 +304,29 @@ class TableService:
             hook()
         out = self.table.apply_safely(inp)
         record = inp.to_dict()
-        if out.refused is not None:
-            record["refused"] = str(out.refused)
+        refused = out.refused
+        if refused is not None:
+            record["refused"] = str(refused)
         if out.error is not None:
             record["error"] = repr(out.error)
             log.error("input could not be applied; " + (
-                "it is refused and the table is as it was" if out.refused is not None
+                "it is refused and the table is as it was" if refused is not None
                 else "the table is on hold"), input=record.get("action", inp.type),
                 error=repr(out.error), exc_info=out.error)
         events = out.events
-        durable = self._durable and (DURABLE[inp.type]
-                                     or any(e["event"] in DURABLE_EVENTS for e in events))
+        # one look at the events' kinds for what they ask of the loop
+        items: list[tuple[str, dict]] = [("input", record)]
+        durable = urgent = ended = False
+        for e in events:
+            items.append((kind := e["event"], e))
+            if kind in _NOTABLE:
+                urgent, ended = urgent or kind == "device_request", ended or kind == "shoe_ended"
+                durable = durable or kind in DURABLE_EVENTS
+        durable = self._durable and (durable or DURABLE[inp.type])
         try:
             # the publishers' positions ride along as the working copy; what a restart trusts
             # is the chain's (the snapshots' records)
-            seqs = self.journal.stage(
-                [("input", record)] + [(e["event"], e) for e in events], durable=durable,
-                cursors=self._cursors or None)
+            seqs = self.journal.stage(items, durable=durable, cursors=self._cursors or None)
         except (JournalError, ValueError) as err:
             self._journal_failed(err)
         if inp.type == "card" and record.get("seq"):
@@ -317,27 +334,28 @@ class TableService:
         for e, seq in zip(events, seqs[1:]):
             e["seq"] = seq
         notice = None
-        if out.refused is not None:
+        if refused is not None:
             notice = {"event": "refused", "input": inp.type, "action": record.get("action"),
-                      "user": record.get("user"), "why": str(out.refused)}
+                      "user": record.get("user"), "why": str(refused)}
         batched = self._batch > 1
-        told = Announcement(inp, events, self._status(), self.prompt.event(), notice, batched)
+        prompt = self.prompt.event() if self._prompting else None
+        told = Announcement(inp, events, self._status(), prompt, notice, batched)
         if batched:
             # the simulated people and the loop's own rhythm react now; nothing leaves the
             # process (printed, fed, acknowledged, sent to a device) before the commit
             self._out.tell(told)
         self._pending.append(told)
-        self._urgent = self._urgent or any(e["event"] == "device_request" for e in events)
-        self._after_journal(told)
+        if urgent:
+            self._urgent = True
+        self._after_journal(told, ended)
         return out
 
-    def _after_journal(self, told: Announcement) -> None:
+    def _after_journal(self, told: Announcement, ended: bool) -> None:
         self._since_snapshot += 1
-        ended = any(e["event"] == "shoe_ended" for e in told.events)
-        snapshot_due = self._since_snapshot >= self._settings.snapshot_every or ended
+        snapshot_due = ended or self._since_snapshot >= self._settings.snapshot_every
         asked = [w for w in self._watches if w.staged()] if self._watches else ()
-        if not (snapshot_due or asked or self.anchors.due
-                or len(self._pending) >= self._batch):
+        if not (snapshot_due or asked or len(self._pending) >= self._batch
+                or self.anchors.due):
             return
         self._pending.pop()
         self._commit()               # this input and those before it; the others announced
@@ -380,8 +398,10 @@ class TableService:
                            f"before announcing anything more: {err}") from err
 
     def _announce(self, told: Announcement) -> None:
-        shoe, rnd = told.context
-        structlog.contextvars.bind_contextvars(table=self.name, shoe=shoe, round=rnd)
+        # the log's context, bound again only when it changed (this loop binds it alone)
+        if (context := (threading.get_ident(), told.context)) != self._context:
+            self._context, (shoe, rnd) = context, told.context
+            structlog.contextvars.bind_contextvars(table=self.name, shoe=shoe, round=rnd)
         self._out.announce(told)
 
     def republish(self, events: list[dict]) -> None:
@@ -399,7 +419,7 @@ class TableService:
     def _publish_status(self) -> None:
         """The prompt (when it changed) and the status, now: after what is pending."""
         self._commit()
-        self._out.status(self.prompt.event(), self._status())
+        self._out.status(self.prompt.event() if self._prompting else None, self._status())
 
     def _journal_note(self, note: Note) -> None:
         if not self.writable:

@@ -17,8 +17,12 @@ class Prompter:
         self.table, self.conditions = table, conditions
         self.simulated, self.virtual_supervisor = simulated, virtual_supervisor
         self.last = ""
-        self._key: Any = None               # what the last prompt was made from
-        self._texts: dict[Any, str] = {}    # prompts rendered before, by their words
+        # what the last prompt was made from: its words and the condition's line
+        self._words: Words | None = None
+        self._condition: str | None = None
+        # prompts rendered before, by their words: the text and the words' plain form (one
+        # copy shared by the events that carry them; nobody changes an event it is given)
+        self._texts: dict[Any, tuple[str, dict | None]] = {}
 
     def words(self) -> Words | None:
         """The prompt for people: the first service condition's words in place of the table's
@@ -43,16 +47,21 @@ class Prompter:
         table = self.table
         words = self.words()
         first = self.conditions.first()
-        key = (_words_key(words), first[1] if first else None, self.simulated)
-        if key == self._key:
+        condition = first[1] if first is not None else None
+        # the same words as last time (compared as values): nothing to say
+        if condition == self._condition and words == self._words and self._words is not None:
             return None
-        self._key = key
-        prompt = self._texts.get(key)
-        if prompt is None:
-            prompt = self.text()
+        self._words, self._condition = words, condition
+        key = (_words_key(words), condition)
+        known = self._texts.get(key)
+        if known is None:
+            text = first[1] if first is not None else english(words or table.prompt_words())
+            known = (f"SIMULATOR: {text}" if self.simulated else text,
+                     words.as_dict() if words is not None else None)
             if len(self._texts) >= 1024:
                 self._texts.clear()
-            self._texts[key] = prompt
+            self._texts[key] = known
+        prompt, said = known
         if prompt == self.last:
             return None
         self.last = prompt
@@ -60,8 +69,8 @@ class Prompter:
                               "text": prompt, "expects": table.expects()}
         # language-neutral: the message's code and fields; each screen puts them into
         # its reader's language (`text` is their English)
-        if words is not None:
-            ev["words"] = words.as_dict()
+        if said is not None:
+            ev["words"] = said
         if self.simulated:
             ev["simulator"] = True
         if first is not None:
@@ -72,7 +81,12 @@ class Prompter:
 def _words_key(value: Any) -> Any:
     """Words (and what their fields hold) as a value that can be a dict's key."""
     if isinstance(value, Words):
-        return (value.code, tuple((k, _words_key(v)) for k, v in value.fields.items()))
+        fields = tuple(value.fields.items())
+        try:
+            hash(fields)            # plain fields (the usual case) are their own key
+        except TypeError:
+            return (value.code, tuple((k, _words_key(v)) for k, v in fields))
+        return (value.code, fields)
     if isinstance(value, (list, tuple)):
         return tuple(_words_key(v) for v in value)
     if isinstance(value, dict):

@@ -222,9 +222,14 @@ class ShoeDriverBase(ABC):
             if event is not None:
                 return event
             try:
-                if timeout <= 0 and not self._port.in_waiting:
-                    return None         # a poll: nothing has arrived, and nothing is waited for
-                data = self._read_bytes()
+                if timeout <= 0:
+                    # a poll: what has arrived, if anything; nothing is waited for
+                    waiting = self._port.in_waiting
+                    if not waiting:
+                        return None
+                    data = self._port.read(waiting)
+                else:
+                    data = self._read_bytes()
             except (OSError, DeviceError, ValueError, TypeError) as err:
                 # pyserial raises SerialException (an OSError), or TypeError/ValueError from a
                 # port closed under it; all mean the transport is gone.
@@ -239,6 +244,9 @@ class ShoeDriverBase(ABC):
                 if self._back_on_bytes:
                     self._back_on_bytes = False
                     return self._back()
+                event = self._next_decoded()      # what just arrived, at once
+                if event is not None:
+                    return event
             elif cancelled.is_set():
                 return None                 # cut short, not a silent line
             else:
@@ -281,12 +289,13 @@ class ShoeDriverBase(ABC):
                 continue
             if event is None:
                 return None
-            self._flush_noise()             # a good frame ends a burst of noise
+            if self._noise:
+                self._flush_noise()         # a good frame ends a burst of noise
             self.stats["frames"] += 1
             if isinstance(event, CardRead):
                 self.stats["cards"] += 1
-            # the event is the decoder's new object, not yet seen by anyone: stamped in place
-            # (a dataclasses.replace would build it a second time on every card)
+            # the decoder made the event just now and hands it out once: it is stamped in
+            # place (a copy made by dataclasses.replace cost as much as decoding it)
             object.__setattr__(event, "t", self._fed_at)
             return event
 

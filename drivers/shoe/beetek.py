@@ -25,6 +25,11 @@ _PREFIXES = {"game": False, "manual burn cards": True, "gamealarm": False}
 _CARD = re.compile(r"(10|[A2-9TJQK])([SHDC])", re.IGNORECASE)
 _WARNING = re.compile(r"W0x([0-9A-F]{1,4})", re.IGNORECASE)
 _ALARM_CODE = re.compile(r"[A-Z]{1,2}\d{1,3}", re.IGNORECASE)
+# nearly every token pair is a card read as the shoe writes it: prefix and record at once
+_CARD_READ = re.compile(rb"\[(Game|Manual Burn Cards)\]<Card:(10|[A2-9TJQK])([SHDC])>[ \t\r\n]*")
+_CODES: dict[tuple, str] = {(rank.encode(), suit.encode()): canonical_code(rank, suit)
+          for rank in ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "T", "J", "Q", "K")
+          for suit in "SHDC"}
 
 
 class BeetekDecoder(BufferedDecoder):
@@ -40,9 +45,21 @@ class BeetekDecoder(BufferedDecoder):
 
     def next(self) -> DeviceEvent | None:
         while True:
-            self._skip_space()
-            if not self._buf:
+            buf = self._buf
+            if buf and buf[0] in _SPACE:
+                self._skip_space()
+            if not buf:
                 return None
+            read = _CARD_READ.match(buf)
+            if read is not None:
+                # the general parse below gives the same event, token by token, and the
+                # spaces after it (the match is read before its bytes leave the buffer)
+                card = CardRead(code=_CODES[read.group(2, 3)],
+                                manual_burn=read[1] == b"Manual Burn Cards",
+                                raw=bytes(buf[read.end(1) + 1:read.end(3) + 1]))
+                del buf[:read.end()]
+                self._burn = None
+                return card
             if self._buf[0] not in _OPEN:
                 self._skip_garbage()
             token = self._take_token()

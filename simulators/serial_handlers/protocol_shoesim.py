@@ -111,8 +111,17 @@ class Serial(SerialBase):
     def in_waiting(self) -> int:
         return self._live_model().in_waiting
 
+    def news(self) -> tuple[int, float, bool] | None:
+        """The shoe's `ShoeModel.news` (None once closed): a reader on a virtual clock skips
+        a look that could not find anything new."""
+        model = self._model
+        return model.news() if model is not None and self.is_open else None
+
     def read(self, size: int = 1) -> bytes:
         model = self._live_model()
+        data = model.read(size)
+        if data:
+            return data                 # (nearly always: read after in_waiting said so)
         timeout = self._timeout
         deadline = None if timeout is None else time.monotonic() + timeout
         cancel = self._cancel
