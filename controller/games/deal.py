@@ -43,6 +43,7 @@ from controller.games import procedure as procedures
 from controller.shoe.cards import CARD_OF_CODE, RANKS, Card, ordered_shoe, parse_card
 from controller.games import GameRules, get_rules, punto_banco as pb
 from controller.games.procedure import DECIDE
+from controller.games.rules import bet_number, bet_numbers
 
 _DEFAULT: Any = object()
 _NEVER = 1 << 62                               # the cut position of a shoe without a cut card
@@ -113,30 +114,6 @@ def _event(r, game: str) -> dict:
     else:
         e["bets"] = bet_numbers(r.bets)
     return e
-
-
-def bet_number(x: Fraction) -> int | float:
-    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20."""
-    return int(x) if x.denominator == 1 else float(x)
-
-
-#: a settlement as JSON numbers, by its bets and the identities of its Fractions (the rules'
-#: settlement tables share them between rounds, so no Fraction is hashed or converted again);
-#: each entry holds its Fractions, so no other object can take their identities meanwhile
-_SETTLED: dict[tuple, tuple[list[Fraction], dict[str, int | float]]] = {}
-
-
-def bet_numbers(settled: Mapping[str, Fraction]) -> dict[str, int | float]:
-    """Every bet's net result as JSON numbers (1 not 1.0, 0.95 not 19/20), as the table writes
-    them; a new dict each time."""
-    key = (*settled, *map(id, settled.values()))
-    hit = _SETTLED.get(key)
-    if hit is None:
-        if len(_SETTLED) >= 4096:
-            _SETTLED.clear()
-        hit = _SETTLED[key] = (list(settled.values()),
-                               {b: bet_number(x) for b, x in settled.items()})
-    return dict(hit[1])
 
 
 #: pb.settlement_key less the pairs, by layout * 100 + player_total * 10 + banker_total

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Mapping
+from typing import Callable, Mapping
 
 from controller.shoe.cards import POINT_OF_RANK, RANKS, SUITS, Card, codes, hand_total
 from controller.games.procedure import RESULT, Procedure
-from controller.games.rules import Rules
+from controller.games.rules import Hands, Numbers, Rules, bet_numbers
 
 #: Player draws on these two-card totals (0–5), stands on 6–7; 8–9 are naturals.
 PLAYER_DRAWS_ON = frozenset(range(0, 6))
@@ -256,6 +256,22 @@ class PuntoBancoRules(Rules):
 
     def settle(self, hands, paytable: Mapping) -> dict[str, Fraction]:
         return settle(hands["player"], hands["banker"], paytable)
+
+    def settler(self, paytable: Mapping) -> Callable[[Hands], Numbers]:
+        """The paytable's settlement table as JSON numbers, converted once: a round looks its
+        key up (hands of any other size go bet by bet)."""
+        try:
+            table = settlement_table(paytable)
+        except Exception:                     # a paytable the reference alone can tell about
+            return super().settler(paytable)
+        numbers = tuple(bet_numbers(entry) for entry in table)
+
+        def settled(hands: Hands) -> Numbers:
+            player, banker = hands["player"], hands["banker"]
+            if 2 <= len(player) <= 3 and 2 <= len(banker) <= 3:
+                return dict(numbers[_key_of(player, banker)])
+            return bet_numbers(settle_reference(player, banker, paytable))
+        return settled
 
 
 RULES = PuntoBancoRules()

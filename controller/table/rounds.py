@@ -3,11 +3,12 @@ rules name the next step (which the machine must allow, `next_<step>`), and sett
 cancelled; between rounds, the shoe ends when it is due to."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from controller.games import procedure
-from controller.games.deal import RoundDeal, bet_numbers
+from controller.games.deal import RoundDeal
 from controller.games.procedure import RESULT, decision_of, step_of
+from controller.games.rules import Numbers
 from controller.shoe.cards import Card
 from controller.table.desk import Desk
 from controller.table.model import RoundState, Stakes, cards_drawn
@@ -24,6 +25,8 @@ class Rounds:
         self._first = f"next_{proc.first}"     # the trigger to a round's first card
         self._steps: dict[str | None, tuple[str, str | None]] = {}  # rules' answer → step
         self._triggers: dict[str, str] = {}     # step → the machine's trigger to it
+        self._settled: tuple[Any, Callable[[dict], Numbers],
+                             dict[str, Callable[[dict], Numbers]] | None] | None = None
 
     # ------------------------------------------------------------------ between rounds
     def between(self) -> None:
@@ -177,19 +180,28 @@ class Rounds:
         rnd = d.round
         assert rnd is not None
         hands = d.hands_for_rules()
-        fields = self._result_fields(d.rules.outcome(hands))
-        fields["bets"] = self._bets(hands, d.profile.paytable)
-        if self._all_modes():
-            fields["bets_by_mode"] = {mode: self._bets(hands, table)
-                                      for mode, table in d.profile.paytables.items()}
-        self._mark(fields)
+        settle, by_mode = self._settlers()
+        e = self._result_fields(d.rules.outcome(hands))
+        if rnd.demo:
+            p = d.profile
+            e["bets"] = {b: 0 for b in p.paytable}
+            if by_mode is not None:
+                e["bets_by_mode"] = {mode: {b: 0 for b in p.paytables[mode]}
+                                     for mode in by_mode}
+        else:
+            e["bets"] = settle(hands)
+            if by_mode is not None:
+                e["bets_by_mode"] = {mode: s(hands) for mode, s in by_mode.items()}
+        if rnd.demo or rnd.flags:
+            self._mark(e)
         if d.profile.reveal == "on_reveal":
             # known to the controller now, shown to the table only on the dealer's reveal
-            fields["reveal"] = "pending"
+            e["reveal"] = "pending"
             d.reveal_due = rnd.number
         d.move("result")
-        fields.update(self._pass_bank(void=False))
-        d.emit("round_result", **fields)
+        if d.banking is not None:
+            e.update(self._pass_bank(void=False))
+        d.outbox.append(e)
         self.after()
 
     def cancel(self, reason: str) -> None:
@@ -216,14 +228,14 @@ class Rounds:
         outcome: dict[str, Any] = d.rules.partial_outcome(d.hands_for_rules())
         if d.banking_game:
             outcome["decisions"] = dict(rnd.decisions)
-        fields = self._result_fields(outcome)
-        fields.update(void=True, reason=reason, bets={b: 0 for b in d.profile.paytable})
-        if self._all_modes():
-            fields["bets_by_mode"] = {mode: {b: 0 for b in table}
-                                      for mode, table in d.profile.paytables.items()}
-        self._mark(fields)
-        fields.update(self._pass_bank(void=True))
-        d.emit("round_result", **fields)
+        e = self._result_fields(outcome)
+        e.update(void=True, reason=reason, bets={b: 0 for b in d.profile.paytable})
+        if self._settlers()[1] is not None:
+            e["bets_by_mode"] = {mode: {b: 0 for b in table}
+                                 for mode, table in d.profile.paytables.items()}
+        self._mark(e)
+        e.update(self._pass_bank(void=True))
+        d.outbox.append(e)
 
     def after(self) -> None:
         """Return a continuous shuffler's cards; decide whether the shoe ends; carry on."""
@@ -241,31 +253,37 @@ class Rounds:
         self.between()
 
     # ------------------------------------------------------------------ settlement
-    def _bets(self, hands: dict, paytable: Any) -> dict[str, int | float]:
-        """Net result per unit of every bet of `paytable` (every bet 0 in a demonstration)."""
+    def _settlers(self) -> tuple[Callable[[dict], Numbers],
+                                 dict[str, Callable[[dict], Numbers]] | None]:
+        """The profile's settlement, worked out once per profile (a profile never changes;
+        a new mode or profile is a new one): the live paytable's, and every mode's when each
+        mode is live in every round (players choose theirs)."""
         d = self.d
-        assert d.round is not None
-        if d.round.demo:
-            return {b: 0 for b in paytable}
-        return bet_numbers(d.rules.settle(hands, paytable))
-
-    def _all_modes(self) -> bool:
-        """Every mode of the profile is live in each round (players choose theirs)."""
-        p = self.d.profile
-        return len(p.paytables) > 1 and p.game_options.get("modes", "both") == "both"
+        p = d.profile
+        cached = self._settled
+        if cached is not None and cached[0] is p:
+            return cached[1], cached[2]
+        rules = d.rules
+        modes = None
+        if len(p.paytables) > 1 and p.game_options.get("modes", "both") == "both":
+            modes = {mode: rules.settler(table) for mode, table in p.paytables.items()}
+        self._settled = (p, rules.settler(p.paytable), modes)
+        return self._settled[1], modes
 
     def _result_fields(self, outcome: dict) -> dict[str, Any]:
-        """A round_result's fields: the game, the burn before the round, the outcome."""
+        """A round_result event, as Desk.emit writes it, up to the outcome: the game, the
+        burn before the round, the outcome."""
         d = self.d
         rnd = d.round
         assert rnd is not None
-        fields: dict[str, Any] = {"game": d.profile.game}
+        e: dict[str, Any] = {"event": "round_result", "shoe": d.shoe_no, "round": rnd.number,
+                             "game": d.profile.game}
         if rnd.burned_before:
-            fields["burned_before"] = list(rnd.burned_before)
-        fields.update(outcome)
+            e["burned_before"] = list(rnd.burned_before)
+        e.update(outcome)
         if rnd.stakes is not None:
-            fields.update(rnd.stakes.result_fields())
-        return fields
+            e.update(rnd.stakes.result_fields())
+        return e
 
     def _mark(self, fields: dict[str, Any]) -> None:
         """A demonstration round says so; a round with irregularities names them."""
