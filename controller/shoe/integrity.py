@@ -28,6 +28,14 @@ from controller.shoe.cards import ALL_CARDS, CardCodeError, parse_card
 #: rank (1-13), the suit, the card's small number (0-51) and the code itself
 _KNOWN = {c.code: (c.rank_index, c.suit, i, c.code) for i, c in enumerate(ALL_CARDS)}
 _BITS = 6                   # a card's small number fits in 6 bits; a window of k is 6k bits
+_NONE_YET = len(ALL_CARDS)  # the "last card" before any, or after what is no card
+#: by (last card's small number) * 53 + this card's: +1 the next rank up in the same suit, -1 the
+#: next down, 0 neither (a run of one suit in rank order steps by one each card)
+_STEP = tuple(0 if a == _NONE_YET or b == _NONE_YET
+              or ALL_CARDS[a].suit != ALL_CARDS[b].suit
+              or abs(ALL_CARDS[a].rank_index - ALL_CARDS[b].rank_index) != 1
+              else ALL_CARDS[b].rank_index - ALL_CARDS[a].rank_index
+              for a in range(_NONE_YET + 1) for b in range(_NONE_YET + 1))
 
 
 @dataclass(frozen=True)
@@ -66,8 +74,7 @@ class FactoryOrderDetector:
 
     def new_shoe(self) -> None:
         self.index = 0
-        self._rank = 0                          # the last card's rank and suit (0: none)
-        self._suit = ""
+        self._last = _NONE_YET                  # the last card's small number (none yet)
         self._len = 0                           # the run so far, in cards
         self._step = 0                          # +1 ascending, −1 descending, 0 not yet known
         self._recent: deque[str] = deque(maxlen=self.length)   # the run's codes, as read
@@ -79,23 +86,23 @@ class FactoryOrderDetector:
         self.index += 1
         self._recent.append(code)
         if card is None:
-            self._rank, self._suit, self._len, self._step = 0, "", 0, 0
+            self._last, self._len, self._step = _NONE_YET, 0, 0
             return None
-        rank, suit = card[0], card[1]
-        step = rank - self._rank
-        if suit == self._suit and (step == 1 or step == -1):
-            if self._step == 0 or self._step == step:
+        n = card[2]
+        step = _STEP[self._last * (_NONE_YET + 1) + n]
+        self._last = n
+        if step:
+            if self._step == step or self._step == 0:
                 self._len += 1
             else:                               # turned round: the last two start a new run
                 self._len = 2
             self._step = step
+            if self._len == self.length:
+                way = "ascending" if step > 0 else "descending"
+                return Alarm(self.kind, f"{self.length} cards of one suit in {way} rank order: "
+                             f"{' '.join(self._recent)}", self.index)
         else:
             self._len, self._step = 1, 0
-        self._rank, self._suit = rank, suit
-        if self._len == self.length:
-            way = "ascending" if self._step > 0 else "descending"
-            return Alarm(self.kind, f"{self.length} cards of one suit in {way} rank order: "
-                         f"{' '.join(self._recent)}", self.index)
         return None
 
 

@@ -16,8 +16,6 @@ import hashlib
 import logging
 import math
 import tomllib
-from types import MappingProxyType
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, cast
 
 from controller.errors import CommandRefused, Corrected, InputError, ProfileError
@@ -45,15 +43,27 @@ from controller.table.states import (CLOSED, HOLD, LOADED, BURNING, SHOE_ENDED, 
 from controller.words import Words, english, refuse
 
 log = logging.getLogger("controller.table")
-_NO_FLAGS: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass
 class Outcome:
-    """What one input did: its events, or why it was refused, or the defect it met."""
-    events: list[dict] = field(default_factory=list)
-    refused: CommandRefused | None = None
-    error: Exception | None = None
+    """What one input did: its events, or why it was refused, or the defect it met. (A plain
+    class of three slots: one is made for every card read.)"""
+    __slots__ = ("events", "refused", "error")
+
+    def __init__(self, events: list[dict] | None = None, refused: CommandRefused | None = None,
+                 error: Exception | None = None):
+        self.events: list[dict] = [] if events is None else events
+        self.refused = refused
+        self.error = error
+
+    def __repr__(self) -> str:
+        return f"Outcome(events={self.events!r}, refused={self.refused!r}, error={self.error!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Outcome) and (self.events, self.refused, self.error) == \
+            (other.events, other.refused, other.error)
+
+    __hash__ = None         # type: ignore[assignment]   (mutable, as the events it holds)
 
 
 #: the commands whose handler records who gave them
@@ -150,6 +160,14 @@ class Table:
     def apply_safely(self, inp: Input | Mapping[str, Any]) -> Outcome:
         """Apply one input and say what happened; never raises."""
         kind = type(inp)
+        if kind is CardRead:            # most inputs by far: straight to the read, no snapshot
+            d = self._d
+            try:
+                d.reads.read(inp)       # type: ignore[arg-type]
+            except Exception as err:
+                return self._defect(err, cast(Input, inp), None)
+            out, d.outbox = d.outbox, []
+            return Outcome(out)
         apply = _APPLY.get(kind)
         if apply is None:
             try:
@@ -244,12 +262,7 @@ class Table:
 
     # ------------------------------------------------------------------ device inputs
     def _card(self, inp: CardRead) -> None:
-        d = self._d
-        if d.shoe is not None:
-            d.shoe.reads += 1
-        # most reads carry no flag: they share one empty, read-only set of flags
-        flagged = inp.manual_burn or inp.face_up or inp.multiple or inp.with_previous
-        d.reads.card(inp.code, inp.flags if flagged else _NO_FLAGS)
+        self._d.reads.read(inp)
 
     def _cut(self, _: CutCardSeen) -> None:
         self._d.shoes.cut_card()

@@ -25,6 +25,8 @@ class Rounds:
         self._first = f"next_{proc.first}"     # the trigger to a round's first card
         self._steps: dict[str | None, tuple[str, str | None]] = {}  # rules' answer → step
         self._triggers: dict[str, str] = {}     # step → the machine's trigger to it
+        self._place = d.rules.place
+        self._next_phase = d.rules.next_phase
         self._settled: tuple[Any, Callable[[dict], Numbers],
                              dict[str, Callable[[dict], Numbers]] | None] | None = None
 
@@ -72,7 +74,11 @@ class Rounds:
 
     def bets_open(self) -> None:
         d = self.d
-        d.emit("bets_open", closes_in_s=d.betting_seconds)
+        rnd = d.round
+        assert rnd is not None
+        # as Desk.emit writes it (a round is open)
+        d.outbox.append({"event": "bets_open", "shoe": d.shoe_no, "round": rnd.number,
+                         "closes_in_s": d.betting_seconds})
         if d.auto_open and d.betting_seconds <= 0 and not (
                 d.shoe is not None and d.shoe.house_burn_announced):
             self.close_bets()
@@ -88,7 +94,7 @@ class Rounds:
             d.move(f"next_{nxt}")
         else:
             d.move("next_burn" if rnd.burn_due > 0 else self._first)
-        d.emit("bets_closed")
+        d.outbox.append({"event": "bets_closed", "shoe": d.shoe_no, "round": rnd.number})
 
     def _next_number(self) -> int:
         """Rounds count per shoe; games whose every round has its own shoe (Andar Bahar's
@@ -115,7 +121,7 @@ class Rounds:
         else:
             hands = d.hands_for_rules() if d.banking_game else rnd.hands
             if step in self._slots:
-                d.rules.place(hands, step, card)
+                self._place(hands, step, card)
                 slot = step
             else:
                 if decision_of(step) is not None:
@@ -129,7 +135,13 @@ class Rounds:
                 rnd.flags.append({"kind": "card_entered", "code": card.code,
                                   "detail": f"{card.code} entered by hand"})
             inventory.record(card, "hand")
-            nxt = self._next_step(hands)
+            # the rules' answer, as the step due and the decision it waits for (_next_step)
+            answer = self._next_phase(hands)
+            known = self._steps.get(answer)
+            if known is None:
+                known = self._learn(answer)
+            rnd.pending = known[1]
+            nxt = known[0]
         # the card event, as Desk.emit writes it (a round is open)
         d.outbox.append({"event": "card", "shoe": d.shoe_no, "round": rnd.number,
                          "n": inventory.drawn, "code": card.code, "slot": slot,
@@ -140,11 +152,7 @@ class Rounds:
             d.move("bets_open")
             self.bets_open()
             return
-        if nxt == RESULT:
-            self.complete()
-        else:
-            trigger = self._triggers.get(nxt)
-            d.move(trigger if trigger is not None else self._trigger(nxt))
+        self.advance(nxt)
 
     def next_step(self) -> str:
         """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
@@ -156,10 +164,15 @@ class Rounds:
         answer = d.rules.next_phase(hands)
         known = self._steps.get(answer)
         if known is None:
-            step = step_of(answer)
-            known = self._steps[answer] = (step, decision_of(step))
+            known = self._learn(answer)
         d.round.pending = known[1]
         return known[0]
+
+    def _learn(self, answer: str | None) -> tuple[str, str | None]:
+        """The step a rules' answer names and the decision it waits for (remembered)."""
+        step = step_of(answer)
+        known = self._steps[answer] = (step, decision_of(step))
+        return known
 
     def advance(self, nxt: str) -> None:
         """Move to the step due next, or complete the round."""
