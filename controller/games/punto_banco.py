@@ -5,7 +5,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from controller.shoe.cards import POINT_OF_RANK, RANKS, SUITS, Card, codes, hand_total
+from controller.shoe.cards import POINT_OF_RANK, RANKS, SUITS, Card, hand_total
 from controller.games.procedure import RESULT, Procedure
 from controller.games.rules import Hands, Numbers, Rules, bet_numbers
 
@@ -40,7 +40,7 @@ _INITIAL = PHASES[:4]
 def _total(hand) -> int:
     t = 0
     for c in hand:
-        t += _POINT[c.rank]
+        t += c.point
     return t % 10
 
 
@@ -77,19 +77,24 @@ TABLEAU = tuple(NO_DRAW if pt >= 8 or bt >= 8 else PLAYER_THIRD if PLAYER_DRAWS[
 
 def next_phase(player: list[Card], banker: list[Card]) -> str | None:
     """The next card due: P1, B1, P2, B2, player_third, banker_third, or None (round over)."""
+    return _next_of_hands({"player": player, "banker": banker})
+
+
+def _next_of_hands(hands: dict) -> str | None:
+    """`next_phase` of a round's hands (the table asks it for every card)."""
+    player, banker = hands["player"], hands["banker"]
     n_p, n_b = len(player), len(banker)
     if n_p + n_b < 4:
         return _INITIAL[n_p + n_b]
     if n_p < 2 or n_b < 2:
         return _next_phase_reference(player, banker)
-    pt = (_POINT[player[0].rank] + _POINT[player[1].rank]) % 10
-    bt = (_POINT[banker[0].rank] + _POINT[banker[1].rank]) % 10
+    pt = (player[0].point + player[1].point) % 10
+    bt = (banker[0].point + banker[1].point) % 10
     if pt >= 8 or bt >= 8 or n_b != 2:
         return None
     if n_p == 2 and PLAYER_DRAWS[pt]:
         return "player_third"
-    return "banker_third" if BANKER_DRAWS[bt][_POINT[player[2].rank] if n_p == 3 else 10] \
-        else None
+    return "banker_third" if BANKER_DRAWS[bt][player[2].point if n_p == 3 else 10] else None
 
 
 def _next_phase_reference(player: list[Card], banker: list[Card]) -> str | None:
@@ -241,7 +246,7 @@ class PuntoBancoRules(Rules):
         return {"player": [], "banker": []}
 
     def next_phase(self, hands) -> str | None:
-        return next_phase(hands["player"], hands["banker"])
+        return _next_of_hands(hands)
 
     def place(self, hands, phase: str, card: Card) -> None:
         hands[_HAND_OF[phase]].append(card)
@@ -249,10 +254,14 @@ class PuntoBancoRules(Rules):
     def outcome(self, hands) -> dict:
         p, b = hands["player"], hands["banker"]
         pt, bt = _total(p), _total(b)
-        return {"player": codes(p), "banker": codes(b),
+        if len(p) >= 2 and len(b) >= 2:         # is_natural, on the two first cards
+            natural = (p[0].point + p[1].point) % 10 >= 8 or (b[0].point + b[1].point) % 10 >= 8
+        else:
+            natural = is_natural(p, b)
+        return {"player": [c.code for c in p], "banker": [c.code for c in b],
                 "player_total": pt, "banker_total": bt,
                 "winner": "player" if pt > bt else "banker" if bt > pt else "tie",
-                "natural": is_natural(p, b)}
+                "natural": natural}
 
     def settle(self, hands, paytable: Mapping) -> dict[str, Fraction]:
         return settle(hands["player"], hands["banker"], paytable)

@@ -16,6 +16,7 @@ import hashlib
 import logging
 import math
 import tomllib
+from types import MappingProxyType
 from typing import Any, Callable, Mapping, cast
 
 from controller.errors import CommandRefused, Corrected, InputError, ProfileError
@@ -43,6 +44,7 @@ from controller.table.states import (CLOSED, HOLD, LOADED, BURNING, SHOE_ENDED, 
 from controller.words import Words, english, refuse
 
 log = logging.getLogger("controller.table")
+_NO_FLAGS: Mapping[str, Any] = MappingProxyType({})
 
 
 class Outcome:
@@ -63,7 +65,7 @@ class Outcome:
         return isinstance(other, Outcome) and (self.events, self.refused, self.error) == \
             (other.events, other.refused, other.error)
 
-    __hash__ = None         # type: ignore[assignment]   (mutable, as the events it holds)
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the events it holds
 
 
 #: the commands whose handler records who gave them
@@ -159,15 +161,19 @@ class Table:
 
     def apply_safely(self, inp: Input | Mapping[str, Any]) -> Outcome:
         """Apply one input and say what happened; never raises."""
-        kind = type(inp)
-        if kind is CardRead:            # most inputs by far: straight to the read, no snapshot
+        if type(inp) is CardRead:       # most inputs by far: straight to the read, no snapshot
             d = self._d
             try:
-                d.reads.read(inp)       # type: ignore[arg-type]
+                # as `_card`, inline
+                if d.shoe is not None:
+                    d.shoe.reads += 1
+                flagged = inp.manual_burn or inp.face_up or inp.multiple or inp.with_previous
+                d.reads.card(inp.code, inp.flags if flagged else _NO_FLAGS)
             except Exception as err:
-                return self._defect(err, cast(Input, inp), None)
+                return self._defect(err, inp, None)
             out, d.outbox = d.outbox, []
             return Outcome(out)
+        kind = type(inp)
         apply = _APPLY.get(kind)
         if apply is None:
             try:
@@ -262,7 +268,12 @@ class Table:
 
     # ------------------------------------------------------------------ device inputs
     def _card(self, inp: CardRead) -> None:
-        self._d.reads.read(inp)
+        d = self._d
+        if d.shoe is not None:
+            d.shoe.reads += 1
+        # most reads carry no flag: they share one empty, read-only set of flags
+        flagged = inp.manual_burn or inp.face_up or inp.multiple or inp.with_previous
+        d.reads.card(inp.code, inp.flags if flagged else _NO_FLAGS)
 
     def _cut(self, _: CutCardSeen) -> None:
         self._d.shoes.cut_card()

@@ -3,18 +3,14 @@ card goes to the step that is due (the shoe-start burn, a round's burn or hand, 
 a card that cannot be there, or comes when none is due, holds the table."""
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import Any, Mapping
 
 from controller.games import procedure
 from controller.shoe.cards import CARD_OF_CODE, Card, CardCodeError, parse_card
 from controller.table.desk import Desk
-from controller.table.inputs import CardRead
 from controller.table.model import QueuedRead
 from controller.table.states import (BETTING, BURN, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED,
                                      dealing)
-
-_NO_FLAGS: Mapping[str, Any] = MappingProxyType({})
 
 
 class Reads:
@@ -23,18 +19,6 @@ class Reads:
         proc = d.rules.procedure
         #: the step each dealing state takes a card for (step_in, looked up once per state)
         self._step_in = {dealing(s): s for s in (BURN,) + proc.steps}
-
-    def read(self, inp: CardRead) -> None:
-        """A card read as the shoe's driver delivers it: counted with the shoe's reads, then
-        dealt (`card`)."""
-        shoe = self.d.shoe
-        if shoe is not None:
-            shoe.reads += 1
-        # most reads carry no flag: they share one empty, read-only set of flags
-        if inp.manual_burn or inp.face_up or inp.multiple or inp.with_previous:
-            self.card(inp.code, inp.flags)
-        else:
-            self.card(inp.code, _NO_FLAGS)
 
     def card(self, code: str, flags: Mapping[str, Any], *, kept: bool = False) -> None:
         """A card read by the shoe, in read order. `kept`: a read kept during a hold, taken

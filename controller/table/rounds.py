@@ -134,7 +134,7 @@ class Rounds:
                 # typed by the supervisor, not read: the round and the console say so
                 rnd.flags.append({"kind": "card_entered", "code": card.code,
                                   "detail": f"{card.code} entered by hand"})
-            inventory.record(card, "hand")
+            inventory.record_hand(card)
             # the rules' answer, as the step due and the decision it waits for (_next_step)
             answer = self._next_phase(hands)
             known = self._steps.get(answer)
@@ -152,7 +152,11 @@ class Rounds:
             d.move("bets_open")
             self.bets_open()
             return
-        self.advance(nxt)
+        if nxt == RESULT:       # as `advance`
+            self.complete()
+        else:
+            trigger = self._triggers.get(nxt)
+            d.move(trigger if trigger is not None else self._trigger(nxt))
 
     def next_step(self) -> str:
         """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
