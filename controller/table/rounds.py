@@ -11,7 +11,7 @@ from controller.games.procedure import RESULT, decision_of, step_of
 from controller.games.rules import Numbers
 from controller.shoe.cards import Card
 from controller.table.desk import Desk
-from controller.table.model import RoundState, Stakes, cards_drawn
+from controller.table.model import RoundState, Stakes
 from controller.table.shoes import flag_list
 from controller.table.states import BURN, IDLE
 
@@ -197,7 +197,9 @@ class Rounds:
         rnd = d.round
         assert rnd is not None
         hands = d.hands_for_rules()
-        settle, by_mode = self._settlers()
+        settled = self._settled
+        settle, by_mode = settled[1:] if settled is not None and settled[0] is d.profile \
+            else self._settlers()
         e = self._result_fields(d.rules.outcome(hands))
         if rnd.demo:
             p = d.profile
@@ -266,7 +268,7 @@ class Rounds:
                 d.emit("cards_returned", cards=codes)
         shoe.end_reason = procedure.end_after_round(
             d.profile, rnd.number, shoe.cut_round, rounds_per_shoe=d.rules.rounds_per_shoe,
-            rounds_in_shoe=shoe.rounds, drawn=cards_drawn(shoe.inventory))
+            rounds_in_shoe=shoe.rounds, drawn=shoe.inventory.drawn)
         self.between()
 
     # ------------------------------------------------------------------ settlement
