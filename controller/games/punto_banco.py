@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Callable, Mapping
 
@@ -35,6 +36,7 @@ ONE = Fraction(1)
 _POINT = POINT_OF_RANK
 POINT_OF_CODE = {r + s: _POINT[r] for r in RANKS for s in SUITS}
 _INITIAL = PHASES[:4]
+_CODE = attrgetter("code")
 
 
 def _total(hand) -> int:
@@ -258,7 +260,7 @@ class PuntoBancoRules(Rules):
             natural = (p[0].point + p[1].point) % 10 >= 8 or (b[0].point + b[1].point) % 10 >= 8
         else:
             natural = is_natural(p, b)
-        return {"player": [c.code for c in p], "banker": [c.code for c in b],
+        return {"player": list(map(_CODE, p)), "banker": list(map(_CODE, b)),
                 "player_total": pt, "banker_total": bt,
                 "winner": "player" if pt > bt else "banker" if bt > pt else "tie",
                 "natural": natural}

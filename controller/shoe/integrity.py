@@ -219,12 +219,14 @@ class IntegrityWatch:
     def feed(self, code: str) -> list[Alarm]:
         current = self.current
         current.append(code)
-        card = _KNOWN.get(code)
-        if card is None:
-            card = _known(code)
-            if card is None:
+        try:
+            card = _KNOWN[code]
+        except KeyError:
+            known = _known(code)
+            if known is None:
                 self._runs_broken()
                 return _NONE
+            card = known
         n = card[2]
         alarms = _NONE
         # factory order (FactoryOrderDetector._feed)
@@ -250,13 +252,14 @@ class IntegrityWatch:
             self._filled += 1
             if self._filled < k:
                 return alarms
-        start = self._windows.get(key)
-        if start is None:
+        windows = self._windows
+        if key not in windows:
             self._matching = False
             return alarms
         if self._matching:
             return alarms
         self._matching = True
+        start = windows[key]
         index = len(current)
         window = " ".join(_canonical(c) or c for c in current[-k:])
         repeat = Alarm(RepeatDetector.kind, f"cards {index - k + 1}-{index} ({window}) repeat "

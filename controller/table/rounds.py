@@ -137,8 +137,9 @@ class Rounds:
             inventory.record_hand(card)
             # the rules' answer, as the step due and the decision it waits for (_next_step)
             answer = self._next_phase(hands)
-            known = self._steps.get(answer)
-            if known is None:
+            try:
+                known = self._steps[answer]
+            except KeyError:
                 known = self._learn(answer)
             rnd.pending = known[1]
             nxt = known[0]
@@ -155,8 +156,11 @@ class Rounds:
         if nxt == RESULT:       # as `advance`
             self.complete()
         else:
-            trigger = self._triggers.get(nxt)
-            d.move(trigger if trigger is not None else self._trigger(nxt))
+            try:
+                trigger = self._triggers[nxt]
+            except KeyError:
+                trigger = self._trigger(nxt)
+            d.move(trigger)
 
     def next_step(self) -> str:
         """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
