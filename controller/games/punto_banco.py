@@ -36,7 +36,7 @@ ONE = Fraction(1)
 _POINT = POINT_OF_RANK
 POINT_OF_CODE = {r + s: _POINT[r] for r in RANKS for s in SUITS}
 _INITIAL = PHASES[:4]
-_CODE = attrgetter("code")
+_CODE, _POINT_OF = attrgetter("code"), attrgetter("point")
 
 
 def _total(hand) -> int:
@@ -133,7 +133,7 @@ def settlement_key(winner_index: int, banker_total: int, player_pair: bool, bank
 
 
 def _key_of(player: list[Card], banker: list[Card]) -> int:
-    p, b = _total(player), _total(banker)
+    p, b = sum(map(_POINT_OF, player)) % 10, sum(map(_POINT_OF, banker)) % 10     # _total
     return settlement_key(0 if p > b else 1 if b > p else 2, b, player[0].rank == player[1].rank,
                           banker[0].rank == banker[1].rank, len(player) + len(banker))
 
@@ -255,7 +255,7 @@ class PuntoBancoRules(Rules):
 
     def outcome(self, hands) -> dict:
         p, b = hands["player"], hands["banker"]
-        pt, bt = _total(p), _total(b)
+        pt, bt = sum(map(_POINT_OF, p)) % 10, sum(map(_POINT_OF, b)) % 10        # _total
         if len(p) >= 2 and len(b) >= 2:         # is_natural, on the two first cards
             natural = (p[0].point + p[1].point) % 10 >= 8 or (b[0].point + b[1].point) % 10 >= 8
         else:

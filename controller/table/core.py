@@ -17,7 +17,7 @@ import logging
 import math
 import tomllib
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, cast
+from typing import Any, Callable, Mapping, NamedTuple, cast
 
 from controller.errors import CommandRefused, Corrected, InputError, ProfileError
 from controller.games import as_banking
@@ -47,25 +47,16 @@ log = logging.getLogger("controller.table")
 _NO_FLAGS: Mapping[str, Any] = MappingProxyType({})
 
 
-class Outcome:
-    """What one input did: its events, or why it was refused, or the defect it met. (A plain
-    class of three slots: one is made for every card read.)"""
-    __slots__ = ("events", "refused", "error")
+class Outcome(NamedTuple):
+    """What one input did: its events, or why it was refused, or the defect it met. (A named
+    tuple: one is made for every card read.)"""
+    events: list[dict]
+    refused: CommandRefused | None = None
+    error: Exception | None = None
 
-    def __init__(self, events: list[dict] | None = None, refused: CommandRefused | None = None,
-                 error: Exception | None = None):
-        self.events: list[dict] = [] if events is None else events
-        self.refused = refused
-        self.error = error
 
-    def __repr__(self) -> str:
-        return f"Outcome(events={self.events!r}, refused={self.refused!r}, error={self.error!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Outcome) and (self.events, self.refused, self.error) == \
-            (other.events, other.refused, other.error)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the events it holds
+#: Outcome(events) without the Python frame of a named tuple's __new__
+_new = tuple.__new__
 
 
 #: the commands whose handler records who gave them
@@ -172,7 +163,7 @@ class Table:
             except Exception as err:
                 return self._defect(err, inp, None)
             out, d.outbox = d.outbox, []
-            return Outcome(out)
+            return _new(Outcome, (out, None, None))
         kind = type(inp)
         apply = _APPLY.get(kind)
         if apply is None:
@@ -182,7 +173,7 @@ class Table:
                 kind = type(inp)
                 apply = _APPLY[kind]
             except Exception as err:        # a malformed input is refused, not applied
-                return Outcome(refused=CommandRefused(str(err), code="invalid_args"))
+                return Outcome([], refused=CommandRefused(str(err), code="invalid_args"))
         saved = self.snapshot() if kind is Command else None
         try:
             apply(self, inp)
@@ -201,14 +192,14 @@ class Table:
             if saved is not None:
                 self._load(saved)
             d.outbox.clear()
-            return Outcome(refused=err if isinstance(err, CommandRefused)
+            return Outcome([], refused=err if isinstance(err, CommandRefused)
                            else refuse("not_now", state=d.state))
         d.outbox.clear()
         if saved is not None:
             # a person's command: refused, the table exactly as it was (a hold stays the
             # hold it was, with its remedies); the technician finds the defect in the log
             self._load(saved)
-            return Outcome(refused=refuse("internal_error", "internal",
+            return Outcome([], refused=refuse("internal_error", "internal",
                                           action=getattr(inp, "action", "")),
                            error=err)
         d.holds.defect(err)         # a device's input: the table holds until a person looks

@@ -200,7 +200,7 @@ class Rounds:
         d = self.d
         rnd = d.round
         assert rnd is not None
-        hands = d.hands_for_rules()
+        hands = d.hands_for_rules() if d.banking_game else rnd.hands
         settled = self._settled
         settle, by_mode = settled[1:] if settled is not None and settled[0] is d.profile \
             else self._settlers()
