@@ -15,6 +15,15 @@ from controller.table.model import RoundState, Stakes
 from controller.table.shoes import flag_list
 from controller.table.states import BURN, IDLE
 
+#: a round's events as Desk.emit writes them (a round is open), copied and filled in: a copy of a
+#: small dict costs less than building one with the same keys
+_CARD = {"event": "card", "shoe": 0, "round": 0, "n": 0, "code": "", "slot": "", "flags": []}
+_STARTED = {"event": "round_started", "shoe": 0, "round": 0, "demo": False}
+_BETS_OPEN = {"event": "bets_open", "shoe": 0, "round": 0, "closes_in_s": 0.0}
+_BETS_CLOSED = {"event": "bets_closed", "shoe": 0, "round": 0}
+_RESULT = {"event": "round_result", "shoe": 0, "round": 0, "game": ""}
+
+
 class Rounds:
     def __init__(self, d: Desk):
         self.d = d
@@ -66,9 +75,9 @@ class Rounds:
                                    stakes=Stakes() if d.stakes_game else None)
         shoe.rounds += 1
         d.round_count += 1
-        outbox, shoe_no = d.outbox, d.shoe_no
-        outbox.append({"event": "round_started", "shoe": shoe_no, "round": rnd.number,
-                       "demo": demo})
+        e = _STARTED.copy()
+        e["shoe"], e["round"], e["demo"] = d.shoe_no, rnd.number, demo
+        d.outbox.append(e)
         if not bets_after:
             self.bets_open()
 
@@ -76,9 +85,9 @@ class Rounds:
         d = self.d
         rnd = d.round
         assert rnd is not None
-        # as Desk.emit writes it (a round is open)
-        d.outbox.append({"event": "bets_open", "shoe": d.shoe_no, "round": rnd.number,
-                         "closes_in_s": d.betting_seconds})
+        e = _BETS_OPEN.copy()
+        e["shoe"], e["round"], e["closes_in_s"] = d.shoe_no, rnd.number, d.betting_seconds
+        d.outbox.append(e)
         if d.auto_open and d.betting_seconds <= 0 and not (
                 d.shoe is not None and d.shoe.house_burn_announced):
             self.close_bets()
@@ -94,7 +103,9 @@ class Rounds:
             d.move(f"next_{nxt}")
         else:
             d.move("next_burn" if rnd.burn_due > 0 else self._first)
-        d.outbox.append({"event": "bets_closed", "shoe": d.shoe_no, "round": rnd.number})
+        e = _BETS_CLOSED.copy()
+        e["shoe"], e["round"] = d.shoe_no, rnd.number
+        d.outbox.append(e)
 
     def _next_number(self) -> int:
         """Rounds count per shoe; games whose every round has its own shoe (Andar Bahar's
@@ -143,10 +154,11 @@ class Rounds:
                 known = self._learn(answer)
             rnd.pending = known[1]
             nxt = known[0]
-        # the card event, as Desk.emit writes it (a round is open)
-        d.outbox.append({"event": "card", "shoe": d.shoe_no, "round": rnd.number,
-                         "n": inventory.drawn, "code": card.code, "slot": slot,
-                         "flags": flag_list(flags) if flags else []})
+        e = _CARD.copy()
+        e["shoe"], e["round"], e["n"], e["code"], e["slot"] = \
+            d.shoe_no, rnd.number, inventory.drawn, card.code, slot
+        e["flags"] = flag_list(flags) if flags else []
+        d.outbox.append(e)
         if slot == self._bets_after:
             # the cards shown before the bets are out: bets open, then the round goes on
             rnd.after_bets = nxt
@@ -299,8 +311,8 @@ class Rounds:
         d = self.d
         rnd = d.round
         assert rnd is not None
-        e: dict[str, Any] = {"event": "round_result", "shoe": d.shoe_no, "round": rnd.number,
-                             "game": d.profile.game}
+        e: dict[str, Any] = _RESULT.copy()
+        e["shoe"], e["round"], e["game"] = d.shoe_no, rnd.number, d.profile.game
         if rnd.burned_before:
             e["burned_before"] = list(rnd.burned_before)
         e.update(outcome)
