@@ -198,6 +198,8 @@ class IntegrityWatch:
         self.length, self.k = factory_length, repeat_k
         self._mask = (1 << (_BITS * repeat_k)) - 1
         self._windows: dict[int, int] = {}      # the previous shoe's (_windows)
+        self._keys: list[int] = []              # this shoe's windows, as they are fed
+        self._clean = True                      # … each card after the one before: no gap
         self.current: list[str] = []            # this shoe's codes as fed (a card's index: 1-based)
         self.previous: list[str] = []
         self._runs_broken()
@@ -213,7 +215,12 @@ class IntegrityWatch:
 
     def new_shoe(self) -> None:
         self.previous, self.current = self.current, []
-        self._windows = _windows(self.previous, self.k)
+        keys = self._keys
+        # the windows the shoe was fed are its windows (_windows), unless what was no card
+        # broke them (_windows leaves it out and joins the cards either side)
+        self._windows = dict(zip(reversed(keys), range(len(keys), 0, -1))) if self._clean \
+            else _windows(self.previous, self.k)
+        self._keys, self._clean = [], True
         self._runs_broken()
 
     def feed(self, code: str) -> list[Alarm]:
@@ -225,6 +232,7 @@ class IntegrityWatch:
             known = _known(code)
             if known is None:
                 self._runs_broken()
+                self._clean = False
                 return _NONE
             card = known
         n = card[2]
@@ -252,6 +260,7 @@ class IntegrityWatch:
             self._filled += 1
             if self._filled < k:
                 return alarms
+        self._keys.append(key)
         windows = self._windows
         if key not in windows:
             self._matching = False
