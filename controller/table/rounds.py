@@ -155,8 +155,11 @@ class Rounds:
             rnd.pending = known[1]
             nxt = known[0]
         e = _CARD.copy()
-        e["shoe"], e["round"], e["n"], e["code"], e["slot"] = \
-            d.shoe_no, rnd.number, inventory.drawn, card.code, slot
+        e["shoe"] = d.shoe_no
+        e["round"] = rnd.number
+        e["n"] = inventory.drawn
+        e["code"] = card.code
+        e["slot"] = slot
         e["flags"] = flag_list(flags) if flags else []
         d.outbox.append(e)
         if slot == self._bets_after:
