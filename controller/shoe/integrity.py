@@ -74,7 +74,8 @@ class FactoryOrderDetector:
 
     def new_shoe(self) -> None:
         self.index = 0
-        self._last = _NONE_YET                  # the last card's small number (none yet)
+        self._rank = 0                          # the last card's rank and suit (0: none)
+        self._suit = ""
         self._len = 0                           # the run so far, in cards
         self._step = 0                          # +1 ascending, −1 descending, 0 not yet known
         self._recent: deque[str] = deque(maxlen=self.length)   # the run's codes, as read
@@ -86,23 +87,23 @@ class FactoryOrderDetector:
         self.index += 1
         self._recent.append(code)
         if card is None:
-            self._last, self._len, self._step = _NONE_YET, 0, 0
+            self._rank, self._suit, self._len, self._step = 0, "", 0, 0
             return None
-        n = card[2]
-        step = _STEP[self._last * (_NONE_YET + 1) + n]
-        self._last = n
-        if step:
-            if self._step == step or self._step == 0:
+        rank, suit = card[0], card[1]
+        step = rank - self._rank
+        if suit == self._suit and (step == 1 or step == -1):
+            if self._step == 0 or self._step == step:
                 self._len += 1
             else:                               # turned round: the last two start a new run
                 self._len = 2
             self._step = step
-            if self._len == self.length:
-                way = "ascending" if step > 0 else "descending"
-                return Alarm(self.kind, f"{self.length} cards of one suit in {way} rank order: "
-                             f"{' '.join(self._recent)}", self.index)
         else:
             self._len, self._step = 1, 0
+        self._rank, self._suit = rank, suit
+        if self._len == self.length:
+            way = "ascending" if self._step > 0 else "descending"
+            return Alarm(self.kind, f"{self.length} cards of one suit in {way} rank order: "
+                         f"{' '.join(self._recent)}", self.index)
         return None
 
 

@@ -21,7 +21,7 @@ _CARD = {"event": "card", "shoe": 0, "round": 0, "n": 0, "code": "", "slot": "",
 _STARTED = {"event": "round_started", "shoe": 0, "round": 0, "demo": False}
 _BETS_OPEN = {"event": "bets_open", "shoe": 0, "round": 0, "closes_in_s": 0.0}
 _BETS_CLOSED = {"event": "bets_closed", "shoe": 0, "round": 0}
-_RESULT = {"event": "round_result", "shoe": 0, "round": 0, "game": ""}
+_RESULT = {"event": "round_result", "shoe": 0, "round": 0}
 
 
 class Rounds:
@@ -34,8 +34,6 @@ class Rounds:
         self._first = f"next_{proc.first}"     # the trigger to a round's first card
         self._steps: dict[str | None, tuple[str, str | None]] = {}  # rules' answer → step
         self._triggers: dict[str, str] = {}     # step → the machine's trigger to it
-        self._place = d.rules.place
-        self._next_phase = d.rules.next_phase
         self._settled: tuple[Any, Callable[[dict], Numbers],
                              dict[str, Callable[[dict], Numbers]] | None] | None = None
 
@@ -132,7 +130,7 @@ class Rounds:
         else:
             hands = d.hands_for_rules() if d.banking_game else rnd.hands
             if step in self._slots:
-                self._place(hands, step, card)
+                d.rules.place(hands, step, card)
                 slot = step
             else:
                 if decision_of(step) is not None:
@@ -147,7 +145,7 @@ class Rounds:
                                   "detail": f"{card.code} entered by hand"})
             inventory.record_hand(card)
             # the rules' answer, as the step due and the decision it waits for (_next_step)
-            answer = self._next_phase(hands)
+            answer = d.rules.next_phase(hands)
             try:
                 known = self._steps[answer]
             except KeyError:
@@ -219,7 +217,10 @@ class Rounds:
         settled = self._settled
         settle, by_mode = settled[1:] if settled is not None and settled[0] is d.profile \
             else self._settlers()
-        e = self._result_fields(d.rules.outcome(hands))
+        e = _RESULT.copy()
+        e["shoe"] = d.shoe_no
+        e["round"] = rnd.number
+        e.update(self._result_fields(d.rules.outcome(hands)))
         if rnd.demo:
             p = d.profile
             e["bets"] = {b: 0 for b in p.paytable}
@@ -266,14 +267,14 @@ class Rounds:
         outcome: dict[str, Any] = d.rules.partial_outcome(d.hands_for_rules())
         if d.banking_game:
             outcome["decisions"] = dict(rnd.decisions)
-        e = self._result_fields(outcome)
-        e.update(void=True, reason=reason, bets={b: 0 for b in d.profile.paytable})
+        fields = self._result_fields(outcome)
+        fields.update(void=True, reason=reason, bets={b: 0 for b in d.profile.paytable})
         if self._settlers()[1] is not None:
-            e["bets_by_mode"] = {mode: {b: 0 for b in table}
-                                 for mode, table in d.profile.paytables.items()}
-        self._mark(e)
-        e.update(self._pass_bank(void=True))
-        d.outbox.append(e)
+            fields["bets_by_mode"] = {mode: {b: 0 for b in table}
+                                      for mode, table in d.profile.paytables.items()}
+        self._mark(fields)
+        fields.update(self._pass_bank(void=True))
+        d.emit("round_result", **fields)
 
     def after(self) -> None:
         """Return a continuous shuffler's cards; decide whether the shoe ends; carry on."""
@@ -309,19 +310,17 @@ class Rounds:
         return self._settled[1], modes
 
     def _result_fields(self, outcome: dict) -> dict[str, Any]:
-        """A round_result event, as Desk.emit writes it, up to the outcome: the game, the
-        burn before the round, the outcome."""
+        """A round_result's fields: the game, the burn before the round, the outcome."""
         d = self.d
         rnd = d.round
         assert rnd is not None
-        e: dict[str, Any] = _RESULT.copy()
-        e["shoe"], e["round"], e["game"] = d.shoe_no, rnd.number, d.profile.game
+        fields: dict[str, Any] = {"game": d.profile.game}
         if rnd.burned_before:
-            e["burned_before"] = list(rnd.burned_before)
-        e.update(outcome)
+            fields["burned_before"] = list(rnd.burned_before)
+        fields.update(outcome)
         if rnd.stakes is not None:
-            e.update(rnd.stakes.result_fields())
-        return e
+            fields.update(rnd.stakes.result_fields())
+        return fields
 
     def _mark(self, fields: dict[str, Any]) -> None:
         """A demonstration round says so; a round with irregularities names them."""
