@@ -330,7 +330,9 @@ class ShoeDeal:
         point = pb.POINT_OF_CODE
         # every card's point, one byte each: the ranks, read off the joined codes and
         # translated, at C speed (the codes are canonical: two characters each)
-        pts = bytearray("".join(codes)[0::2].translate(_POINT_BYTE), "latin-1")
+        points = "".join(codes)[0::2].encode("latin-1").translate(_POINT_BYTE)
+        # a continuous shuffler's returned cards are put back among them
+        pts = bytearray(points) if self.continuous else points
         table = pb.settlement_table(self.paytable)
         rounds = _ROUNDS
         new = tuple.__new__                       # PuntoBancoRound(...) without its Python __new__
@@ -387,14 +389,14 @@ class ShoeDeal:
                 add(result)
             if continuous and isinstance(result, PuntoBancoRound):
                 # the round's cards go back (its burn, then Player's, then Banker's)
-                assert randint is not None
+                assert randint is not None and isinstance(pts, bytearray)
                 for code in (*result.burned_before, *result.player, *result.banker):
                     at = randint(pos, len(codes))
                     codes.insert(at, code)
                     pts.insert(at, point[code])
                 last = len(codes) - 6
 
-    def _to_the_cut(self, out: list, pts: bytearray, pos: int, burn: int, cut: int,
+    def _to_the_cut(self, out: list, pts: bytes | bytearray, pos: int, burn: int, cut: int,
                     table: tuple) -> tuple[int, int, int]:
         """The rounds up to the one that takes the card behind the cut card, each burn `burn`
         cards before it, appended to `out`: (the position after them, their number, the cut
@@ -454,8 +456,8 @@ class ShoeDeal:
                                out["winner"], out["natural"], bets, burned), pos
 
 
-#: a rank's point as one character (str.translate of the ranks of a shoe's joined codes)
-_POINT_BYTE = str.maketrans({r: chr(pb.POINT_OF_CODE[r + "S"]) for r in RANKS})
+#: a rank's point as one byte (bytes.translate of the ranks of a shoe's joined codes)
+_POINT_BYTE = bytes.maketrans(RANKS.encode(), bytes(pb.POINT_OF_CODE[r + "S"] for r in RANKS))
 
 
 def _canonical(codes: Iterable[str | Card], copy: bool = True) -> list[str]:
