@@ -85,22 +85,28 @@ def machine_shoe(table, reads: list, cut: int | None) -> tuple[int, int]:
     cut_seen = CutCardSeen()
     cards = rounds = 0
 
-    def take(inp) -> None:
-        nonlocal rounds
+    def take(inp) -> list[dict]:
         out = apply(inp)
         if out.refused is not None or out.error is not None:
             raise RuntimeError(f"the table did not take {inp}: {out.refused or out.error}")
-        for e in out.events:
-            if e["event"] == "round_result" and not e.get("void"):
-                rounds += 1
-    take(command("new_shoe", cut_position=cut))
+        return out.events
+
+    def count(events: list[dict]) -> int:
+        return sum(1 for e in events if e["event"] == "round_result" and not e.get("void"))
+    rounds += count(take(command("new_shoe", cut_position=cut)))
     for i, read in enumerate(reads):
-        if table.state == "shoe_ended":
-            break
         if i == cut:
             take(cut_seen)
-        take(read)
+        # as take(read), inline: a card is what is timed
+        out = apply(read)
+        if out.refused is not None or out.error is not None:
+            raise RuntimeError(f"the table did not take {read}: {out.refused or out.error}")
         cards += 1
+        events = out.events
+        if len(events) > 1:             # a card's own event, and more: a round's end, the shoe's
+            rounds += count(events)
+            if table.state == "shoe_ended":
+                break
     return rounds, cards
 
 

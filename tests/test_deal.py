@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from controller.shoe.cards import ALL_CARDS, Card, ordered_shoe
 from controller.games import punto_banco as pb
+from controller.shoe.cards import CardCodeError
 from controller.games.deal import PuntoBancoRound, RoundResult, ShoeDeal, shuffled_shoes
 from controller.settings.profile import BetRule, load_profile
 from controller.shoe.shoefile import read_shoe_file
@@ -199,6 +200,18 @@ def test_codes_in_other_spellings_and_cards_are_accepted():
     assert [r.event("punto_banco") for r in ShoeDeal(profile, spelled)] == want
     cards = [Card(c[0], c[1]) for c in codes]
     assert [r.event("punto_banco") for r in ShoeDeal(profile, cards)] == want
+
+
+def test_codes_that_only_line_up_as_cards_are_not_taken_for_them():
+    """A shoe's codes are checked one by one, however the characters of all of them line up
+    (the rules path reads the ranks off the codes joined)."""
+    profile = load_profile("classic")
+    codes = shuffled(profile, 5)
+    for bad in (["ASK", "S"], ["AS,K", ""], ["A", "SKS"], ["AS", "KS,"], ["XS", "KS"],
+                ["AX", "KS"], ["A,", "KS"]):
+        with pytest.raises(CardCodeError):
+            ShoeDeal(profile, bad + codes[2:])
+    assert ShoeDeal(profile, []).rounds() == []
 
 
 def test_games_with_decisions_are_refused():

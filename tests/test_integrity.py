@@ -116,3 +116,49 @@ def test_factory_order_rate_matches_the_analytic_expectation():
         d.new_shoe()
         seen += len(feed_all(d, shoe))
     assert abs(seen - expected) < 4 * expected ** 0.5, (seen, expected)
+
+
+# ---- the table's watch: both detectors in one pass ----------------------------------------------
+
+def _detectors_alarms(shoes: list[list[str]], length: int, k: int) -> list[list[Alarm]]:
+    factory, repeat = FactoryOrderDetector(length), RepeatDetector(k)
+    out = []
+    for shoe in shoes:
+        factory.new_shoe()
+        repeat.new_shoe()
+        for code in shoe:
+            out.append([a for a in (factory.feed(code), repeat.feed(code)) if a is not None])
+    return out
+
+
+@pytest.mark.parametrize("length,k,odd", [(5, 8, True), (3, 4, True), (2, 2, True),
+                                          (5, 8, False), (3, 4, False)])
+def test_the_watch_raises_what_the_two_detectors_raise(length, k, odd):
+    """Shoes with planted runs, replayed stretches of the shoe before, codes in other spellings
+    and reads that are no card: card for card, the watch's alarms are the detectors'."""
+    from controller.shoe.integrity import IntegrityWatch
+    rng = random.Random(length * 100 + k)
+    factory = [c.code for c in ordered_shoe(1)]
+    shoes: list[list[str]] = []
+    for n in range(40):
+        shoe = [c.code for c in ordered_shoe(2)]
+        rng.shuffle(shoe)
+        at = rng.randrange(0, 80)
+        shoe[at:at + 7] = factory[rng.randrange(0, 40):][:7]            # a factory-order run
+        shoe[at + 20:at + 27] = list(reversed(factory[13:20]))          # a descending one
+        if shoes and n % 3 == 0:                                        # the shoe before, again
+            start = rng.randrange(0, 60)
+            shoe[120:120 + k + 3] = shoes[-1][start:start + k + 3]
+        for i in rng.sample(range(len(shoe)), 3 if odd else 0):
+            c = shoe[i]
+            shoe[i] = rng.choice(["??", "", "1OS", c.lower(), "10" + c[-1:]])
+        shoes.append(shoe)
+    want = _detectors_alarms(shoes, length, k)
+    watch = IntegrityWatch(length, k)
+    got = []
+    for shoe in shoes:
+        watch.new_shoe()
+        got.extend(watch.feed(code) for code in shoe)
+    assert got == want
+    assert sum(map(len, want)) > 40         # the shoes did raise alarms of both kinds
+    assert {a.kind for alarms in want for a in alarms} == {"factory_order", "repeated_sequence"}

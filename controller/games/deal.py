@@ -43,6 +43,7 @@ from controller.games import procedure as procedures
 from controller.shoe.cards import CARD_OF_CODE, RANKS, Card, ordered_shoe, parse_card
 from controller.games import GameRules, get_rules, punto_banco as pb
 from controller.games.procedure import DECIDE
+from controller.games.rules import bet_number, bet_numbers
 
 _DEFAULT: Any = object()
 _NEVER = 1 << 62                               # the cut position of a shoe without a cut card
@@ -115,30 +116,6 @@ def _event(r, game: str) -> dict:
     return e
 
 
-def bet_number(x: Fraction) -> int | float:
-    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20."""
-    return int(x) if x.denominator == 1 else float(x)
-
-
-#: a settlement as JSON numbers, by its bets and the identities of its Fractions (the rules'
-#: settlement tables share them between rounds, so no Fraction is hashed or converted again);
-#: each entry holds its Fractions, so no other object can take their identities meanwhile
-_SETTLED: dict[tuple, tuple[list[Fraction], dict[str, int | float]]] = {}
-
-
-def bet_numbers(settled: Mapping[str, Fraction]) -> dict[str, int | float]:
-    """Every bet's net result as JSON numbers (1 not 1.0, 0.95 not 19/20), as the table writes
-    them; a new dict each time."""
-    key = (*settled, *map(id, settled.values()))
-    hit = _SETTLED.get(key)
-    if hit is None:
-        if len(_SETTLED) >= 4096:
-            _SETTLED.clear()
-        hit = _SETTLED[key] = (list(settled.values()),
-                               {b: bet_number(x) for b, x in settled.items()})
-    return dict(hit[1])
-
-
 #: pb.settlement_key less the pairs, by layout * 100 + player_total * 10 + banker_total
 _KEY_BASE = tuple(pb.settlement_key(0 if pt > bt else 1 if bt > pt else 2, bt, False, False,
                                     4 + (layout & 1) + (layout >> 1))
@@ -171,6 +148,12 @@ _SHAPES: dict[tuple, tuple] = {}
 _ROUNDS = tuple(_SHAPES.setdefault(r, r) for r in (
     _round_of(pt, bt, x5, x6)
     for pt in range(10) for bt in range(10) for x5 in range(10) for x6 in range(10)))
+
+
+#: the same rounds by the two-card sums before their last digit is taken, so that a round is found
+#: without a modulo: (((p1 + p2) * 19 + b1 + b2) * 100 + x5 * 10 + x6, the sums 0-18)
+_ROUNDS_BY_SUMS = tuple(_ROUNDS[(ps % 10 * 10 + bs % 10) * 100 + x]
+                        for ps in range(19) for bs in range(19) for x in range(100))
 
 
 class RoundDeal:
@@ -223,8 +206,9 @@ class ShoeDeal:
         if getattr(self.rules, "decisions", ()):
             raise ValueError(f"{profile.game}: its deal waits for decisions; deal it through the "
                              f"table")
-        self.codes = _canonical(codes)
         self.continuous = bool(getattr(profile, "continuous_shuffler", False))
+        # a continuous shuffler's cards go back into the codes: those are a copy of the caller's
+        self.codes = _canonical(codes, copy=self.continuous)
         if cut_position is _DEFAULT:
             cut_position = procedures.default_cut_position(profile, len(self.codes))
             if cut_position is not None and cut_position >= len(self.codes):
@@ -346,7 +330,9 @@ class ShoeDeal:
         point = pb.POINT_OF_CODE
         # every card's point, one byte each: the ranks, read off the joined codes and
         # translated, at C speed (the codes are canonical: two characters each)
-        pts = bytearray("".join(codes)[0::2].translate(_POINT_BYTE), "latin-1")
+        points = "".join(codes)[0::2].encode("latin-1").translate(_POINT_BYTE)
+        # a continuous shuffler's returned cards are put back among them
+        pts = bytearray(points) if self.continuous else points
         table = pb.settlement_table(self.paytable)
         rounds = _ROUNDS
         new = tuple.__new__                       # PuntoBancoRound(...) without its Python __new__
@@ -364,22 +350,7 @@ class ShoeDeal:
         if not continuous and burn == burn_later and cut_round is None and cut + burn <= last:
             # up to the cut card: whole rounds (a round from before the cut card fits in the
             # shoe), one burn count, nothing to check but the cut
-            while True:
-                i = pos + burn
-                number += 1
-                p1, b1, p2, b2, x5, x6 = pts[i:i + 6]
-                n, layout, pt, bt, winner, natural, key = \
-                    rounds[((p1 + p2) % 10 * 10 + (b1 + b2) % 10) * 100 + x5 * 10 + x6]
-                pos = i + n
-                cards = codes[i:pos]
-                # a pair has one point twice: its ranks are compared only then
-                key += ((6 if p1 == p2 and cards[0][0] == cards[2][0] else 0)   # Player's pair
-                        + (12 if b1 == b2 and cards[1][0] == cards[3][0] else 0))  # Banker's
-                add(new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
-                                          table[key], tuple(codes[i - burn:i]) if burn else ())))
-                if pos > cut:
-                    cut_round = number
-                    break
+            pos, number, cut_round = self._to_the_cut(out, pts, pos, burn, cut, table)
         while True:
             # the shoe ends after the round just dealt (the cut card's, or the machine's load)?
             if number and cut_round is not None and \
@@ -418,12 +389,42 @@ class ShoeDeal:
                 add(result)
             if continuous and isinstance(result, PuntoBancoRound):
                 # the round's cards go back (its burn, then Player's, then Banker's)
-                assert randint is not None
+                assert randint is not None and isinstance(pts, bytearray)
                 for code in (*result.burned_before, *result.player, *result.banker):
                     at = randint(pos, len(codes))
                     codes.insert(at, code)
                     pts.insert(at, point[code])
                 last = len(codes) - 6
+
+    def _to_the_cut(self, out: list, pts: bytes | bytearray, pos: int, burn: int, cut: int,
+                    table: tuple) -> tuple[int, int, int]:
+        """The rounds up to the one that takes the card behind the cut card, each burn `burn`
+        cards before it, appended to `out`: (the position after them, their number, the cut
+        round). Every round fits in the shoe (the cut card lies far enough from its end)."""
+        codes, rounds, add = self.codes, _ROUNDS_BY_SUMS, out.append
+        new = tuple.__new__                       # PuntoBancoRound(...) without its Python __new__
+        no_burn = ()
+        number = 0
+        while pos <= cut:
+            number += 1
+            if burn:
+                burned = tuple(codes[pos:pos + burn])
+                pos += burn
+            else:
+                burned = no_burn
+            p1, b1, p2, b2, x5, x6 = pts[pos:pos + 6]
+            n, layout, pt, bt, winner, natural, key = \
+                rounds[((p1 + p2) * 19 + b1 + b2) * 100 + x5 * 10 + x6]
+            cards = codes[pos:pos + n]
+            pos += n
+            # a pair has one point twice: its ranks are compared only then
+            if p1 == p2 and cards[0][0] == cards[2][0]:
+                key += 6                                            # Player's pair
+            if b1 == b2 and cards[1][0] == cards[3][0]:
+                key += 12                                           # Banker's
+            add(new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
+                                      table[key], burned)))
+        return pos, number, number
 
     def _slow_round(self, number: int, pos: int,
                     burn: int) -> tuple[PuntoBancoRound | RoundResult, int]:
@@ -455,13 +456,14 @@ class ShoeDeal:
                                out["winner"], out["natural"], bets, burned), pos
 
 
-#: a rank's point as one character (str.translate of the ranks of a shoe's joined codes)
-_POINT_BYTE = str.maketrans({r: chr(pb.POINT_OF_CODE[r + "S"]) for r in RANKS})
+#: a rank's point as one byte (bytes.translate of the ranks of a shoe's joined codes)
+_POINT_BYTE = bytes.maketrans(RANKS.encode(), bytes(pb.POINT_OF_CODE[r + "S"] for r in RANKS))
 
 
-def _canonical(codes: Iterable[str | Card]) -> list[str]:
-    """Canonical card codes (`AS`, `TD`) from codes in any accepted spelling or Card objects."""
-    out = list(codes)
+def _canonical(codes: Iterable[str | Card], copy: bool = True) -> list[str]:
+    """Canonical card codes (`AS`, `TD`) from codes in any accepted spelling or Card objects;
+    a list of canonical codes as it is unless `copy` (only read, it needs none)."""
+    out = list(codes) if copy or type(codes) is not list else codes
     try:
         if _CODES.issuperset(out):             # each is (equal to) a canonical code
             return cast(list[str], out)

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from operator import attrgetter
 from types import MappingProxyType
-from typing import Mapping
+from typing import Callable, Mapping
 
-from controller.shoe.cards import POINT_OF_RANK, RANKS, SUITS, Card, codes, hand_total
+from controller.shoe.cards import POINT_OF_RANK, RANKS, SUITS, Card, hand_total
 from controller.games.procedure import RESULT, Procedure
-from controller.games.rules import Rules
+from controller.games.rules import Hands, Numbers, Rules, bet_numbers
 
 #: Player draws on these two-card totals (0–5), stands on 6–7; 8–9 are naturals.
 PLAYER_DRAWS_ON = frozenset(range(0, 6))
@@ -35,12 +36,13 @@ ONE = Fraction(1)
 _POINT = POINT_OF_RANK
 POINT_OF_CODE = {r + s: _POINT[r] for r in RANKS for s in SUITS}
 _INITIAL = PHASES[:4]
+_CODE, _POINT_OF = attrgetter("code"), attrgetter("point")
 
 
 def _total(hand) -> int:
     t = 0
     for c in hand:
-        t += _POINT[c.rank]
+        t += c.point
     return t % 10
 
 
@@ -77,19 +79,24 @@ TABLEAU = tuple(NO_DRAW if pt >= 8 or bt >= 8 else PLAYER_THIRD if PLAYER_DRAWS[
 
 def next_phase(player: list[Card], banker: list[Card]) -> str | None:
     """The next card due: P1, B1, P2, B2, player_third, banker_third, or None (round over)."""
+    return _next_of_hands({"player": player, "banker": banker})
+
+
+def _next_of_hands(hands: dict) -> str | None:
+    """`next_phase` of a round's hands (the table asks it for every card)."""
+    player, banker = hands["player"], hands["banker"]
     n_p, n_b = len(player), len(banker)
     if n_p + n_b < 4:
         return _INITIAL[n_p + n_b]
     if n_p < 2 or n_b < 2:
         return _next_phase_reference(player, banker)
-    pt = (_POINT[player[0].rank] + _POINT[player[1].rank]) % 10
-    bt = (_POINT[banker[0].rank] + _POINT[banker[1].rank]) % 10
+    pt = (player[0].point + player[1].point) % 10
+    bt = (banker[0].point + banker[1].point) % 10
     if pt >= 8 or bt >= 8 or n_b != 2:
         return None
     if n_p == 2 and PLAYER_DRAWS[pt]:
         return "player_third"
-    return "banker_third" if BANKER_DRAWS[bt][_POINT[player[2].rank] if n_p == 3 else 10] \
-        else None
+    return "banker_third" if BANKER_DRAWS[bt][player[2].point if n_p == 3 else 10] else None
 
 
 def _next_phase_reference(player: list[Card], banker: list[Card]) -> str | None:
@@ -126,7 +133,7 @@ def settlement_key(winner_index: int, banker_total: int, player_pair: bool, bank
 
 
 def _key_of(player: list[Card], banker: list[Card]) -> int:
-    p, b = _total(player), _total(banker)
+    p, b = sum(map(_POINT_OF, player)) % 10, sum(map(_POINT_OF, banker)) % 10     # _total
     return settlement_key(0 if p > b else 1 if b > p else 2, b, player[0].rank == player[1].rank,
                           banker[0].rank == banker[1].rank, len(player) + len(banker))
 
@@ -240,22 +247,42 @@ class PuntoBancoRules(Rules):
     def new_hands(self) -> dict[str, list[Card]]:
         return {"player": [], "banker": []}
 
-    def next_phase(self, hands) -> str | None:
-        return next_phase(hands["player"], hands["banker"])
+    #: the module's own function (no method frame: the table asks it for every card)
+    next_phase = staticmethod(_next_of_hands)
 
     def place(self, hands, phase: str, card: Card) -> None:
         hands[_HAND_OF[phase]].append(card)
 
     def outcome(self, hands) -> dict:
         p, b = hands["player"], hands["banker"]
-        pt, bt = _total(p), _total(b)
-        return {"player": codes(p), "banker": codes(b),
+        pt, bt = sum(map(_POINT_OF, p)) % 10, sum(map(_POINT_OF, b)) % 10        # _total
+        if len(p) >= 2 and len(b) >= 2:         # is_natural, on the two first cards
+            natural = (p[0].point + p[1].point) % 10 >= 8 or (b[0].point + b[1].point) % 10 >= 8
+        else:
+            natural = is_natural(p, b)
+        return {"player": list(map(_CODE, p)), "banker": list(map(_CODE, b)),
                 "player_total": pt, "banker_total": bt,
                 "winner": "player" if pt > bt else "banker" if bt > pt else "tie",
-                "natural": is_natural(p, b)}
+                "natural": natural}
 
     def settle(self, hands, paytable: Mapping) -> dict[str, Fraction]:
         return settle(hands["player"], hands["banker"], paytable)
+
+    def settler(self, paytable: Mapping) -> Callable[[Hands], Numbers]:
+        """The paytable's settlement table as JSON numbers, converted once: a round looks its
+        key up (hands of any other size go bet by bet)."""
+        try:
+            table = settlement_table(paytable)
+        except Exception:                     # a paytable the reference alone can tell about
+            return super().settler(paytable)
+        numbers = tuple(bet_numbers(entry) for entry in table)
+
+        def settled(hands: Hands) -> Numbers:
+            player, banker = hands["player"], hands["banker"]
+            if 2 <= len(player) <= 3 and 2 <= len(banker) <= 3:
+                return dict(numbers[_key_of(player, banker)])
+            return bet_numbers(settle_reference(player, banker, paytable))
+        return settled
 
 
 RULES = PuntoBancoRules()

@@ -5,12 +5,38 @@ probing for attributes."""
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Iterable, Mapping, Protocol, runtime_checkable
 
 from controller.games.procedure import Procedure
 from controller.shoe.cards import Card
 
 Hands = dict[str, Any]
+#: every bet's net result per unit as JSON numbers (1 not 1.0, 0.95 not 19/20)
+Numbers = dict[str, int | float]
+
+
+def bet_number(x: Fraction) -> int | float:
+    """A net result as JSON wants it: 1 not 1.0, 0.95 not 19/20."""
+    return int(x) if x.denominator == 1 else float(x)
+
+
+#: a settlement as JSON numbers, by its bets and the identities of its Fractions (the rules'
+#: settlement tables share them between rounds, so no Fraction is hashed or converted again);
+#: each entry holds its Fractions, so no other object can take their identities meanwhile
+_SETTLED: dict[tuple, tuple[list[Fraction], Numbers]] = {}
+
+
+def bet_numbers(settled: Mapping[str, Fraction]) -> Numbers:
+    """Every bet's net result as JSON numbers (1 not 1.0, 0.95 not 19/20), as the table writes
+    them; a new dict each time."""
+    key = (*settled, *map(id, settled.values()))
+    hit = _SETTLED.get(key)
+    if hit is None:
+        if len(_SETTLED) >= 4096:
+            _SETTLED.clear()
+        hit = _SETTLED[key] = (list(settled.values()),
+                               {b: bet_number(x) for b, x in settled.items()})
+    return dict(hit[1])
 
 
 @runtime_checkable
@@ -40,6 +66,10 @@ class GameRules(Protocol):
 
     def settle(self, hands: Hands, paytable: Mapping) -> dict[str, Fraction]:
         """Net result per unit staked for every bet of the paytable."""
+
+    def settler(self, paytable: Mapping) -> Callable[[Hands], Numbers]:
+        """`settle` for one paytable as JSON numbers (a new dict each round), made once per
+        paytable for a table to keep: what it can work out ahead, it does once."""
 
     def validate_options(self, options: Mapping, where: str) -> None:
         """ProfileError for a `[game_options]` entry the game does not take."""
@@ -79,6 +109,13 @@ class Rules:
     """What a game's rules class inherits unless it says otherwise: no rounds-per-shoe limit, a
     void round shows its hands as they were, no game options, any paytable of its bets."""
     rounds_per_shoe = 0
+
+    def settle(self, hands: Hands, paytable: Mapping) -> dict[str, Fraction]:
+        raise NotImplementedError
+
+    def settler(self, paytable: Mapping) -> Callable[[Hands], Numbers]:
+        settle = self.settle
+        return lambda hands: bet_numbers(settle(hands, paytable))
 
     def partial_outcome(self, hands: Hands) -> dict:
         return {k: [c.code for c in v] for k, v in hands.items() if isinstance(v, list)}

@@ -28,6 +28,14 @@ from controller.shoe.cards import ALL_CARDS, CardCodeError, parse_card
 #: rank (1-13), the suit, the card's small number (0-51) and the code itself
 _KNOWN = {c.code: (c.rank_index, c.suit, i, c.code) for i, c in enumerate(ALL_CARDS)}
 _BITS = 6                   # a card's small number fits in 6 bits; a window of k is 6k bits
+_NONE_YET = len(ALL_CARDS)  # the "last card" before any, or after what is no card
+#: by (last card's small number) * 53 + this card's: +1 the next rank up in the same suit, -1 the
+#: next down, 0 neither (a run of one suit in rank order steps by one each card)
+_STEP = tuple(0 if a == _NONE_YET or b == _NONE_YET
+              or ALL_CARDS[a].suit != ALL_CARDS[b].suit
+              or abs(ALL_CARDS[a].rank_index - ALL_CARDS[b].rank_index) != 1
+              else ALL_CARDS[b].rank_index - ALL_CARDS[a].rank_index
+              for a in range(_NONE_YET + 1) for b in range(_NONE_YET + 1))
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,20 @@ class FactoryOrderDetector:
         return None
 
 
+def _windows(codes: list[str], k: int) -> dict[int, int]:
+    """Every window of `k` cards of a shoe's sequence, as one integer each (a card's small number
+    in 6 bits), by where it first starts (1-based); what is no card is left out."""
+    get = _KNOWN.get
+    numbers = [c[2] for c in (get(code) or _known(code) for code in codes) if c is not None]
+    keys, key, mask = [], 0, (1 << (_BITS * k)) - 1
+    for n in numbers:
+        key = ((key << _BITS) | n) & mask
+        keys.append(key)
+    # each window's first start (1-based): filled from the end, the earliest written last
+    windows = keys[k - 1:]
+    return dict(zip(reversed(windows), range(len(windows), 0, -1)))
+
+
 class RepeatDetector:
     """Alarm when `k` consecutive cards repeat a run of `k` cards of the previous shoe.
 
@@ -121,16 +143,7 @@ class RepeatDetector:
 
     def set_previous(self, codes: list[str]) -> None:
         """The previous shoe's sequence (e.g. restored from the journal)."""
-        get = _KNOWN.get
-        numbers = [c[2] for c in (get(code) or _known(code) for code in codes) if c is not None]
-        keys, key, mask = [], 0, self._mask
-        for n in numbers:
-            key = ((key << _BITS) | n) & mask
-            keys.append(key)
-        # each window's first start (1-based): filled from the end, the earliest written last
-        k = self.k
-        windows = keys[k - 1:]
-        self._previous = dict(zip(reversed(windows), range(len(windows), 0, -1)))
+        self._previous = _windows(codes, self.k)
 
     def new_shoe(self) -> None:
         """The shoe being fed has ended: it becomes the previous shoe."""
@@ -172,28 +185,96 @@ _NONE: list[Alarm] = []       # shared, never appended to
 
 
 class IntegrityWatch:
-    """Both detectors over a table's card reads, kept as plain state so a restart rebuilds them."""
+    """Both detectors over a table's card reads, kept as plain state so a restart rebuilds them.
+
+    The table feeds it every card it reads, so both detectors run in one pass a card on state
+    of its own: the same alarms, in the same order, as a FactoryOrderDetector and a
+    RepeatDetector fed the same codes (the tests hold them equal)."""
 
     def __init__(self, factory_length: int = 5, repeat_k: int = 8):
-        self.factory = FactoryOrderDetector(factory_length)
-        self.repeat = RepeatDetector(repeat_k)
-        self.current: list[str] = []
+        if factory_length < 2:
+            raise ValueError("a factory-order run is at least 2 cards long")
+        if repeat_k < 2:
+            raise ValueError("a repeated run is at least 2 cards long")
+        self.length, self.k = factory_length, repeat_k
+        self._mask = (1 << (_BITS * repeat_k)) - 1
+        self._windows: dict[int, int] = {}      # the previous shoe's (_windows)
+        self._keys: list[int] = []              # this shoe's windows, as they are fed
+        self._clean = True                      # … each card after the one before: no gap
+        self.current: list[str] = []            # this shoe's codes as fed (a card's index: 1-based)
         self.previous: list[str] = []
+        self._runs_broken()
+
+    def _runs_broken(self) -> None:
+        """No run so far: a new shoe, or what is no card."""
+        self._last = _NONE_YET                  # factory order: the last card, the run, its way
+        self._len = 0
+        self._step = 0
+        self._key = 0                           # repeat: the last k cards (fewer: `_filled`)
+        self._filled = 0
+        self._matching = False
 
     def new_shoe(self) -> None:
         self.previous, self.current = self.current, []
-        self.factory.new_shoe()
-        self.repeat.new_shoe()
+        keys = self._keys
+        # the windows the shoe was fed are its windows (_windows), unless what was no card
+        # broke them (_windows leaves it out and joins the cards either side)
+        self._windows = dict(zip(reversed(keys), range(len(keys), 0, -1))) if self._clean \
+            else _windows(self.previous, self.k)
+        self._keys, self._clean = [], True
+        self._runs_broken()
 
     def feed(self, code: str) -> list[Alarm]:
-        self.current.append(code)
-        card = _KNOWN.get(code)
-        if card is None:
-            card = _known(code)
-        factory, repeat = self.factory._feed(code, card), self.repeat._feed(card)
-        if factory is None and repeat is None:
-            return _NONE
-        return [a for a in (factory, repeat) if a is not None]
+        current = self.current
+        current.append(code)
+        try:
+            card = _KNOWN[code]
+        except KeyError:
+            known = _known(code)
+            if known is None:
+                self._runs_broken()
+                self._clean = False
+                return _NONE
+            card = known
+        n = card[2]
+        alarms = _NONE
+        # factory order (FactoryOrderDetector._feed)
+        step = _STEP[self._last * (_NONE_YET + 1) + n]
+        self._last = n
+        if step:
+            if self._step == step or self._step == 0:
+                self._len += 1
+            else:                               # turned round: the last two start a new run
+                self._len = 2
+            self._step = step
+            if self._len == self.length:
+                way = "ascending" if step > 0 else "descending"
+                alarms = [Alarm(FactoryOrderDetector.kind, f"{self.length} cards of one suit in "
+                                f"{way} rank order: {' '.join(current[-self.length:])}",
+                                len(current))]
+        else:
+            self._len, self._step = 1, 0
+        # a repeat of the previous shoe (RepeatDetector._feed)
+        key = self._key = ((self._key << _BITS) | n) & self._mask
+        k = self.k
+        if self._filled < k:
+            self._filled += 1
+            if self._filled < k:
+                return alarms
+        self._keys.append(key)
+        windows = self._windows
+        if key not in windows:
+            self._matching = False
+            return alarms
+        if self._matching:
+            return alarms
+        self._matching = True
+        start = windows[key]
+        index = len(current)
+        window = " ".join(_canonical(c) or c for c in current[-k:])
+        repeat = Alarm(RepeatDetector.kind, f"cards {index - k + 1}-{index} ({window}) repeat "
+                       f"cards {start}-{start + k - 1} of the previous shoe", index)
+        return [repeat] if alarms is _NONE else alarms + [repeat]
 
     def to_dict(self) -> dict:
         return {"current": list(self.current), "previous": list(self.previous)}
@@ -202,7 +283,7 @@ class IntegrityWatch:
     def from_dict(cls, d: dict) -> "IntegrityWatch":
         watch = cls()
         watch.previous = list(d.get("previous", []))
-        watch.repeat.set_previous(watch.previous)
+        watch._windows = _windows(watch.previous, watch.k)
         for code in d.get("current", []):     # alarms raised before the restart are journaled
             watch.feed(code)
         return watch

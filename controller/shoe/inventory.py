@@ -40,6 +40,12 @@ class Inventory:
         self.seen[card.code] += 1
         self.by_place[place].append(card.code)
 
+    def record_hand(self, card: Card) -> None:
+        """`record(card, "hand")`, for the card of every round's hand."""
+        self.drawn += 1
+        self.seen[card.code] += 1
+        self.by_place["hand"].append(card.code)
+
     def unrecord(self, code: str, place: str) -> None:
         """Take back a card recorded by mistake (a read given back: it was never in play)."""
         self.by_place[place].remove(code)

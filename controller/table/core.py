@@ -17,8 +17,7 @@ import logging
 import math
 import tomllib
 from types import MappingProxyType
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, cast
+from typing import Any, Callable, Mapping, NamedTuple, cast
 
 from controller.errors import CommandRefused, Corrected, InputError, ProfileError
 from controller.games import as_banking
@@ -48,12 +47,16 @@ log = logging.getLogger("controller.table")
 _NO_FLAGS: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass
-class Outcome:
-    """What one input did: its events, or why it was refused, or the defect it met."""
-    events: list[dict] = field(default_factory=list)
+class Outcome(NamedTuple):
+    """What one input did: its events, or why it was refused, or the defect it met. (A named
+    tuple: one is made for every card read.)"""
+    events: list[dict]
     refused: CommandRefused | None = None
     error: Exception | None = None
+
+
+#: Outcome(events) without the Python frame of a named tuple's __new__
+_new = tuple.__new__
 
 
 #: the commands whose handler records who gave them
@@ -149,6 +152,18 @@ class Table:
 
     def apply_safely(self, inp: Input | Mapping[str, Any]) -> Outcome:
         """Apply one input and say what happened; never raises."""
+        if type(inp) is CardRead:       # most inputs by far: straight to the read, no snapshot
+            d = self._d
+            try:
+                # as `_card`, inline
+                if d.shoe is not None:
+                    d.shoe.reads += 1
+                flagged = inp.manual_burn or inp.face_up or inp.multiple or inp.with_previous
+                d.reads.card(inp.code, inp.flags if flagged else _NO_FLAGS)
+            except Exception as err:
+                return self._defect(err, inp, None)
+            out, d.outbox = d.outbox, []
+            return _new(Outcome, (out, None, None))
         kind = type(inp)
         apply = _APPLY.get(kind)
         if apply is None:
@@ -158,7 +173,7 @@ class Table:
                 kind = type(inp)
                 apply = _APPLY[kind]
             except Exception as err:        # a malformed input is refused, not applied
-                return Outcome(refused=CommandRefused(str(err), code="invalid_args"))
+                return Outcome([], refused=CommandRefused(str(err), code="invalid_args"))
         saved = self.snapshot() if kind is Command else None
         try:
             apply(self, inp)
@@ -177,14 +192,14 @@ class Table:
             if saved is not None:
                 self._load(saved)
             d.outbox.clear()
-            return Outcome(refused=err if isinstance(err, CommandRefused)
+            return Outcome([], refused=err if isinstance(err, CommandRefused)
                            else refuse("not_now", state=d.state))
         d.outbox.clear()
         if saved is not None:
             # a person's command: refused, the table exactly as it was (a hold stays the
             # hold it was, with its remedies); the technician finds the defect in the log
             self._load(saved)
-            return Outcome(refused=refuse("internal_error", "internal",
+            return Outcome([], refused=refuse("internal_error", "internal",
                                           action=getattr(inp, "action", "")),
                            error=err)
         d.holds.defect(err)         # a device's input: the table holds until a person looks

@@ -64,12 +64,12 @@ class Desk:
     # ------------------------------------------------------------------ the machine
     def move(self, trigger: str) -> None:
         """Make one move of the machine; a move it does not allow raises MoveRefused."""
-        to = self._direct.get(trigger)
-        if to is not None:
-            there = to.get(self.mstate)
-            if there is not None:       # the one way this move goes (GameMachine.direct)
-                self.mstate, self.state = there
-                return
+        try:
+            # the one way this move goes from here, if it has only one (GameMachine.direct)
+            self.mstate, self.state = self._direct[trigger][self.mstate]
+            return
+        except KeyError:
+            pass
         if self._thread != threading.get_ident():
             self._rebind()
         self.machine.cursor.at = self

@@ -141,7 +141,7 @@ class Stakes:
                    {int(k): v for k, v in d["refused"].items()}, d["active"], d["banco_seat"])
 
 
-@dataclass
+@dataclass(slots=True)
 class RoundState:
     number: int
     demo: bool = False

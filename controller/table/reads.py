@@ -30,8 +30,9 @@ class Reads:
             d.holds.keep_read(code, flags, "the table is on hold: the read waits for the "
                               "supervisor")
             return
-        card = CARD_OF_CODE.get(code)
-        if card is None:
+        try:
+            card = CARD_OF_CODE[code]           # a canonical code, as reading shoes send
+        except KeyError:
             try:
                 card = parse_card(code)
             except CardCodeError as err:
@@ -58,7 +59,7 @@ class Reads:
         if shoe.cut_seen and shoe.cut_round is None:
             shoe.cut_round = d.round.number if d.round is not None and \
                 d.round_open() else d.rounds._next_number()
-        step = self._step_in.get(state)
+        step = self._step_in[state] if state in self._step_in else None
         if flags and self._flagged(card, flags, step):
             return
         if step is not None:

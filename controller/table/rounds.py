@@ -3,16 +3,26 @@ rules name the next step (which the machine must allow, `next_<step>`), and sett
 cancelled; between rounds, the shoe ends when it is due to."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from controller.games import procedure
-from controller.games.deal import RoundDeal, bet_numbers
+from controller.games.deal import RoundDeal
 from controller.games.procedure import RESULT, decision_of, step_of
+from controller.games.rules import Numbers
 from controller.shoe.cards import Card
 from controller.table.desk import Desk
-from controller.table.model import RoundState, Stakes, cards_drawn
+from controller.table.model import RoundState, Stakes
 from controller.table.shoes import flag_list
 from controller.table.states import BURN, IDLE
+
+#: a round's events as Desk.emit writes them (a round is open), copied and filled in: a copy of a
+#: small dict costs less than building one with the same keys
+_CARD = {"event": "card", "shoe": 0, "round": 0, "n": 0, "code": "", "slot": "", "flags": []}
+_STARTED = {"event": "round_started", "shoe": 0, "round": 0, "demo": False}
+_BETS_OPEN = {"event": "bets_open", "shoe": 0, "round": 0, "closes_in_s": 0.0}
+_BETS_CLOSED = {"event": "bets_closed", "shoe": 0, "round": 0}
+_RESULT = {"event": "round_result", "shoe": 0, "round": 0}
+
 
 class Rounds:
     def __init__(self, d: Desk):
@@ -24,6 +34,8 @@ class Rounds:
         self._first = f"next_{proc.first}"     # the trigger to a round's first card
         self._steps: dict[str | None, tuple[str, str | None]] = {}  # rules' answer → step
         self._triggers: dict[str, str] = {}     # step → the machine's trigger to it
+        self._settled: tuple[Any, Callable[[dict], Numbers],
+                             dict[str, Callable[[dict], Numbers]] | None] | None = None
 
     # ------------------------------------------------------------------ between rounds
     def between(self) -> None:
@@ -61,15 +73,19 @@ class Rounds:
                                    stakes=Stakes() if d.stakes_game else None)
         shoe.rounds += 1
         d.round_count += 1
-        outbox, shoe_no = d.outbox, d.shoe_no
-        outbox.append({"event": "round_started", "shoe": shoe_no, "round": rnd.number,
-                       "demo": demo})
+        e = _STARTED.copy()
+        e["shoe"], e["round"], e["demo"] = d.shoe_no, rnd.number, demo
+        d.outbox.append(e)
         if not bets_after:
             self.bets_open()
 
     def bets_open(self) -> None:
         d = self.d
-        d.emit("bets_open", closes_in_s=d.betting_seconds)
+        rnd = d.round
+        assert rnd is not None
+        e = _BETS_OPEN.copy()
+        e["shoe"], e["round"], e["closes_in_s"] = d.shoe_no, rnd.number, d.betting_seconds
+        d.outbox.append(e)
         if d.auto_open and d.betting_seconds <= 0 and not (
                 d.shoe is not None and d.shoe.house_burn_announced):
             self.close_bets()
@@ -85,7 +101,9 @@ class Rounds:
             d.move(f"next_{nxt}")
         else:
             d.move("next_burn" if rnd.burn_due > 0 else self._first)
-        d.emit("bets_closed")
+        e = _BETS_CLOSED.copy()
+        e["shoe"], e["round"] = d.shoe_no, rnd.number
+        d.outbox.append(e)
 
     def _next_number(self) -> int:
         """Rounds count per shoe; games whose every round has its own shoe (Andar Bahar's
@@ -125,23 +143,37 @@ class Rounds:
                 # typed by the supervisor, not read: the round and the console say so
                 rnd.flags.append({"kind": "card_entered", "code": card.code,
                                   "detail": f"{card.code} entered by hand"})
-            inventory.record(card, "hand")
-            nxt = self._next_step(hands)
-        # the card event, as Desk.emit writes it (a round is open)
-        d.outbox.append({"event": "card", "shoe": d.shoe_no, "round": rnd.number,
-                         "n": inventory.drawn, "code": card.code, "slot": slot,
-                         "flags": flag_list(flags) if flags else []})
+            inventory.record_hand(card)
+            # the rules' answer, as the step due and the decision it waits for (_next_step)
+            answer = d.rules.next_phase(hands)
+            try:
+                known = self._steps[answer]
+            except KeyError:
+                known = self._learn(answer)
+            rnd.pending = known[1]
+            nxt = known[0]
+        e = _CARD.copy()
+        e["shoe"] = d.shoe_no
+        e["round"] = rnd.number
+        e["n"] = inventory.drawn
+        e["code"] = card.code
+        e["slot"] = slot
+        e["flags"] = flag_list(flags) if flags else []
+        d.outbox.append(e)
         if slot == self._bets_after:
             # the cards shown before the bets are out: bets open, then the round goes on
             rnd.after_bets = nxt
             d.move("bets_open")
             self.bets_open()
             return
-        if nxt == RESULT:
+        if nxt == RESULT:       # as `advance`
             self.complete()
         else:
-            trigger = self._triggers.get(nxt)
-            d.move(trigger if trigger is not None else self._trigger(nxt))
+            try:
+                trigger = self._triggers[nxt]
+            except KeyError:
+                trigger = self._trigger(nxt)
+            d.move(trigger)
 
     def next_step(self) -> str:
         """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
@@ -153,10 +185,15 @@ class Rounds:
         answer = d.rules.next_phase(hands)
         known = self._steps.get(answer)
         if known is None:
-            step = step_of(answer)
-            known = self._steps[answer] = (step, decision_of(step))
+            known = self._learn(answer)
         d.round.pending = known[1]
         return known[0]
+
+    def _learn(self, answer: str | None) -> tuple[str, str | None]:
+        """The step a rules' answer names and the decision it waits for (remembered)."""
+        step = step_of(answer)
+        known = self._steps[answer] = (step, decision_of(step))
+        return known
 
     def advance(self, nxt: str) -> None:
         """Move to the step due next, or complete the round."""
@@ -176,20 +213,34 @@ class Rounds:
         d = self.d
         rnd = d.round
         assert rnd is not None
-        hands = d.hands_for_rules()
-        fields = self._result_fields(d.rules.outcome(hands))
-        fields["bets"] = self._bets(hands, d.profile.paytable)
-        if self._all_modes():
-            fields["bets_by_mode"] = {mode: self._bets(hands, table)
-                                      for mode, table in d.profile.paytables.items()}
-        self._mark(fields)
+        hands = d.hands_for_rules() if d.banking_game else rnd.hands
+        settled = self._settled
+        settle, by_mode = settled[1:] if settled is not None and settled[0] is d.profile \
+            else self._settlers()
+        e = _RESULT.copy()
+        e["shoe"] = d.shoe_no
+        e["round"] = rnd.number
+        e.update(self._result_fields(d.rules.outcome(hands)))
+        if rnd.demo:
+            p = d.profile
+            e["bets"] = {b: 0 for b in p.paytable}
+            if by_mode is not None:
+                e["bets_by_mode"] = {mode: {b: 0 for b in p.paytables[mode]}
+                                     for mode in by_mode}
+        else:
+            e["bets"] = settle(hands)
+            if by_mode is not None:
+                e["bets_by_mode"] = {mode: s(hands) for mode, s in by_mode.items()}
+        if rnd.demo or rnd.flags:
+            self._mark(e)
         if d.profile.reveal == "on_reveal":
             # known to the controller now, shown to the table only on the dealer's reveal
-            fields["reveal"] = "pending"
+            e["reveal"] = "pending"
             d.reveal_due = rnd.number
         d.move("result")
-        fields.update(self._pass_bank(void=False))
-        d.emit("round_result", **fields)
+        if d.banking is not None:
+            e.update(self._pass_bank(void=False))
+        d.outbox.append(e)
         self.after()
 
     def cancel(self, reason: str) -> None:
@@ -218,7 +269,7 @@ class Rounds:
             outcome["decisions"] = dict(rnd.decisions)
         fields = self._result_fields(outcome)
         fields.update(void=True, reason=reason, bets={b: 0 for b in d.profile.paytable})
-        if self._all_modes():
+        if self._settlers()[1] is not None:
             fields["bets_by_mode"] = {mode: {b: 0 for b in table}
                                       for mode, table in d.profile.paytables.items()}
         self._mark(fields)
@@ -237,22 +288,26 @@ class Rounds:
                 d.emit("cards_returned", cards=codes)
         shoe.end_reason = procedure.end_after_round(
             d.profile, rnd.number, shoe.cut_round, rounds_per_shoe=d.rules.rounds_per_shoe,
-            rounds_in_shoe=shoe.rounds, drawn=cards_drawn(shoe.inventory))
+            rounds_in_shoe=shoe.rounds, drawn=shoe.inventory.drawn)
         self.between()
 
     # ------------------------------------------------------------------ settlement
-    def _bets(self, hands: dict, paytable: Any) -> dict[str, int | float]:
-        """Net result per unit of every bet of `paytable` (every bet 0 in a demonstration)."""
+    def _settlers(self) -> tuple[Callable[[dict], Numbers],
+                                 dict[str, Callable[[dict], Numbers]] | None]:
+        """The profile's settlement, worked out once per profile (a profile never changes;
+        a new mode or profile is a new one): the live paytable's, and every mode's when each
+        mode is live in every round (players choose theirs)."""
         d = self.d
-        assert d.round is not None
-        if d.round.demo:
-            return {b: 0 for b in paytable}
-        return bet_numbers(d.rules.settle(hands, paytable))
-
-    def _all_modes(self) -> bool:
-        """Every mode of the profile is live in each round (players choose theirs)."""
-        p = self.d.profile
-        return len(p.paytables) > 1 and p.game_options.get("modes", "both") == "both"
+        p = d.profile
+        cached = self._settled
+        if cached is not None and cached[0] is p:
+            return cached[1], cached[2]
+        rules = d.rules
+        modes = None
+        if len(p.paytables) > 1 and p.game_options.get("modes", "both") == "both":
+            modes = {mode: rules.settler(table) for mode, table in p.paytables.items()}
+        self._settled = (p, rules.settler(p.paytable), modes)
+        return self._settled[1], modes
 
     def _result_fields(self, outcome: dict) -> dict[str, Any]:
         """A round_result's fields: the game, the burn before the round, the outcome."""
