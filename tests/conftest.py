@@ -38,6 +38,16 @@ def shuffler_url(request):
     return request.config.getoption("--shuffler-url")
 
 
+@pytest.fixture
+def pty():
+    """(master fd, slave path): the test writes a device's bytes into the master, the port
+    opens the slave path like a real /dev/tty*."""
+    master, slave = os.openpty()
+    yield master, os.ttyname(slave)
+    os.close(master)
+    os.close(slave)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def simulators_installed():
     """Tests open shoesim:// and usb://…?sim= URLs directly, as the application does once it

@@ -29,14 +29,6 @@ def shoesim_url():
     registry.unregister(name)
 
 
-@pytest.fixture
-def pty():
-    master, slave = os.openpty()
-    yield master, os.ttyname(slave)
-    os.close(master)
-    os.close(slave)
-
-
 def _read_in_thread(fn):
     out: list = []
     thread = threading.Thread(target=lambda: out.append(fn()), daemon=True)

@@ -42,15 +42,6 @@ def shoe():
         registry.unregister(name)
 
 
-@pytest.fixture
-def pty():
-    """(master fd, slave path): the test writes the shoe's bytes into the master."""
-    master, slave = os.openpty()
-    yield master, os.ttyname(slave)
-    os.close(master)
-    os.close(slave)
-
-
 def read_master(fd: int, wait: float = 0.2) -> bytes:
     out = bytearray()
     while select.select([fd], [], [], wait)[0]:
