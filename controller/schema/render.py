@@ -3,6 +3,7 @@
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any
 
@@ -113,10 +114,14 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    # a parser, so that `--help` is answered and never taken for the file to write
+    parser = argparse.ArgumentParser(prog="python -m controller.schema.render",
+                                     description="Render the event schema as Markdown.")
+    parser.add_argument("file", nargs="?", help="where to write it (default: standard output)")
+    args = parser.parse_args(argv)
     text = render()
-    if argv:
-        with open(argv[0], "w", encoding="utf-8") as fh:
+    if args.file:
+        with open(args.file, "w", encoding="utf-8") as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)
