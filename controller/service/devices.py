@@ -297,6 +297,7 @@ class ShufflerSource:
             self._wake.set()
 
     publish = on_event      # an outlet at the listeners' tap
+    takes = frozenset({"device_request"})
 
     def pump(self) -> float | None:
         """Simulated time: run the requests; the time to look again at a shuffle under way."""
