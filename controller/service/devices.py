@@ -258,8 +258,9 @@ class ShufflerSource:
 
     Live, every request opens the device afresh (a shuffler unplugged and plugged back between
     shoes is found again, and one that is gone is an `open_failed` alarm). Pumped, the driver
-    opened for the first request is kept for the next ones until one fails: opening it is most
-    of what a request costs.
+    opened for the first request is kept for the next ones until one fails (nothing on a
+    virtual clock can pull the cable between two requests but a fault, which a failed request
+    shows).
     """
 
     def __init__(self, submit: Callable[[ti.Input], None],
