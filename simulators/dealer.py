@@ -74,6 +74,9 @@ class VirtualDealer:
     for the table's shoe N with the reads the table has of shoe N, so a new shoe (or one still
     in the shuffler) never looks like missing reads."""
 
+    #: the only events it acts on (the loop tells it no other)
+    takes = frozenset({"status", "shoe_started", "device_request", "cards_returned"})
+
     def __init__(self, rig: SimRig, submit: Submit, schedule: Schedule, *,
                  pace_s: float = 1.0, read_wait_s: float = 3.0, device_tick_s: float = 0.0,
                  hand_cards: Callable[[int], list[str] | None] | None = None,
@@ -218,6 +221,9 @@ class BlindDealer:
     whatever the table says (for chaos tests). The shuffler's deliveries still reach the
     shoe, and the rest of an ended shoe goes back when the table asks."""
 
+    #: the only events it acts on (the loop tells it no other)
+    takes = frozenset({"status", "shoe_started", "device_request"})
+
     def __init__(self, rig: SimRig, schedule: Schedule, *, pace_s: float = 0.1):
         self.rig, self.schedule, self.pace_s = rig, schedule, pace_s
         self.pulls = 0
@@ -241,6 +247,9 @@ class BlindDealer:
 
 class VirtualSupervisor:
     """Clears each hold the way the profile's documented defaults say."""
+
+    #: it acts on the status alone
+    takes = frozenset({"status"})
 
     def __init__(self, rig: SimRig | None, submit: Submit, schedule: Schedule, *,
                  card_when_none_due: str = "burn", face_up_card: str = "valid",
@@ -474,6 +483,9 @@ def _decision(name: str, value: Any, reason: str) -> dict:
 
 class PlayersActor:
     """The punters and the banker at the table, as the table's status shows it to them."""
+
+    #: they act on the status alone
+    takes = frozenset({"status"})
 
     def __init__(self, players: "VirtualPlayers", submit: Submit, schedule: Schedule, *,
                  delay_s: float = 0.5):

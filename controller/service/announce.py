@@ -36,24 +36,44 @@ class Fanout:
         self.acks: dict[str, Callable[[int], None]] = {}
         self._flushing: list[Flushing] = []
         self.published_seq = 0
+        # per event kind, the actors and the listeners that take it (see `takers`)
+        self._acting: dict[str, tuple[Outlet, ...]] = {}
+        self._listening: dict[str, tuple[Outlet, ...]] = {}
 
     def connect(self, part: Outlet, at: Tap) -> None:
         {Tap.OUTWARD: self.outward, Tap.LISTENER: self.listeners,
          Tap.ACTOR: self.actors}[at].append(part)
         if at is Tap.OUTWARD and isinstance(part, Flushing):
             self._flushing.append(part)
+        self._acting.clear()
+        self._listening.clear()
+
+    def acting(self, kind: str) -> tuple[Outlet, ...]:
+        """The actors that take events of `kind`, in their order."""
+        found = self._acting.get(kind)
+        if found is None:
+            found = self._acting[kind] = takers(self.actors, kind)
+        return found
+
+    def listening(self, kind: str) -> tuple[Outlet, ...]:
+        """The listeners that take events of `kind`, in their order."""
+        found = self._listening.get(kind)
+        if found is None:
+            found = self._listening[kind] = takers(self.listeners, kind)
+        return found
 
     def publish(self, events: list[dict], *, actors: bool = True) -> None:
         """Journaled events (each with its seq) to the outward outlets, the listeners and
         (unless they were told as the input was applied) the actors."""
-        outward, listeners, acting = self.outward, self.listeners, self.actors
+        outward, listening, acting = self.outward, self.listening, self.acting
         for e in events:
             for pub in outward:
                 pub.publish(e)
-            for sub in listeners:
+            kind = e["event"]
+            for sub in listening(kind):
                 sub.publish(e)
             if actors:
-                for actor in acting:
+                for actor in acting(kind):
                     actor.publish(e)
             seq = e.get("seq")
             if seq and seq > self.published_seq:
@@ -80,21 +100,22 @@ class Fanout:
         """The prompt (when it changed) and the status, now."""
         if prompt is not None:
             self.outward_only(prompt)
-        for listener in (*self.actors, *self.listeners):
+        kind = status["event"]       # (a request retold goes the same way)
+        for listener in (*self.acting(kind), *self.listening(kind)):
             listener.publish(status)
         self.flush()
 
     def tell(self, told: Announcement) -> None:
         """The actors, as the input is applied (its batch still open)."""
-        actors = self.actors
+        acting = self.acting
         for e in told.events:
-            for actor in actors:
+            for actor in acting(e["event"]):
                 actor.publish(e)
         status = told.status
-        for actor in actors:
+        for actor in acting("status"):
             actor.publish(status)
         if told.notice is not None:
-            for actor in actors:
+            for actor in acting("refused"):
                 actor.publish(told.notice)
 
     def announce(self, told: Announcement) -> None:
@@ -108,9 +129,9 @@ class Fanout:
         if told.prompt is not None:
             self.outward_only(told.prompt)
         if not told.batched:
-            for actor in self.actors:
+            for actor in self.acting("status"):
                 actor.publish(told.status)
-        for sub in self.listeners:
+        for sub in self.listening("status"):
             sub.publish(told.status)
         inp = told.input
         if inp.type == "card":
@@ -121,16 +142,24 @@ class Fanout:
         if told.notice is not None:
             log.warning("input refused", input=told.notice["action"] or inp.type,
                         why=told.notice["why"])
-            for sub in self.listeners:
+            for sub in self.listening("refused"):
                 sub.publish(told.notice)
             if not told.batched:
-                for actor in self.actors:
+                for actor in self.acting("refused"):
                     actor.publish(told.notice)
 
     def flush(self) -> None:
         """Outlets that buffer (stdout) write out what they were given."""
         for pub in self._flushing:
             pub.flush()
+
+
+def takers(outlets: list[Outlet], kind: str) -> tuple[Outlet, ...]:
+    """The outlets that take events of `kind`: an outlet may name the only kinds it acts on
+    in `takes` (a frozenset), which spares it a call for every other event; without it, it
+    takes everything."""
+    return tuple(o for o in outlets
+                 if (takes := getattr(o, "takes", None)) is None or kind in takes)
 
 
 #: the kinds of event `_log_event` may log

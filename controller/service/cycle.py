@@ -22,6 +22,9 @@ class ShoeCycle:
     as long as `plan(number)` gives one for the table's next shoe number; stops the service
     after `shoes` shoes started by this process (0: no such limit)."""
 
+    #: the only events it acts on (the loop tells it no other)
+    takes = frozenset({"refused", "shoe_started", "status"})
+
     def __init__(self, service: TableService, plan: Callable[[int], ShoePlan | None], *,
                  shoes: int = 0, software: str = "", count_resumed: bool = True,
                  simulator: bool = False):
@@ -87,6 +90,9 @@ class BettingTimer:
     """Closes bets when the window the table announced (`closes_in_s`) runs out; a window
     that ran out while the table was held, or while a house burn was announced, closes as
     soon as the bets are open again with no burn waiting."""
+
+    #: the only events it acts on (the loop tells it no other)
+    takes = frozenset({"status", "bets_open", "bets_closed"})
 
     def __init__(self, service: TableService):
         self.service = service

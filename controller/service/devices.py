@@ -255,6 +255,12 @@ class ShufflerSource:
     Each request is a job that runs until it must wait for the shuffler (a shuffle under way):
     live, its thread sleeps between looks; simulated, `pump` says when to look again, so a
     shuffle takes its time on the virtual clock while the rest of the table goes on.
+
+    Live, every request opens the device afresh (a shuffler unplugged and plugged back between
+    shoes is found again, and one that is gone is an `open_failed` alarm). Pumped, the driver
+    opened for the first request is kept for the next ones until one fails (nothing on a
+    virtual clock can pull the cable between two requests but a fault, which a failed request
+    shows).
     """
 
     def __init__(self, submit: Callable[[ti.Input], None],
@@ -277,6 +283,7 @@ class ShufflerSource:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._threaded = threaded
+        self._kept: ShufflerDriver | None = None     # pumped: the driver the next job uses
 
     def start(self) -> None:
         """Live: the requests are worked on a thread of their own (simulated: pumped)."""
@@ -291,6 +298,7 @@ class ShufflerSource:
             self._wake.set()
 
     publish = on_event      # an outlet at the listeners' tap
+    takes = frozenset({"device_request"})
 
     def pump(self) -> float | None:
         """Simulated time: run the requests; the time to look again at a shuffle under way."""
@@ -318,12 +326,16 @@ class ShufflerSource:
 
     def _work(self, action: str) -> Job:
         """One request; yields the seconds to wait before it goes on."""
-        try:
-            drv = self.open_driver()
-        except DeviceError as err:     # a device that cannot be opened: tell the table
-            self.link, self.last_error = "error", str(err)
-            self.submit(ev.DeviceAlarm(device="shuffler", code="open_failed", text=str(err)))
-            return
+        drv = self._kept
+        if drv is None:
+            try:
+                drv = self.open_driver()
+            except DeviceError as err:     # a device that cannot be opened: tell the table
+                self.link, self.last_error = "error", str(err)
+                self.submit(ev.DeviceAlarm(device="shuffler", code="open_failed",
+                                           text=str(err)))
+                return
+        self._kept, kept = None, False
         try:
             if action == "shuffle":
                 yield from self._shuffle(drv)
@@ -332,11 +344,15 @@ class ShufflerSource:
             elif action == "count_rest":
                 yield from self._count_rest(drv)
             self.link, self.last_contact_at = "ok", time.time()
-        except DeviceError as err:
+            kept = not self._threaded and not self._stop.is_set()
+        except DeviceError as err:     # (the next request opens the device afresh)
             self.link, self.last_error = "error", str(err)
             self.submit(ev.DeviceAlarm(device="shuffler", code="fault", text=str(err)))
         finally:
-            drv.close()
+            if kept:
+                self._kept = drv
+            else:
+                drv.close()
 
     def _ready(self, drv: ShufflerDriver,
                decks: int | None) -> Generator[float, None, ev.ShuffleDone]:
@@ -407,6 +423,9 @@ class ShufflerSource:
         if self._job is not None:
             self._job.close()
             self._job = None
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept.close()
 
 
 def _traits(protocol: str) -> type[ShoeDriverBase]:

@@ -8,6 +8,7 @@ from controller.table.inputs import command
 
 class IdleWatch:
     """An actor: told every status; a timer while a card is due."""
+    takes = frozenset({"status"})
 
     def __init__(self, service: TableService, idle_seconds: float):
         self.service, self.idle_seconds = service, idle_seconds

@@ -70,8 +70,12 @@ class Hook:
 
 
 class Listener:
-    """A function that takes events, as an outlet."""
-    __slots__ = ("publish",)
+    """A function that takes events, as an outlet (only those of the kinds in `takes`, when
+    it names them: the loop calls it for no other)."""
+    __slots__ = ("publish", "takes")
 
-    def __init__(self, fn: Callable[[dict], None]):
+    def __init__(self, fn: Callable[[dict], None], takes: frozenset[str] | None = None):
         self.publish = fn
+        # a bound method's object may name them
+        self.takes = takes if takes is not None else \
+            getattr(getattr(fn, "__self__", None), "takes", None)

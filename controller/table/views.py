@@ -40,18 +40,33 @@ def decision(d: Desk) -> tuple[str, Any, tuple] | None:
     return name, banking.default(name), banking.options(name)
 
 
+#: a state's procedure step and what a dealing state waits for (None outside dealing),
+#: worked out once per state name: the status asks on every input
+_STEP_FACTS: dict[str, tuple[str | None, str | None]] = {}
+
+
+def _step_facts(state: str) -> tuple[str | None, str | None]:
+    facts = _STEP_FACTS.get(state)
+    if facts is None:
+        step = step_in(state)
+        facts = _STEP_FACTS[state] = (step, None if step is None else
+                                      "decision" if decision_of(step) else "card")
+    return facts
+
+
 def status(d: Desk) -> dict[str, Any]:
     """A small summary for the actors that react to the table (published, not journaled)."""
-    shoe, rnd, hold = d.shoe, d.round, d.hold
+    shoe, rnd, hold, s = d.shoe, d.round, d.hold, d.state
+    step, waits = _step_facts(s)
     out: dict[str, Any] = {
-        "event": "status", "state": d.state, "expects": expects(d),
+        "event": "status", "state": s, "expects": waits if step is not None else expects(d),
         "shoe": d.shoe_no, "reads": shoe.reads if shoe is not None else 0,
-        "round": rnd.number if rnd is not None else None, "step": step_in(d.state),
-        "round_open": d.round_open(),
+        "round": rnd.number if rnd is not None else None, "step": step,
+        "round_open": rnd is not None and d.round_open(),
         "counting": shoe.counting if shoe is not None else None}
-    due = decision(d)
-    if due is not None:
-        out["decision"], out["default"] = due[0], due[1]
+    banking = d.banking
+    if banking is not None and (name := banking.due()) is not None:
+        out["decision"], out["default"] = name, banking.default(name)
     if d.reveal_due is not None:
         out["reveal_due"] = d.reveal_due
     if shoe is not None and shoe.house_burn_announced:
