@@ -143,7 +143,10 @@ class Rounds:
                 # typed by the supervisor, not read: the round and the console say so
                 rnd.flags.append({"kind": "card_entered", "code": card.code,
                                   "detail": f"{card.code} entered by hand"})
-            inventory.record_hand(card)
+            # as inventory.record_hand(card), inline: every card of every hand comes here
+            inventory.drawn += 1
+            inventory.seen[card.code] += 1
+            inventory.hand.append(card.code)
             # the rules' answer, as the step due and the decision it waits for (_next_step)
             answer = d.rules.next_phase(hands)
             try:
@@ -168,11 +171,15 @@ class Rounds:
             return
         if nxt == RESULT:       # as `advance`
             self.complete()
-        else:
-            try:
-                trigger = self._triggers[nxt]
-            except KeyError:
-                trigger = self._trigger(nxt)
+            return
+        try:
+            trigger = self._triggers[nxt]
+        except KeyError:
+            trigger = self._trigger(nxt)
+        try:
+            # as d.move(trigger), inline where the move goes one way from here (Desk.move)
+            d.mstate, d.state = d._direct[trigger][d.mstate]
+        except KeyError:
             d.move(trigger)
 
     def next_step(self) -> str:
