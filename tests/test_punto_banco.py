@@ -116,3 +116,22 @@ def test_winner_and_natural():
     assert pb.winner(cards("9H 5C KD"), cards("2S 3D")) == "banker"
     assert pb.is_natural(cards("4H 4C"), cards("2S 3D"))
     assert not pb.is_natural(cards("4H 3C"), cards("2S 3D"))
+
+
+def test_a_rounds_key_and_outcome_agree_with_their_definitions():
+    """The key the settlement tables are read by, and the outcome's totals and natural, on
+    every hand of two or three cards by rank (the inline forms a table asks every round)."""
+    ranks = "A2345TJ"
+    hands = [[Card(a, "S"), Card(b, "H")] for a in ranks for b in ranks]
+    hands += [h + [Card(c, "D")] for h in hands[::3] for c in ranks]
+    for player in hands:
+        for banker in hands[::5]:
+            p, b = pb._total(player), pb._total(banker)
+            want = pb.settlement_key(0 if p > b else 1 if b > p else 2, b,
+                                     player[0].rank == player[1].rank,
+                                     banker[0].rank == banker[1].rank, len(player) + len(banker))
+            assert pb._key_of(player, banker) == want
+            out = pb.RULES.outcome({"player": player, "banker": banker})
+            assert (out["player_total"], out["banker_total"]) == (p, b)
+            assert out["natural"] == pb.is_natural(player, banker)
+            assert out["winner"] == pb.winner(player, banker)

@@ -227,7 +227,11 @@ class Rounds:
         e = _RESULT.copy()
         e["shoe"] = d.shoe_no
         e["round"] = rnd.number
-        e.update(self._result_fields(d.rules.outcome(hands)))
+        if rnd.burned_before or rnd.stakes is not None:
+            e.update(self._result_fields(d.rules.outcome(hands)))
+        else:                   # as _result_fields, inline: most rounds have neither
+            e["game"] = d.profile.game
+            e.update(d.rules.outcome(hands))
         if rnd.demo:
             p = d.profile
             e["bets"] = {b: 0 for b in p.paytable}
