@@ -135,3 +135,19 @@ def test_a_rounds_key_and_outcome_agree_with_their_definitions():
             assert (out["player_total"], out["banker_total"]) == (p, b)
             assert out["natural"] == pb.is_natural(player, banker)
             assert out["winner"] == pb.winner(player, banker)
+
+
+def test_a_tables_settlement_is_the_rules_on_every_hand():
+    """The settlement a table keeps for its paytable (settler) gives the rules' own on hands
+    of two and three cards, pairs and Super 6 among them."""
+    from controller.games.rules import bet_numbers
+    from controller.settings.profile import load_profile
+    paytable = load_profile("live-super6").paytable
+    settled = pb.RULES.settler(paytable)
+    ranks = "A2356TK"
+    hands = [[Card(a, "S"), Card(b, "H")] for a in ranks for b in ranks]
+    hands += [h + [Card(c, "D")] for h in hands[::4] for c in ranks]
+    for player in hands[::2]:
+        for banker in hands[::3]:
+            hands_ = {"player": player, "banker": banker}
+            assert settled(hands_) == bet_numbers(pb.settle_reference(player, banker, paytable))

@@ -286,8 +286,16 @@ class PuntoBancoRules(Rules):
 
         def settled(hands: Hands) -> Numbers:
             player, banker = hands["player"], hands["banker"]
-            if 2 <= len(player) <= 3 and 2 <= len(banker) <= 3:
-                return dict(numbers[_key_of(player, banker)])
+            n_p, n_b = len(player), len(banker)
+            if 2 <= n_p <= 3 and 2 <= n_b <= 3:
+                # as _key_of, inline: a table settles every round here
+                p = player[0].point + player[1].point + (player[2].point if n_p == 3 else 0)
+                b = banker[0].point + banker[1].point + (banker[2].point if n_b == 3 else 0)
+                p, b = p % 10, b % 10
+                return dict(numbers[(0 if p > b else 1 if b > p else 2) + (3 if b == 6 else 0)
+                                    + (6 if player[0].rank == player[1].rank else 0)
+                                    + (12 if banker[0].rank == banker[1].rank else 0)
+                                    + 24 * (n_p + n_b - 4)])
             return bet_numbers(settle_reference(player, banker, paytable))
         return settled
 

@@ -67,7 +67,9 @@ class Rounds:
             shoe.demo_left -= 1
         hands: dict[str, Any] = dict(d.rules.new_hands())
         decisions: dict[str, Any] = hands.pop("decisions", {})
-        d.round = rnd = RoundState(number=self._next_number(), demo=demo, hands=hands,
+        # as _next_number, inline
+        number = d.round_count + 1 if d.rules.rounds_per_shoe else shoe.rounds + 1
+        d.round = rnd = RoundState(number=number, demo=demo, hands=hands,
                                    burn_due=burn_due, decisions=decisions,
                                    bank_seat=d.bank["banker"] if d.bank else None,
                                    stakes=Stakes() if d.stakes_game else None)
