@@ -239,6 +239,8 @@ class ShoeDeal:
     profile's default distance from the end (controller.games.procedure.default_cut_position), none
     where that lies beyond the shoe. `paytable`: the profile's by default. `returns`: a
     random.Random for a continuous shuffler's returned cards (default: one seeded with 0).
+    The codes are read when the ShoeDeal is made (a list of canonical codes is not copied:
+    leave it as it is until the shoe is dealt).
     """
 
     def __init__(self, profile, codes: Iterable[str | Card], *, cut_position: Any = _DEFAULT,
