@@ -116,3 +116,38 @@ def test_winner_and_natural():
     assert pb.winner(cards("9H 5C KD"), cards("2S 3D")) == "banker"
     assert pb.is_natural(cards("4H 4C"), cards("2S 3D"))
     assert not pb.is_natural(cards("4H 3C"), cards("2S 3D"))
+
+
+def test_a_rounds_key_and_outcome_agree_with_their_definitions():
+    """The key the settlement tables are read by, and the outcome's totals and natural, on
+    every hand of two or three cards by rank (the inline forms a table asks every round)."""
+    ranks = "A2345TJ"
+    hands = [[Card(a, "S"), Card(b, "H")] for a in ranks for b in ranks]
+    hands += [h + [Card(c, "D")] for h in hands[::3] for c in ranks]
+    for player in hands:
+        for banker in hands[::5]:
+            p, b = pb._total(player), pb._total(banker)
+            want = pb.settlement_key(0 if p > b else 1 if b > p else 2, b,
+                                     player[0].rank == player[1].rank,
+                                     banker[0].rank == banker[1].rank, len(player) + len(banker))
+            assert pb._key_of(player, banker) == want
+            out = pb.RULES.outcome({"player": player, "banker": banker})
+            assert (out["player_total"], out["banker_total"]) == (p, b)
+            assert out["natural"] == pb.is_natural(player, banker)
+            assert out["winner"] == pb.winner(player, banker)
+
+
+def test_a_tables_settlement_is_the_rules_on_every_hand():
+    """The settlement a table keeps for its paytable (settler) gives the rules' own on hands
+    of two and three cards, pairs and Super 6 among them."""
+    from controller.games.rules import bet_numbers
+    from controller.settings.profile import load_profile
+    paytable = load_profile("live-super6").paytable
+    settled = pb.RULES.settler(paytable)
+    ranks = "A2356TK"
+    hands = [[Card(a, "S"), Card(b, "H")] for a in ranks for b in ranks]
+    hands += [h + [Card(c, "D")] for h in hands[::4] for c in ranks]
+    for player in hands[::2]:
+        for banker in hands[::3]:
+            hands_ = {"player": player, "banker": banker}
+            assert settled(hands_) == bet_numbers(pb.settle_reference(player, banker, paytable))

@@ -40,7 +40,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple, cast
 
 from controller.games import procedure as procedures
-from controller.shoe.cards import CARD_OF_CODE, RANKS, Card, ordered_shoe, parse_card
+from controller.shoe.cards import CARD_OF_CODE, RANKS, SUITS, Card, ordered_shoe, parse_card
 from controller.games import GameRules, get_rules, punto_banco as pb
 from controller.games.procedure import DECIDE
 from controller.games.rules import bet_number, bet_numbers
@@ -48,7 +48,6 @@ from controller.games.rules import bet_number, bet_numbers
 _DEFAULT: Any = object()
 _NEVER = 1 << 62                               # the cut position of a shoe without a cut card
 _CARD_OF_CODE = CARD_OF_CODE
-_CODES = frozenset(_CARD_OF_CODE)
 
 
 class RoundResult(NamedTuple):
@@ -64,17 +63,56 @@ class RoundResult(NamedTuple):
         return _event(self, game)
 
 
-class PuntoBancoRound(NamedTuple):
-    """One complete Punto Banco round; `outcome` gives the rules' fields (as RoundResult's)."""
-    number: int                                # round number within the shoe, from 1
-    cards: list[str]                           # the round's cards in dealing order
-    layout: int                                # third cards: 0 none, 1 Player's, 2 Banker's, 3 both
-    player_total: int
-    banker_total: int
-    winner: str                                # player, banker or tie
-    natural: bool
-    bets: Mapping[str, Fraction]               # net result per unit of every bet (read-only)
-    burned_before: tuple[str, ...] = ()        # the between-round burn before this round
+class PuntoBancoRound(tuple[Any, ...]):
+    """One complete Punto Banco round; `outcome` gives the rules' fields (as RoundResult's).
+
+    Built from one tuple, `PuntoBancoRound((number, cards, shape, bets, burned_before))`:
+    `shape` is the round's entry of the tableau's table (cards dealt, layout, player total,
+    banker total, winner, natural, settlement key less the pairs), shared by every round of
+    that shape, and the other fields are read off it: a round costs one object."""
+    __slots__ = ()
+
+    @property
+    def number(self) -> int:
+        """Round number within the shoe, from 1."""
+        return self[0]
+
+    @property
+    def cards(self) -> list[str]:
+        """The round's cards in dealing order."""
+        return self[1]
+
+    @property
+    def layout(self) -> int:
+        """Third cards: 0 none, 1 Player's, 2 Banker's, 3 both."""
+        return self[2][1]
+
+    @property
+    def player_total(self) -> int:
+        return self[2][2]
+
+    @property
+    def banker_total(self) -> int:
+        return self[2][3]
+
+    @property
+    def winner(self) -> str:
+        """player, banker or tie."""
+        return self[2][4]
+
+    @property
+    def natural(self) -> bool:
+        return self[2][5]
+
+    @property
+    def bets(self) -> Mapping[str, Fraction]:
+        """Net result per unit of every bet (read-only)."""
+        return self[3]
+
+    @property
+    def burned_before(self) -> tuple[str, ...]:
+        """The between-round burn before this round."""
+        return self[4]
 
     @property
     def void(self) -> bool:
@@ -83,24 +121,28 @@ class PuntoBancoRound(NamedTuple):
 
     @property
     def player(self) -> list[str]:
-        c = self.cards
-        return [c[0], c[2], c[4]] if self.layout & 1 else [c[0], c[2]]
+        c = self[1]
+        return [c[0], c[2], c[4]] if self[2][1] & 1 else [c[0], c[2]]
 
     @property
     def banker(self) -> list[str]:
-        c, layout = self.cards, self.layout
+        c, layout = self[1], self[2][1]
         return [c[1], c[3]] + c[4 + (layout & 1):] if layout & 2 else [c[1], c[3]]
 
     @property
     def outcome(self) -> dict[str, Any]:
         """The fields of controller.games.punto_banco's RULES.outcome."""
-        return {"player": self.player, "banker": self.banker, "player_total": self.player_total,
-                "banker_total": self.banker_total, "winner": self.winner,
-                "natural": self.natural}
+        shape = self[2]
+        return {"player": self.player, "banker": self.banker, "player_total": shape[2],
+                "banker_total": shape[3], "winner": shape[4], "natural": shape[5]}
 
     def event(self, game: str = "punto_banco") -> dict:
         """The round as a `round_result` event's fields (bets as JSON numbers)."""
         return _event(self, game)
+
+    def __repr__(self) -> str:
+        return (f"PuntoBancoRound(number={self[0]}, cards={self[1]!r}, "
+                f"winner={self[2][4]!r}, burned_before={self[4]!r})")
 
 
 def _event(r, game: str) -> dict:
@@ -197,6 +239,8 @@ class ShoeDeal:
     profile's default distance from the end (controller.games.procedure.default_cut_position), none
     where that lies beyond the shoe. `paytable`: the profile's by default. `returns`: a
     random.Random for a continuous shuffler's returned cards (default: one seeded with 0).
+    The codes are read when the ShoeDeal is made (a list of canonical codes is not copied:
+    leave it as it is until the shoe is dealt).
     """
 
     def __init__(self, profile, codes: Iterable[str | Card], *, cut_position: Any = _DEFAULT,
@@ -208,7 +252,7 @@ class ShoeDeal:
                              f"table")
         self.continuous = bool(getattr(profile, "continuous_shuffler", False))
         # a continuous shuffler's cards go back into the codes: those are a copy of the caller's
-        self.codes = _canonical(codes, copy=self.continuous)
+        self.codes, self._joined = _canonical(codes, copy=self.continuous)
         if cut_position is _DEFAULT:
             cut_position = procedures.default_cut_position(profile, len(self.codes))
             if cut_position is not None and cut_position >= len(self.codes):
@@ -324,18 +368,15 @@ class ShoeDeal:
         """Punto Banco over point values and lookup tables; a round that might run out of cards
         goes through the rules card by card (`_slow_round`). The whole shoe at once: a list of
         its rounds costs less than a generator's turn a round."""
-        out: list[PuntoBancoRound | RoundResult] = []
-        add = out.append
         codes, profile = self.codes, self.profile
         point = pb.POINT_OF_CODE
-        # every card's point, one byte each: the ranks, read off the joined codes and
-        # translated, at C speed (the codes are canonical: two characters each)
-        points = "".join(codes)[0::2].encode("latin-1").translate(_POINT_BYTE)
+        # every card's point, one byte each (read off the codes joined when they were checked)
+        points = self._joined[0::3].translate(_POINT_BYTE) if self._joined is not None else \
+            "".join(codes)[0::2].encode("latin-1").translate(_POINT_BYTE)
         # a continuous shuffler's returned cards are put back among them
         pts = bytearray(points) if self.continuous else points
         table = pb.settlement_table(self.paytable)
         rounds = _ROUNDS
-        new = tuple.__new__                       # PuntoBancoRound(...) without its Python __new__
         # procedures.between_round_burn: the profile's count before every round but the first
         burn, burn_later = (procedures.between_round_burn(profile, 0),
                             procedures.between_round_burn(profile, 1))
@@ -343,14 +384,18 @@ class ShoeDeal:
         randint = self.returns.randint if continuous and self.returns is not None else None
         started = self._start()
         if started is None:
-            return out
+            return []
         pos, cut, cut_round = started
         number = 0
         last = len(codes) - 6                    # the last position a whole round fits from
         if not continuous and burn == burn_later and cut_round is None and cut + burn <= last:
             # up to the cut card: whole rounds (a round from before the cut card fits in the
             # shoe), one burn count, nothing to check but the cut
-            pos, number, cut_round = self._to_the_cut(out, pts, pos, burn, cut, table)
+            out, pos = self._to_the_cut(pts, pos, burn, cut, table)
+            number = cut_round = len(out)
+        else:
+            out = []
+        add = out.append
         while True:
             # the shoe ends after the round just dealt (the cut card's, or the machine's load)?
             if number and cut_round is not None and \
@@ -374,18 +419,17 @@ class ShoeDeal:
                     return out
             else:
                 p1, b1, p2, b2, x5, x6 = pts[i:i + 6]
-                n, layout, pt, bt, winner, natural, key = \
-                    rounds[((p1 + p2) % 10 * 10 + (b1 + b2) % 10) * 100 + x5 * 10 + x6]
-                pos = i + n
+                shape = rounds[((p1 + p2) % 10 * 10 + (b1 + b2) % 10) * 100 + x5 * 10 + x6]
+                pos = i + shape[0]
                 cards = codes[i:pos]
                 # a pair has one point twice: its ranks are compared only then
-                key += ((6 if p1 == p2 and cards[0][0] == cards[2][0] else 0)   # Player's pair
-                        + (12 if b1 == b2 and cards[1][0] == cards[3][0] else 0))  # Banker's
+                key = shape[6] \
+                    + (6 if p1 == p2 and cards[0][0] == cards[2][0] else 0) \
+                    + (12 if b1 == b2 and cards[1][0] == cards[3][0] else 0)
                 burned = tuple(codes[i - burn:i]) if burn else ()
                 if cut_round is None and pos > cut:
                     cut_round = number
-                result = new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
-                                               table[key], burned))
+                result = PuntoBancoRound((number, cards, shape, table[key], burned))
                 add(result)
             if continuous and isinstance(result, PuntoBancoRound):
                 # the round's cards go back (its burn, then Player's, then Banker's)
@@ -396,35 +440,33 @@ class ShoeDeal:
                     pts.insert(at, point[code])
                 last = len(codes) - 6
 
-    def _to_the_cut(self, out: list, pts: bytes | bytearray, pos: int, burn: int, cut: int,
-                    table: tuple) -> tuple[int, int, int]:
+    def _to_the_cut(self, pts: bytes | bytearray, pos: int, burn: int, cut: int,
+                    table: tuple) -> tuple[list, int]:
         """The rounds up to the one that takes the card behind the cut card, each burn `burn`
-        cards before it, appended to `out`: (the position after them, their number, the cut
-        round). Every round fits in the shoe (the cut card lies far enough from its end)."""
-        codes, rounds, add = self.codes, _ROUNDS_BY_SUMS, out.append
-        new = tuple.__new__                       # PuntoBancoRound(...) without its Python __new__
-        no_burn = ()
+        cards before it: (those rounds, the position after them). Every round fits in the
+        shoe (the cut card lies far enough from its end)."""
+        codes, rounds = self.codes, _ROUNDS_BY_SUMS
+        rows: list[tuple] = []
+        add = rows.append
+        burned: tuple = ()
         number = 0
         while pos <= cut:
             number += 1
             if burn:
                 burned = tuple(codes[pos:pos + burn])
                 pos += burn
-            else:
-                burned = no_burn
             p1, b1, p2, b2, x5, x6 = pts[pos:pos + 6]
-            n, layout, pt, bt, winner, natural, key = \
-                rounds[((p1 + p2) * 19 + b1 + b2) * 100 + x5 * 10 + x6]
-            cards = codes[pos:pos + n]
-            pos += n
+            shape = rounds[((p1 + p2) * 19 + b1 + b2) * 100 + x5 * 10 + x6]
+            key = shape[6]
             # a pair has one point twice: its ranks are compared only then
-            if p1 == p2 and cards[0][0] == cards[2][0]:
+            if p1 == p2 and codes[pos][0] == codes[pos + 2][0]:
                 key += 6                                            # Player's pair
-            if b1 == b2 and cards[1][0] == cards[3][0]:
+            if b1 == b2 and codes[pos + 1][0] == codes[pos + 3][0]:
                 key += 12                                           # Banker's
-            add(new(PuntoBancoRound, (number, cards, layout, pt, bt, winner, natural,
-                                      table[key], burned)))
-        return pos, number, number
+            add((number, codes[pos:pos + shape[0]], shape, table[key], burned))
+            pos += shape[0]
+        # the rounds made at once (a type called from C, not from the loop: the cheaper way)
+        return list(map(PuntoBancoRound, rows)), pos
 
     def _slow_round(self, number: int, pos: int,
                     burn: int) -> tuple[PuntoBancoRound | RoundResult, int]:
@@ -451,25 +493,47 @@ class ShoeDeal:
         cards = [player[0].code, banker[0].code, player[1].code, banker[1].code] \
             + [c.code for c in player[2:]] + [c.code for c in banker[2:]]
         layout = (len(player) == 3) + 2 * (len(banker) == 3)
+        pt, bt = out["player_total"], out["banker_total"]
+        shape = (len(cards), layout, pt, bt, out["winner"], out["natural"],
+                 _KEY_BASE[layout * 100 + pt * 10 + bt])
         bets = pb.settlement_table(paytable)[pb._key_of(player, banker)]
-        return PuntoBancoRound(number, cards, layout, out["player_total"], out["banker_total"],
-                               out["winner"], out["natural"], bets, burned), pos
+        return PuntoBancoRound((number, cards, _SHAPES.setdefault(shape, shape), bets,
+                                burned)), pos
 
 
 #: a rank's point as one byte (bytes.translate of the ranks of a shoe's joined codes)
 _POINT_BYTE = bytes.maketrans(RANKS.encode(), bytes(pb.POINT_OF_CODE[r + "S"] for r in RANKS))
 
 
-def _canonical(codes: Iterable[str | Card], copy: bool = True) -> list[str]:
+def _canonical(codes: Iterable[str | Card],
+               copy: bool = True) -> tuple[list[str], bytes | None]:
     """Canonical card codes (`AS`, `TD`) from codes in any accepted spelling or Card objects;
-    a list of canonical codes as it is unless `copy` (only read, it needs none)."""
+    a list of canonical codes as it is unless `copy` (only read, it needs none). Beside them,
+    the codes joined by commas as bytes when they came canonical (None otherwise)."""
     out = list(codes) if copy or type(codes) is not list else codes
+    joined = _joined_if_canonical(out)
+    if joined is not None or not out:
+        return cast(list[str], out), joined
+    return [c.code if isinstance(c, Card) else parse_card(c).code for c in out], None
+
+
+def _joined_if_canonical(codes: list) -> bytes | None:
+    """The codes joined by commas, as bytes, when every one is a canonical code; else None.
+
+    Checked on the joined text at C speed: with a comma at every third place and a rank and a
+    suit at the others, no code holds a comma, so each is exactly one rank and one suit."""
     try:
-        if _CODES.issuperset(out):             # each is (equal to) a canonical code
-            return cast(list[str], out)
-    except TypeError:                           # not hashable: not a card either
-        pass
-    return [c.code if isinstance(c, Card) else parse_card(c).code for c in out]
+        joined = ",".join(codes).encode("ascii")
+    except (TypeError, UnicodeEncodeError):     # not all text, or text no code is made of
+        return None
+    if len(joined) != 3 * len(codes) - 1 or joined[2::3].translate(None, b",") \
+            or joined[0::3].translate(None, _RANK_BYTES) \
+            or joined[1::3].translate(None, _SUIT_BYTES):
+        return None
+    return joined
+
+
+_RANK_BYTES, _SUIT_BYTES = RANKS.encode(), SUITS.encode()
 
 
 def deal_shoe(profile, codes: Iterable[str | Card],

@@ -133,9 +133,12 @@ def settlement_key(winner_index: int, banker_total: int, player_pair: bool, bank
 
 
 def _key_of(player: list[Card], banker: list[Card]) -> int:
+    """settlement_key of two hands of two or three cards (inline: a table asks every round)."""
     p, b = sum(map(_POINT_OF, player)) % 10, sum(map(_POINT_OF, banker)) % 10     # _total
-    return settlement_key(0 if p > b else 1 if b > p else 2, b, player[0].rank == player[1].rank,
-                          banker[0].rank == banker[1].rank, len(player) + len(banker))
+    return ((0 if p > b else 1 if b > p else 2) + (3 if b == 6 else 0)
+            + (6 if player[0].rank == player[1].rank else 0)
+            + (12 if banker[0].rank == banker[1].rank else 0)
+            + 24 * (len(player) + len(banker) - 4))
 
 
 def _representatives() -> tuple[tuple[list[Card], list[Card]], ...]:
@@ -255,10 +258,14 @@ class PuntoBancoRules(Rules):
 
     def outcome(self, hands) -> dict:
         p, b = hands["player"], hands["banker"]
-        pt, bt = sum(map(_POINT_OF, p)) % 10, sum(map(_POINT_OF, b)) % 10        # _total
-        if len(p) >= 2 and len(b) >= 2:         # is_natural, on the two first cards
-            natural = (p[0].point + p[1].point) % 10 >= 8 or (b[0].point + b[1].point) % 10 >= 8
+        n_p, n_b = len(p), len(b)
+        if 2 <= n_p <= 3 and 2 <= n_b <= 3:     # a round's hands: _total and is_natural
+            p2, b2 = (p[0].point + p[1].point) % 10, (b[0].point + b[1].point) % 10
+            natural = p2 >= 8 or b2 >= 8
+            pt = (p2 + p[2].point) % 10 if n_p == 3 else p2
+            bt = (b2 + b[2].point) % 10 if n_b == 3 else b2
         else:
+            pt, bt = sum(map(_POINT_OF, p)) % 10, sum(map(_POINT_OF, b)) % 10    # _total
             natural = is_natural(p, b)
         return {"player": list(map(_CODE, p)), "banker": list(map(_CODE, b)),
                 "player_total": pt, "banker_total": bt,
@@ -279,8 +286,16 @@ class PuntoBancoRules(Rules):
 
         def settled(hands: Hands) -> Numbers:
             player, banker = hands["player"], hands["banker"]
-            if 2 <= len(player) <= 3 and 2 <= len(banker) <= 3:
-                return dict(numbers[_key_of(player, banker)])
+            n_p, n_b = len(player), len(banker)
+            if 2 <= n_p <= 3 and 2 <= n_b <= 3:
+                # as _key_of, inline: a table settles every round here
+                p = player[0].point + player[1].point + (player[2].point if n_p == 3 else 0)
+                b = banker[0].point + banker[1].point + (banker[2].point if n_b == 3 else 0)
+                p, b = p % 10, b % 10
+                return dict(numbers[(0 if p > b else 1 if b > p else 2) + (3 if b == 6 else 0)
+                                    + (6 if player[0].rank == player[1].rank else 0)
+                                    + (12 if banker[0].rank == banker[1].rank else 0)
+                                    + 24 * (n_p + n_b - 4)])
             return bet_numbers(settle_reference(player, banker, paytable))
         return settled
 

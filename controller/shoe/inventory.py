@@ -20,6 +20,10 @@ class Inventory:
     unidentified: int = 0      # cards known to have left the shoe whose code was never read
     drawn: int = 0             # cards recorded (burns, hands, removed), whatever went back since
 
+    def __post_init__(self) -> None:
+        #: by_place["hand"], kept at hand: every card of every round's hand goes there
+        self.hand: list[str] = self.by_place["hand"]
+
     @property
     def expected(self) -> Counter:
         return Counter({c.code: n for c, n in deck_composition(self.decks).items()})
@@ -44,7 +48,7 @@ class Inventory:
         """`record(card, "hand")`, for the card of every round's hand."""
         self.drawn += 1
         self.seen[card.code] += 1
-        self.by_place["hand"].append(card.code)
+        self.hand.append(card.code)
 
     def unrecord(self, code: str, place: str) -> None:
         """Take back a card recorded by mistake (a read given back: it was never in play)."""

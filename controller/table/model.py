@@ -27,6 +27,7 @@ class MachineInventory(Inventory):
     times than the machine holds it: out now = burns + hands + removed − returned."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.by_place.setdefault(RETURNED, [])
 
     def return_cards(self, codes: list[str]) -> None:

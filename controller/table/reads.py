@@ -59,7 +59,7 @@ class Reads:
         if shoe.cut_seen and shoe.cut_round is None:
             shoe.cut_round = d.round.number if d.round is not None and \
                 d.round_open() else d.rounds._next_number()
-        step = self._step_in[state] if state in self._step_in else None
+        step = self._step_in.get(state)
         if flags and self._flagged(card, flags, step):
             return
         if step is not None:

@@ -67,7 +67,9 @@ class Rounds:
             shoe.demo_left -= 1
         hands: dict[str, Any] = dict(d.rules.new_hands())
         decisions: dict[str, Any] = hands.pop("decisions", {})
-        d.round = rnd = RoundState(number=self._next_number(), demo=demo, hands=hands,
+        # as _next_number, inline
+        number = d.round_count + 1 if d.rules.rounds_per_shoe else shoe.rounds + 1
+        d.round = rnd = RoundState(number=number, demo=demo, hands=hands,
                                    burn_due=burn_due, decisions=decisions,
                                    bank_seat=d.bank["banker"] if d.bank else None,
                                    stakes=Stakes() if d.stakes_game else None)
@@ -143,7 +145,10 @@ class Rounds:
                 # typed by the supervisor, not read: the round and the console say so
                 rnd.flags.append({"kind": "card_entered", "code": card.code,
                                   "detail": f"{card.code} entered by hand"})
-            inventory.record_hand(card)
+            # as inventory.record_hand(card), inline: every card of every hand comes here
+            inventory.drawn += 1
+            inventory.seen[card.code] += 1
+            inventory.hand.append(card.code)
             # the rules' answer, as the step due and the decision it waits for (_next_step)
             answer = d.rules.next_phase(hands)
             try:
@@ -168,11 +173,15 @@ class Rounds:
             return
         if nxt == RESULT:       # as `advance`
             self.complete()
-        else:
-            try:
-                trigger = self._triggers[nxt]
-            except KeyError:
-                trigger = self._trigger(nxt)
+            return
+        try:
+            trigger = self._triggers[nxt]
+        except KeyError:
+            trigger = self._trigger(nxt)
+        try:
+            # as d.move(trigger), inline where the move goes one way from here (Desk.move)
+            d.mstate, d.state = d._direct[trigger][d.mstate]
+        except KeyError:
             d.move(trigger)
 
     def next_step(self) -> str:
@@ -220,7 +229,11 @@ class Rounds:
         e = _RESULT.copy()
         e["shoe"] = d.shoe_no
         e["round"] = rnd.number
-        e.update(self._result_fields(d.rules.outcome(hands)))
+        if rnd.burned_before or rnd.stakes is not None:
+            e.update(self._result_fields(d.rules.outcome(hands)))
+        else:                   # as _result_fields, inline: most rounds have neither
+            e["game"] = d.profile.game
+            e.update(d.rules.outcome(hands))
         if rnd.demo:
             p = d.profile
             e["bets"] = {b: 0 for b in p.paytable}
