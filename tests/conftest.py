@@ -7,7 +7,10 @@ full sync.
 """
 import contextlib
 import fcntl
+import logging
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,3 +103,33 @@ def built_once(tmp_path_factory, name: str):
             folder.mkdir()
         yield folder, todo
         done.touch()
+
+
+@pytest.fixture
+def tablectl_here(capsys, caplog, monkeypatch):
+    """`tablectl ARGS…` run in this process, for tests whose subject is the command and not the
+    process boundary: `tablectl_here(*args, cwd=…)` gives what it printed and its exit status
+    as subprocess.run would (an argparse refusal's SystemExit included), with the environment a
+    test's process gets (no TABLECTL_ variable but the fsync's), and each warning it logged as
+    one more line of its stderr, as the process would have printed it."""
+    from controller.cli import main
+    for name in [k for k in os.environ if k.startswith("TABLECTL_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("TABLECTL_STORAGE_FSYNC", "false")
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)     # main sets its own
+
+    def command(*args: str, cwd: Path | None = None,
+                timeout: float = 60) -> subprocess.CompletedProcess:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        caplog.clear()
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 1
+        out = capsys.readouterr()
+        logged = "".join(f"{r.getMessage()}\n" for r in caplog.records
+                         if r.levelno >= logging.WARNING)
+        return subprocess.CompletedProcess(args, code, out.out, out.err + logged)
+    return command

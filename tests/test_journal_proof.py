@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import logging
 import os
 import shutil
 import signal
@@ -50,25 +49,9 @@ def tablectl(*args: str, cwd: Path, timeout: float = 60) -> subprocess.Completed
 
 
 @pytest.fixture
-def here(capsys, caplog, monkeypatch):
-    """`tablectl` run in this process: what it printed, and each warning it logged as one line
-    more of its stderr (as the process would have printed it)."""
-    from controller.cli import main
-    for name in [k for k in os.environ if k.startswith("TABLECTL_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("TABLECTL_STORAGE_FSYNC", "false")
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)     # main sets its own
-
-    def command(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
-        monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        caplog.clear()
-        code = main(list(args))
-        out = capsys.readouterr()
-        logged = "".join(f"{r.getMessage()}\n" for r in caplog.records
-                         if r.levelno >= logging.WARNING)
-        return subprocess.CompletedProcess(args, code, out.out, out.err + logged)
-    return command
+def here(tablectl_here):
+    """`tablectl` in this process (tests/conftest.py)."""
+    return tablectl_here
 
 
 @pytest.fixture(scope="module")
