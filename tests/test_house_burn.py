@@ -81,6 +81,7 @@ def play(tmp_path, results: str = "stand", house_burn: str = "supervisor"):
     return records, cards, stories, report
 
 
+@pytest.mark.xdist_group("report")       # the report's renderer: on test_report.py's worker
 @pytest.mark.parametrize("results", ["stand", "void"])
 def test_a_house_burn_then_a_forgotten_shoe_burn_found_after_three_rounds(tmp_path, results):
     records, shoe, stories, report = play(tmp_path, results)
