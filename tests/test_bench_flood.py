@@ -7,15 +7,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import flood  # noqa: E402
+import pytest  # noqa: E402
 
 SMALL = ["--cards", "6", "--rate", "10", "--prefill-shoes", "1", "--recall-rounds", "20",
          "--kdf", "fast"]
 
+# one worker runs them, so that the journal prefilled by the first run serves the others
+pytestmark = pytest.mark.xdist_group("bench_flood")
 
-def test_short_run_decides_every_card_and_answers_every_kind(tmp_path):
-    cache = tmp_path / "prefill.db"
+
+@pytest.fixture(scope="module")
+def first(tmp_path_factory):
+    """A short run that prefills its journal and keeps it in a cache file (made here)."""
+    cache = tmp_path_factory.mktemp("flood") / "prefill.db"
+    assert not cache.exists()
     r = flood.run(cards=6, rate=10, prefill_shoes=1, prefill_cache=str(cache),
                   recall_rounds=20, kdf="fast")
+    return r, cache
+
+
+def test_short_run_decides_every_card_and_answers_every_kind(first):
+    r, cache = first
     assert cache.exists()                          # kept for the next run
     assert r["decided"] == 12                      # both phases, every card
     assert r["rounds_in_journal"] > 0              # the prefill reached the journal
@@ -35,8 +47,10 @@ def test_short_run_decides_every_card_and_answers_every_kind(tmp_path):
     assert again["decided"] == 6 and again["rounds_in_journal"] == r["rounds_in_journal"]
 
 
-def test_main_json_line(capsys):
-    assert flood.main(SMALL + ["--kinds", "state,signin", "--json"]) == 0
+def test_main_json_line(first, capsys):
+    _, cache = first                               # its prefill is the first run's
+    assert flood.main(SMALL + ["--kinds", "state,signin", "--prefill-cache", str(cache),
+                               "--json"]) == 0
     captured = capsys.readouterr()
     doc = json.loads(captured.out.strip().splitlines()[-1])
     for key in ("pace_quiet", "pace_flood", "added_p99_ms_quiet", "added_p99_ms_flood",

@@ -180,9 +180,13 @@ def test_pace_zero_pulls_one_card_per_enter(rigs, shoe_file):
     (["--shuffle-seconds", "nan"], "--shuffle-seconds nan: give a number of seconds"),
     (["--shoe-file", "/nonexistent.shoe"], "no such shoe file"),
 ])
-def test_devices_bad_input_is_one_line_and_exit_2(args, message):
-    proc = subprocess.run([sys.executable, "-m", "controller.cli", "devices", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+def test_devices_bad_input_is_one_line_and_exit_2(args, message, tablectl_here):
+    if args[0] == "--fault" and args[1] == "bogus@1":       # one as a process of its own
+        proc = subprocess.run([sys.executable, "-m", "controller.cli", "devices", *args],
+                              cwd=ROOT, capture_output=True, text=True, timeout=20,
+                              stdin=subprocess.DEVNULL)
+    else:                                                   # the others in this process
+        proc = tablectl_here("devices", *args, cwd=ROOT)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and message in proc.stderr
     assert proc.stdout == ""

@@ -15,7 +15,6 @@ from controller.journal import Journal
 from controller.journal.recall import select_rounds
 from controller.journal.recall_text import format_text
 from controller.report.collect import collect
-from controller.report.render import tables
 from controller.service.build import DeviceSettings, TableSpec, build
 from controller.service.clock import VirtualClock
 from controller.service.parts import Listener
@@ -82,6 +81,7 @@ def play(tmp_path, results: str = "stand", house_burn: str = "supervisor"):
     return records, cards, stories, report
 
 
+@pytest.mark.xdist_group("report")       # the report's renderer: on test_report.py's worker
 @pytest.mark.parametrize("results", ["stand", "void"])
 def test_a_house_burn_then_a_forgotten_shoe_burn_found_after_three_rounds(tmp_path, results):
     records, shoe, stories, report = play(tmp_path, results)
@@ -130,7 +130,9 @@ def test_a_house_burn_then_a_forgotten_shoe_burn_found_after_three_rounds(tmp_pa
     else:
         assert "the results of its 3 rounds stand" in told
         assert not any(s["void"] for s in stories)
-    # the report: the house burn, why the shoe ended, and void rounds counted as void
+    # the report: the house burn, why the shoe ended, and void rounds counted as void (its
+    # module brings matplotlib: imported here, not by every worker's collection)
+    from controller.report.render import tables
     said = {t.title: t for t in tables(report, None, None)}
     burns = said["House burns"].rows
     assert len(burns) == 1 and burns[0][1:3] == ["1", "2"]

@@ -7,7 +7,9 @@
   than [storage] verify_before_start) before its first card, and then nothing is dealt.
 - A second run on a journal in use exits 2 before printing anything else, naming the first
   one's pid; the first deals on, and readers (recall, backup, verify-journal) work meanwhile.
-Every table here is a `tablectl` process of its own.
+The second writer, the table that deals on beyond the budget and one refused start are `tablectl`
+processes of their own; the other refusals run the same command in this process (`here`), its
+log's warnings counted among the lines it printed.
 """
 from __future__ import annotations
 
@@ -44,6 +46,12 @@ def env() -> dict:
 def tablectl(*args: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
     return subprocess.run([TABLECTL, *args], capture_output=True, text=True, cwd=cwd,
                           env=env(), timeout=timeout)
+
+
+@pytest.fixture
+def here(tablectl_here):
+    """`tablectl` in this process (tests/conftest.py)."""
+    return tablectl_here
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +95,9 @@ def records(path: Path) -> int:
         return db.execute("SELECT max(seq) FROM records").fetchone()[0]
 
 
-def run_once(path: Path, extra: list[str], *more: str) -> subprocess.CompletedProcess:
-    return tablectl("run", "--journal", str(path), "--no-control", "--pace", "0", "--shoes",
+def run_once(path: Path, extra: list[str], *more: str,
+             via=tablectl) -> subprocess.CompletedProcess:
+    return via("run", "--journal", str(path), "--no-control", "--pace", "0", "--shoes",
                     "1", "--json", *extra, *more, cwd=path.parent, timeout=120)
 
 
@@ -101,7 +110,7 @@ def refused_before_anything(done: subprocess.CompletedProcess, *names: str) -> s
     return done.stderr
 
 
-def test_a_snapshot_rewritten_and_rehashed_is_refused(journal):
+def test_a_snapshot_rewritten_and_rehashed_is_refused(journal, here):
     path, extra, verify = journal
     db = sqlite3.connect(path)
     sid, upto, utc, state = db.execute("SELECT id, upto_seq, utc, state FROM snapshots "
@@ -115,9 +124,9 @@ def test_a_snapshot_rewritten_and_rehashed_is_refused(journal):
     db.commit()
     db.close()
     before = records(path)
-    check = tablectl("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
+    check = here("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
     assert check.returncode == 1 and f"snapshot {sid} rejected" in check.stdout, check.stdout
-    refused_before_anything(run_once(path, extra), "does not verify", f"snapshot {sid}",
+    refused_before_anything(run_once(path, extra, via=here), "does not verify", f"snapshot {sid}",
                             "changed after it was taken")
     assert records(path) == before              # nothing written, nothing signed
 
@@ -138,17 +147,19 @@ def _edit_card(path: Path, where: float) -> int:
 @pytest.mark.parametrize("kind, where", [("plain", 0.0), ("plain", 0.5), ("keyed", 0.5),
                                          ("keyed", 1.0)])
 def test_a_card_edited_anywhere_is_refused_before_the_table_starts(journals, tmp_path, kind,
-                                                                   where):
+                                                                   where, here):
     path, extra, verify = _copy(journals, tmp_path, kind)
     seq = _edit_card(path, where)
     before = records(path)
     if kind == "keyed":
         # the last anchor is a checkpoint: its signer had proven the chain up to the head it
         # signs, so a start checks only what follows it; verify-journal checks every record
-        check = tablectl("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
+        check = here("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
         assert check.returncode == 1 and f"chain broken at seq {seq}" in check.stdout
         return
-    refused_before_anything(run_once(path, extra), "does not verify",
+    # the first edit's refusal by a process of its own, the others' in this process
+    via = tablectl if where == 0.0 else here
+    refused_before_anything(run_once(path, extra, via=via), "does not verify",
                             f"chain broken at seq {seq}")
     assert records(path) == before
 
@@ -171,7 +182,7 @@ def test_a_restart_checks_only_what_follows_the_signed_checkpoint(journals, tmp_
 
 
 @pytest.mark.parametrize("forgery", ["claim moved", "claim removed"])
-def test_a_forged_checkpoint_is_refused(journals, tmp_path, forgery):
+def test_a_forged_checkpoint_is_refused(journals, tmp_path, forgery, here):
     """The last anchor's claim changed without the key (and the chain made whole again)."""
     path, extra, verify = _copy(journals, tmp_path, "keyed")
     seq, anchor = _last_anchor(path)
@@ -188,12 +199,13 @@ def test_a_forged_checkpoint_is_refused(journals, tmp_path, forgery):
     rehash(db, [list(r) for r in tail], prev)          # the chain itself made whole again
     db.commit()
     db.close()
-    check = tablectl("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
+    check = here("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
     assert check.returncode == 1 and f"anchor at seq {seq}" in check.stdout, check.stdout
-    refused_before_anything(run_once(path, extra), "does not verify", f"anchor at seq {seq}")
+    refused_before_anything(run_once(path, extra, via=here), "does not verify",
+                            f"anchor at seq {seq}")
 
 
-def test_a_stale_checkpoint_is_refused(journals, tmp_path):
+def test_a_stale_checkpoint_is_refused(journals, tmp_path, here):
     """A checkpoint whose head the journal no longer has (the records before it rewritten and
     rehashed): the start refuses it."""
     path, extra, _ = _copy(journals, tmp_path, "keyed")
@@ -208,10 +220,11 @@ def test_a_stale_checkpoint_is_refused(journals, tmp_path):
     rehash(db, rows)
     db.commit()
     db.close()
-    refused_before_anything(run_once(path, extra), "does not verify", "the chain was rewritten")
+    refused_before_anything(run_once(path, extra, via=here), "does not verify",
+                            "the chain was rewritten")
 
 
-def test_beyond_the_budget_the_rest_is_checked_before_the_first_card(journals, tmp_path):
+def test_beyond_the_budget_the_rest_is_checked_before_the_first_card(journals, tmp_path, here):
     """A long journal starts at once; its older records are checked while the table waits,
     and one that does not verify stops it with nothing dealt (no checkpoint vouches for them:
     no key)."""
@@ -220,8 +233,8 @@ def test_beyond_the_budget_the_rest_is_checked_before_the_first_card(journals, t
     config = tmp_path / "table.toml"
     config.write_text("[storage]\nverify_before_start = 10\n")
     before = records(path)
-    done = tablectl("run", "--config", str(config), "--journal", str(path), "--no-control",
-                    "--pace", "0", "--shoes", "1", "--json", *extra, cwd=tmp_path, timeout=120)
+    done = here("run", "--config", str(config), "--journal", str(path), "--no-control",
+                "--pace", "0", "--shoes", "1", "--json", *extra, cwd=tmp_path, timeout=120)
     assert done.returncode == 2, done.stderr[-2000:]
     lines = done.stderr.splitlines()
     assert "resumed" in lines[0].lower() and "older records are checked before the first card" in lines[0]

@@ -17,6 +17,10 @@ from controller.cli import main
 from controller.journal import Journal
 from controller.report.collect import collect, parse_time
 
+# one worker draws every report of the run (tests/test_house_burn.py's too): the renderer and
+# its charting library are imported by that worker alone
+pytestmark = pytest.mark.xdist_group("report")
+
 
 @pytest.fixture(autouse=True)
 def _table_language_unset(monkeypatch):
