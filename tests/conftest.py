@@ -143,23 +143,3 @@ def tablectl_here(capsys, caplog, monkeypatch):
                          if r.levelno >= logging.WARNING)
         return subprocess.CompletedProcess(args, code, out.out, out.err + logged)
     return command
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config, items):
-    """`--dist loadgroup` sends the tests of one xdist_group to one worker by the group's name
-    at the end of their ids; pytest-xdist writes it where pytest before 9 kept the id, which
-    pytest 9 no longer reads. Where it did not take, the name is put on the id pytest 9 reads
-    (the tests of a group then share one worker, and what it computed once)."""
-    if not getattr(config.option, "loadgroup", False):
-        return
-    try:
-        from _pytest.nodeid import NodeId
-    except ImportError:             # pytest before 9: pytest-xdist's own suffix holds
-        return
-    for item in items:
-        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
-                 for m in item.iter_markers("xdist_group")}
-        suffix = "@" + "_".join(sorted(names))
-        if names and not item.nodeid.endswith(suffix):
-            item._id = NodeId.parse(item.nodeid + suffix)
