@@ -28,8 +28,8 @@ def rehash(db: sqlite3.Connection, rows: list, prev=None) -> None:
     codec = codec_of(db)
     head = codec.genesis if prev is None else prev
     for seq, utc, mono, kind, text in rows:
-        full = V4.unpack((0, 0, 0, kind, text, b""))[4] if codec is V4 else text
-        prepared = (text, full) if codec is V4 else codec.prepare(kind, json.loads(text))
+        full = V4.unpack((0, 0, 0, kind, text, b""))[4] if codec.version >= 4 else text
+        prepared = (text, full) if codec.version >= 4 else codec.prepare(kind, json.loads(text))
         row = codec.row(head, seq, utc, mono, kind, prepared)
         head = row[5]
         db.execute("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?)", row)

@@ -48,7 +48,7 @@ def journal_file(tmp_path_factory):
 @pytest.fixture
 def journal(journal_file):
     with Journal.open_readonly(journal_file) as j:
-        return list(j.records())
+        return list(j.records(stored=True))
 
 
 def message(rec, table="T1", **change) -> ingest.Message:

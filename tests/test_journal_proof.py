@@ -134,11 +134,14 @@ def test_a_snapshot_rewritten_and_rehashed_is_refused(journal, here):
 def _edit_card(path: Path, where: float) -> int:
     """A card read changed to another card in place, its hash left as it was."""
     db = sqlite3.connect(path)
-    cards = db.execute("SELECT seq, data FROM records WHERE kind = 'card' ORDER BY seq").fetchall()
-    seq, data = cards[int(where * (len(cards) - 1))]
-    event = data_of("card", data)
+    # a card event: a record of its own, or (schema 5) folded into its read's input record
+    cards = [(seq, kind, data_of(kind, data)) for seq, kind, data in db.execute(
+        "SELECT seq, kind, data FROM records WHERE kind IN ('card', 'input') ORDER BY seq")]
+    cards = [c for c in cards if c[1] == "card" or "card" in c[2]]
+    seq, kind, data = cards[int(where * (len(cards) - 1))]
+    event = data if kind == "card" else data["card"]
     event["code"] = "AS" if event["code"] != "AS" else "KD"
-    db.execute("UPDATE records SET data = ? WHERE seq = ?", (stored_of(db, "card", event), seq))
+    db.execute("UPDATE records SET data = ? WHERE seq = ?", (stored_of(db, kind, data), seq))
     db.commit()
     db.close()
     return seq
@@ -213,10 +216,12 @@ def test_a_stale_checkpoint_is_refused(journals, tmp_path, here):
     db = sqlite3.connect(path)
     rows = db.execute("SELECT seq, utc, mono, kind, data FROM records ORDER BY seq").fetchall()
     rows = [list(r) for r in rows]
-    card = next(r for r in reversed(rows) if r[3] == "card" and r[0] < seq)
-    event = data_of("card", card[4])
+    card = next(r for r in reversed(rows) if r[0] < seq and (
+        r[3] == "card" or r[3] == "input" and "card" in data_of("input", r[4])))
+    data = data_of(card[3], card[4])
+    event = data if card[3] == "card" else data["card"]
     event["code"] = "AS" if event["code"] != "AS" else "KD"
-    card[4] = stored_of(db, "card", event)
+    card[4] = stored_of(db, card[3], data)
     rehash(db, rows)
     db.commit()
     db.close()

@@ -97,7 +97,7 @@ def test_a_full_disk_stops_the_table_and_nothing_unjournaled_is_printed(tmp_path
     journal = tmp_path / "j.db"
     proc = subprocess.run(TABLECTL + command + ["--journal", str(journal), "--json"],
                           capture_output=True, text=True, env=env(), cwd=ROOT, timeout=120,
-                          preexec_fn=_small_disk(200_000))
+                          preexec_fn=_small_disk(150_000))     # full before the shoe's end
     _stopped_with_one_line(proc)
     assert printed_are_journaled(proc.stdout, journal) > 5
     # what is durable resumes: a second start, with room, carries on from it
@@ -154,14 +154,17 @@ def test_a_replay_that_disagrees_with_the_journal_stops_and_names_the_record(tmp
     assert done.returncode in (-9, 137)
     with Journal.open_readonly(journal) as j:
         target = next(r for r in j.records(kinds=["card"]) if r.data["n"] == 20)
+        # the card event is in its read's input record (one record, one seq)
+        stored = next(j.records(after_seq=target.seq - 1, stored=True))
+    assert stored.seq == target.seq and stored.data["card"]["n"] == 20
     # a record rewritten without its hash chain being recomputed would be caught by
     # verify-journal; here the chain is recomputed too, as by someone who can write the file
     other = "P1" if target.data["slot"] != "P1" else "B1"
-    _rewrite(journal, target.seq, dict(target.data, slot=other))
+    _rewrite(journal, target.seq, dict(stored.data, card=dict(stored.data["card"], slot=other)))
     again = tablectl("simulate", "--profile", "classic", "--seed", "2", "--journal",
                      str(journal))
     assert again.returncode == 2
-    assert f"input seq {target.seq - 1}" in again.stderr and "disagree" in again.stderr
+    assert f"input seq {target.seq}" in again.stderr and "disagree" in again.stderr
 
 
 def _rewrite(path, seq, data):

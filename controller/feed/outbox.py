@@ -30,6 +30,7 @@ from typing import Any, MutableMapping
 from controller.feed.broker import Broker, Failure, connect_error, new_client, refused
 from controller.feed.public import PublicRecords
 from controller.journal import Journal, JournalError, utc_now
+from controller.journal.reading import unfold
 from controller.logsetup import get_logger
 from controller.schema import stamped
 
@@ -315,17 +316,20 @@ class FloorFeed:
               in_flight: dict[int, list], records: PublicRecords) -> int:
         assert self._reader is not None
         room = WINDOW - len(in_flight)
-        for r in self._reader.records(after_seq=pos):
+        # each record as stored and hashed (the floor store checks the chain); the events in
+        # it (a card read's input holds its card event: schema 5) each on the events topic
+        for r in self._reader.records(after_seq=pos, stored=True):
             pos = r.seq
             entry = [r.seq, 0]
             pending.append(entry)
             messages = [(self.topics["records"], {
                 "table": self.table, "pit": self.pit, "seq": r.seq,
                 "utc": r.utc, "mono": r.mono, "kind": r.kind, "data": r.data, "hash": r.hash})]
-            if r.kind not in self.private_kinds:
-                messages.append((self.topics["events"], {
-                    **records.public(r.seq, r.data), "seq": r.seq, "table": self.table,
-                    "utc": r.utc}))
+            for e in unfold(r):
+                if e.kind not in self.private_kinds:
+                    messages.append((self.topics["events"], {
+                        **records.public(e.seq, e.data), "seq": e.seq, "table": self.table,
+                        "utc": e.utc}))
             for topic, body in messages:
                 info = client.publish(topic, _json(body), qos=1)
                 entry[1] += 1

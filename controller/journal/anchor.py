@@ -45,8 +45,9 @@ SIGNED = ("n", "upto_seq", "head", "prev", "reason", "key_id")
 #: signed too when present: the writer had proven the whole chain up to the head it signs
 #: (its start check, then its own records): a checkpoint a restart need not check before
 CHECKPOINT = "verified"
-#: records between two anchors (besides the shoe ends and the stops)
-EVERY = 1000
+#: records between two anchors (besides the shoe ends and the stops): about 330 inputs (a card
+#: read and its card event are one record)
+EVERY = 600
 NEW_JOURNAL_HELP = ("a manager keeps it for examination and starts a new one: tablectl "
                     "new-journal --journal {path} --as MANAGER --reason …")
 

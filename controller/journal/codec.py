@@ -18,6 +18,12 @@ digits = SHA-256(previous hex hash + canonical JSON of {seq, utc, mono, kind, da
 (controller/journal/chain.py). Such a journal is read, verified and appended to in its own
 format.
 
+Schema 5 stores and hashes a record as schema 4 does, and folds a card read's input and the
+`card` event it caused into one record: the `input` record of the read holds the event's fields
+(its "event" member left out) under FOLD. A reader gets the two back (`unfold`): the input and
+the event, both with the record's seq and hash; the records after it are the other events the
+read caused, as before.
+
 Either way a reader gets a Record with utc as ISO text, mono in seconds and the hash in hex.
 """
 from __future__ import annotations
@@ -292,11 +298,62 @@ class V3:
         return chain.check_chain(rows, first_seq, str(prev))
 
 
-Codec = type[V3] | type[V4]
+#: the member of a card read's input record (schema 5) that holds the `card` event it caused
+FOLD = "card"
+
+
+class V5(V4):
+    """Schema 5: schema 4's rows, a card read's input and its `card` event in one record."""
+
+    version = 5
+
+    @staticmethod
+    def fold(items: Iterable[tuple[str, dict]]) -> tuple[list[tuple[str, dict]], list[int]]:
+        """The records to write for (kind, data) items, and for each item the index of the
+        record that holds it: a card read's input followed by its `card` event become one."""
+        items = items if isinstance(items, list) else list(items)
+        out: list[tuple[str, dict]] = []
+        where: list[int] = []
+        i, n = 0, len(items)
+        while i < n:
+            kind, data = items[i]
+            where.append(len(out))
+            if kind == "input" and i + 1 < n and items[i + 1][0] == "card" \
+                    and isinstance(data, dict) and data.get("type") == "card" \
+                    and FOLD not in data and isinstance(items[i + 1][1], dict) \
+                    and items[i + 1][1].get("event") == "card":
+                event = items[i + 1][1]
+                data = {**data, FOLD: {k: v for k, v in event.items() if k != "event"}}
+                where.append(len(out))
+                i += 1
+            out.append((kind, data))
+            i += 1
+        return out, where
+
+
+Codec = type[V3] | type[V4] | type[V5]
 
 
 def for_version(version: int) -> Codec:
-    return V4 if version >= 4 else V3
+    return V5 if version >= 5 else V4 if version >= 4 else V3
+
+
+def folded(kind: str, data: dict) -> dict | None:
+    """The `card` event a schema 5 input record holds (its data), or None."""
+    if kind == "input":
+        fields = data.get(FOLD)
+        if isinstance(fields, dict) and data.get("type") == "card":
+            return {"event": "card", **fields}
+    return None
+
+
+def unfold(kind: str, data: dict) -> tuple[tuple[str, dict], ...]:
+    """What a record holds as (kind, data) pairs: a folded card read's input and its `card`
+    event, or the record itself."""
+    event = folded(kind, data)
+    if event is None:
+        return ((kind, data),)
+    return (kind, {k: v for k, v in data.items() if k != FOLD}), ("card", event)
 
 
 def links(prev: str, seq: int, utc: str, mono: float, kind: str, data: dict,

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 from controller.journal.chain import VerifyResult, json_object
+from controller.journal.codec import FOLD
+from controller.journal.codec import unfold as unfold_data
 from controller.journal.schema import RARE as RARE_WHERE
 from controller.journal.schema import COLUMNS, RARE_KINDS, SNAP_COLUMNS, JournalError
 from controller.journal.snapshots import SNAPSHOT_KIND, binding_problem, snapshot_problem
@@ -59,8 +61,46 @@ def record(journal: "Journal", row: tuple) -> Record:
     return Record(seq, utc, mono, kind, data, digest)
 
 
-def records(journal: "Journal", after_seq: int = 0,
-            kinds: Iterable[str] | None = None) -> Iterator[Record]:
+def unfold(rec: Record) -> tuple[Record, ...]:
+    """A record as readers take it: a folded card read (schema 5) as its input and its card
+    event, both with the record's seq, time and hash; any other record as it is."""
+    if rec.kind != "input" or FOLD not in rec.data:
+        return (rec,)
+    pairs = unfold_data(rec.kind, rec.data)
+    if len(pairs) == 1:
+        return (rec,)
+    return tuple(Record(rec.seq, rec.utc, rec.mono, kind, data, rec.hash)
+                 for kind, data in pairs)
+
+
+def stored_kinds(kinds: tuple) -> tuple:
+    """The stored kinds that may hold records of `kinds` (a card event is in its input's)."""
+    return kinds + ("input",) if "card" in kinds and "input" not in kinds else kinds
+
+
+def records(journal: "Journal", after_seq: int = 0, kinds: Iterable[str] | None = None, *,
+            stored: bool = False) -> Iterator[Record]:
+    if stored or journal.version < 5:
+        yield from _records(journal, after_seq, kinds)
+        return
+    wanted = None if kinds is None else frozenset(kinds)
+    for rec in _records(journal, after_seq,
+                        None if kinds is None else stored_kinds(tuple(kinds))):
+        for r in unfold(rec):
+            if wanted is None or r.kind in wanted:
+                yield r
+
+
+def last_record(journal: "Journal", kind: str) -> Record | None:
+    if kind == "card" and journal.version >= 5:    # in its input's record
+        return next((r for r in records_backward(journal) if r.kind == kind), None)
+    row = journal._row(f"SELECT {COLUMNS} FROM records WHERE kind = ? ORDER BY seq DESC "
+                       "LIMIT 1", (kind,))
+    return unfold(record(journal, row))[0] if row is not None else None
+
+
+def _records(journal: "Journal", after_seq: int = 0,
+             kinds: Iterable[str] | None = None) -> Iterator[Record]:
     where, table = "seq > ?", "records"
     extra: tuple = ()
     if kinds is not None:
@@ -90,7 +130,11 @@ def records_backward(journal: "Journal", before_seq: int | None = None) -> Itera
     while True:
         rows = journal._rows(sql, (last,))
         for row in rows:
-            yield record(journal, row)
+            rec = record(journal, row)
+            if rec.kind == "input":
+                yield from reversed(unfold(rec))
+            else:
+                yield rec
         if len(rows) < PAGE:
             return
         last = rows[-1][0]

@@ -1,9 +1,10 @@
 """The journal's file: its tables per schema version, creating, opening and upgrading it.
 
-Schema 4 stores integer times and binary hashes (controller/journal/codec.py). A journal of
-schema 1-3 is opened as it is: versions 1 and 2 are upgraded in place to 3 (tables added, no
-record touched), and a schema 3 journal is read, verified and appended to in its own format,
-so its chain is never rewritten; a new journal is started in schema 4.
+Schema 4 stores integer times and binary hashes, schema 5 the same tables with a card read's
+input and its `card` event in one record (controller/journal/codec.py). A journal of schema
+1-4 is opened as it is: versions 1 and 2 are upgraded in place to 3 (tables added, no record
+touched), and a schema 3 or 4 journal is read, verified and appended to in its own format, so
+its chain is never rewritten; a new journal is started in schema 5.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from datetime import datetime, timezone
 from controller.settings.paths import NotAFile, refuse_special, tighten
 
 #: The journal schema this code writes new journals in; a newer one is refused.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: the journal and its WAL and shared-memory files: the service writes, its group may read
 FILE_MODE = 0o640
 SIDE_FILES = ("", "-wal", "-shm")
@@ -26,6 +27,7 @@ _TABLES = {
     4: ("CREATE TABLE records (seq INTEGER PRIMARY KEY, utc INTEGER NOT NULL,"
         " mono INTEGER NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL, hash BLOB NOT NULL)"),
 }
+_TABLES[5] = _TABLES[4]
 _COMMON = (
     "CREATE TABLE schema_version (version INTEGER NOT NULL, created_utc TEXT NOT NULL)",
     "CREATE TABLE snapshots (id INTEGER PRIMARY KEY, upto_seq INTEGER NOT NULL,"
@@ -164,11 +166,12 @@ def _create(conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> None:
         raise
 
 
-def create_legacy(path: str) -> None:
-    """An empty schema 3 journal at `path` (what the previous release started): for the tests
-    and benchmarks that hold this release to the journals already on table PCs."""
+def create_legacy(path: str, version: int = 3) -> None:
+    """An empty journal of an earlier schema (3 or 4) at `path` (what earlier releases
+    started): for the tests and benchmarks that hold this release to the journals already on
+    table PCs."""
     conn = sqlite3.connect(path, isolation_level=None)
     try:
-        _create(conn, 3)
+        _create(conn, version)
     finally:
         conn.close()

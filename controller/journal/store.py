@@ -49,7 +49,7 @@ from controller.journal import lock as writer_lock
 from controller.journal import reading, snapshots
 from controller.journal.chain import GENESIS, VerifyResult
 from controller.journal.lock import claim, claimed
-from controller.journal.codec import Codec, for_version
+from controller.journal.codec import FOLD, Codec, for_version
 from controller.journal.reading import PAGE, Record, Snapshot
 from controller.journal.schema import (COLUMNS, FILE_MODE, SCHEMA_VERSION, SIDE_FILES,
                                        JournalError, connect, error, open_schema, utc_now)
@@ -262,7 +262,8 @@ class Journal:
     def stage(self, items: Iterable[tuple[str, dict]], *, durable: bool = False,
               cursors: Mapping[str, int] | None = None) -> list[int]:
         """Number and chain (kind, data) records now, and write them with the next `commit`
-        (or any other write of this journal), all in one transaction; returns their seqs.
+        (or any other write of this journal), all in one transaction; returns their seqs, one
+        an item (schema 5: a card read's input and the card event after it share one).
 
         For a loop on a virtual clock, where nothing outside waits: many inputs, one commit
         and (durable) one fsync. Until that commit nothing of the batch may be announced; a
@@ -273,7 +274,11 @@ class Journal:
         with self._lock:
             self._live()
             first = self._last_seq + 1
+            where = None
             if items:
+                if codec.version >= 5:
+                    # a card read's input and its card event: one record, one seq
+                    items, where = codec.fold(items)    # type: ignore[union-attr]
                 # the records of one call (an input and the events it caused) share its time
                 utc, mono = codec.times(*self._clock())
                 rows = codec.chain(self._head, first - 1, utc, mono, items)
@@ -284,6 +289,8 @@ class Journal:
                 self._staged_durable = True
             if cursors:
                 self._staged_cursors.update(cursors)
+            if where is not None:
+                return [first + i for i in where]
             return list(range(first, self._last_seq + 1))
 
     @property
@@ -407,20 +414,32 @@ class Journal:
 
     # --- reading (controller/journal/reading.py) ---------------------------------------------
 
-    def records(self, after_seq: int = 0, kinds: Iterable[str] | None = None) -> Iterator[Record]:
-        """Records with seq > after_seq in seq order, optionally only those of `kinds`."""
-        return reading.records(self, after_seq, kinds)
+    def records(self, after_seq: int = 0, kinds: Iterable[str] | None = None, *,
+                stored: bool = False) -> Iterator[Record]:
+        """Records with seq > after_seq in seq order, optionally only those of `kinds`; a
+        folded card read (schema 5) as its input and its card event, both with its seq, unless
+        `stored`: then each record as it is stored and hashed (the floor feed's records)."""
+        return reading.records(self, after_seq, kinds, stored=stored)
 
     def records_backward(self, before_seq: int | None = None) -> Iterator[Record]:
-        """Records newest first (those with seq < before_seq when given)."""
+        """Records newest first (those with seq < before_seq when given), folded ones unfolded
+        (the card event before its input)."""
         return reading.records_backward(self, before_seq)
 
     def count(self, after_seq: int = 0, exclude_kinds: Iterable[str] = ()) -> int:
-        """How many records have seq > after_seq, those of `exclude_kinds` left out."""
+        """How many records have seq > after_seq, those of `exclude_kinds` left out (a folded
+        card read counts as its input and its card event)."""
         extra = tuple(exclude_kinds)
         where = "seq > ?" + (f" AND kind NOT IN ({', '.join('?' * len(extra))})" if extra else "")
         row = self._row(f"SELECT count(*) FROM records WHERE {where}", (after_seq, *extra))
-        return int(row[0]) if row else 0
+        n = int(row[0]) if row else 0
+        if self.version >= 5 and "input" in extra and "card" not in extra:
+            # the card events folded into the inputs left out
+            row = self._row("SELECT count(*) FROM records WHERE seq > ? AND kind = 'input' "
+                            "AND json_extract(data, '$.type') = 'card' "
+                            f"AND json_type(data, '$.{FOLD}') = 'object'", (after_seq,))
+            n += int(row[0]) if row else 0
+        return n
 
     def trusted_snapshot(self, before_seq: int | None = None) -> Snapshot | None:
         """The newest snapshot bound into the chain (its record before `before_seq` when given:
@@ -452,9 +471,7 @@ class Journal:
 
     def last_record(self, kind: str) -> Record | None:
         """The newest record of `kind` (anchors are found this way: near the end)."""
-        row = self._row(f"SELECT {COLUMNS} FROM records WHERE kind = ? ORDER BY seq DESC "
-                        "LIMIT 1", (kind,))
-        return reading.record(self, row) if row is not None else None
+        return reading.last_record(self, kind)
 
     def record_hash(self, seq: int) -> str | None:
         """The stored hash (hex) of record `seq` (GENESIS for 0), None when there is none."""

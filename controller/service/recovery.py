@@ -44,7 +44,8 @@ class Recovery:
 
 
 def _groups(records: Iterator[Record]) -> Iterator[tuple[Record, list[Record]]]:
-    """(input record, the records of the events it caused), in journal order."""
+    """(input record, the records of the events it caused), in journal order (a card read's
+    card event, in its input's record since schema 5, comes unfolded with the input's seq)."""
     current: Record | None = None
     outputs: list[Record] = []
     for r in records:
@@ -99,7 +100,7 @@ def open_table(profile: Profile, journal: Journal, snapshot: Snapshot | None | o
             raise JournalError(
                 f"journal {journal.path}: replaying input seq {inp_rec.seq} ({data.get('type')}"
                 f"{' ' + str(data.get('action')) if data.get('action') else ''}) does not give "
-                f"the events journaled after it (seq {inp_rec.seq + 1}…); the journal and this "
+                f"the events journaled with it (seq {inp_rec.seq}…); the journal and this "
                 f"release disagree; stop and have it checked (tablectl verify-journal, "
                 f"tablectl recall)")
         if data.get("type") == "card" and data.get("seq"):

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator
 
 from controller.errors import InputError
 from controller.journal.chain import GENESIS
+from controller.journal.reading import stored_kinds, unfold
 from controller.journal.store import Record
 
 PAGE = 2000
@@ -103,6 +104,15 @@ class StoredJournal:
         return Record(int(seq), utc, float(mono), kind, json.loads(text), digest)
 
     def records(self, after_seq: int = 0, kinds: Iterable[str] | None = None) -> Iterator[Record]:
+        """As a journal reads them: a folded card read as its input and its card event."""
+        wanted = None if kinds is None else frozenset(kinds)
+        for rec in self._stored(after_seq, None if kinds is None
+                                else stored_kinds(tuple(kinds))):
+            for r in unfold(rec):
+                if wanted is None or r.kind in wanted:
+                    yield r
+
+    def _stored(self, after_seq: int, kinds: Iterable[str] | None) -> Iterator[Record]:
         where, args = self._where + " AND seq > %s", list(self._args)
         if kinds is not None:
             chosen = list(kinds)
@@ -127,15 +137,17 @@ class StoredJournal:
                               f"AND seq < %s ORDER BY seq DESC LIMIT {PAGE}",
                               [*self._args, last])
             for row in rows:
-                yield self._record(row)
+                yield from reversed(unfold(self._record(row)))
             if len(rows) < PAGE:
                 return
             last = rows[-1][0]
 
     def last_record(self, kind: str) -> Record | None:
+        if kind == "card":      # in its input's record, or one of its own (schema 1-4)
+            return next((r for r in self.records_backward() if r.kind == kind), None)
         rows = self._page(f"SELECT {_COLUMNS} FROM floor.records WHERE {self._where} "
                           f"AND kind = %s ORDER BY seq DESC LIMIT 1", [*self._args, kind])
-        return self._record(rows[0]) if rows else None
+        return unfold(self._record(rows[0]))[0] if rows else None
 
     def record_hash(self, seq: int) -> str | None:
         if seq == 0:
