@@ -87,17 +87,21 @@ def _stopped_with_one_line(proc) -> None:
     assert len(lines) == 1 and "journal" in lines[0] and "stopped" in lines[0], proc.stderr
 
 
-@pytest.mark.parametrize("command", [
-    ["simulate", "--profile", "macau", "--seed", "4"],
-    ["run", "--profile", "macau", "--seed", "4", "--pace", "0", "--shoes", "1", "--no-control",
-     "--config", str(ROOT / "config" / "table.toml")],
-], ids=["simulate", "run-embedded"])
-def test_a_full_disk_stops_the_table_and_nothing_unjournaled_is_printed(tmp_path, command,
+SIMULATE_4 = ["simulate", "--profile", "macau", "--seed", "4"]
+
+
+@pytest.mark.parametrize("command,room", [
+    (SIMULATE_4, 150_000),        # full mid-shoe, at a record
+    (SIMULATE_4, 200_000),        # full at the shoe's end, at its snapshot
+    (["run", "--profile", "macau", "--seed", "4", "--pace", "0", "--shoes", "1", "--no-control",
+      "--config", str(ROOT / "config" / "table.toml")], 150_000),
+], ids=["simulate", "simulate-at-snapshot", "run-embedded"])
+def test_a_full_disk_stops_the_table_and_nothing_unjournaled_is_printed(tmp_path, command, room,
                                                                         durable):
     journal = tmp_path / "j.db"
     proc = subprocess.run(TABLECTL + command + ["--journal", str(journal), "--json"],
                           capture_output=True, text=True, env=env(), cwd=ROOT, timeout=120,
-                          preexec_fn=_small_disk(150_000))     # full before the shoe's end
+                          preexec_fn=_small_disk(room))
     _stopped_with_one_line(proc)
     assert printed_are_journaled(proc.stdout, journal) > 5
     # what is durable resumes: a second start, with room, carries on from it

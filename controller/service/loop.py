@@ -360,7 +360,10 @@ class TableService:
         self._pending.pop()
         self._commit()               # this input and those before it; the others announced
         if snapshot_due:
-            self._snapshot()
+            try:
+                self._snapshot()
+            except (JournalError, ValueError) as err:   # a full disk: stopped, as at a record
+                self._journal_failed(err)
             # every snapshot is signed at once: the one a restart builds on is an anchor's
             told.anchor = self._sign("shoe_end" if ended else "snapshot")
         else:
@@ -449,10 +452,9 @@ class TableService:
     # ------------------------------------------------------------------ snapshots and the end
     def _snapshot(self) -> None:
         """The table's state, and how far each publisher has got, bound into the chain."""
-        self.journal.snapshot(
-            {"format": SNAPSHOT_FORMAT, "table": self.table.snapshot(),
-             "shoe_seq": self._shoe_seq}, self.journal.last_seq,
-            cursors={**self._cursors, LOCAL_CURSOR: self._out.published_seq})
+        self.journal.snapshot({"format": SNAPSHOT_FORMAT, "table": self.table.snapshot(),
+                               "shoe_seq": self._shoe_seq}, self.journal.last_seq,
+                              cursors={**self._cursors, LOCAL_CURSOR: self._out.published_seq})
         self._since_snapshot = 0
         self._snapshot_cursors = dict(self._cursors)
 
