@@ -110,8 +110,8 @@ class Rules:
     void round shows its hands as they were, no game options, any paytable of its bets."""
     rounds_per_shoe = 0
 
-    def settle(self, hands: Hands, paytable: Mapping) -> dict[str, Fraction]:
-        raise NotImplementedError
+    # every game's rules class defines it; the default settler below builds on it
+    settle: Callable[[Hands, Mapping], dict[str, Fraction]]
 
     def settler(self, paytable: Mapping) -> Callable[[Hands], Numbers]:
         settle = self.settle

@@ -151,6 +151,12 @@ class Break:
     seq: int
     reason: str
 
+    @classmethod
+    def out_of_seq(cls, seq: int, expected: int) -> "Break":
+        """The break where the stored `seq` is not the `expected` next one."""
+        return cls(expected, f"missing seq (next stored record is seq {seq})" if seq > expected
+                   else f"out of order (seq {seq} stored where {expected} belongs)")
+
 
 def json_object(text: object, what: str) -> tuple[dict | None, str | None]:
     """(the object, None) for stored JSON text holding an object, else (None, why)."""
@@ -200,9 +206,7 @@ def check_chain(rows: Iterable[tuple], first_seq: int,
     join = "".join
     for seq, utc, mono, kind, data_text, stored in rows:
         if seq != expected:
-            why = (f"missing seq (next stored record is seq {seq})" if seq > expected
-                   else f"out of order (seq {seq} stored where {expected} belongs)")
-            return checked, prev_hash, Break(expected, why)
+            return checked, prev_hash, Break.out_of_seq(seq, expected)
         try:
             if type(mono) is not float or type(kind) is not str or type(utc) is not str:
                 raise TypeError

@@ -197,9 +197,7 @@ class V4:
         sha256, pack, prefixes = hashlib.sha256, _HEAD.pack, _prefixes
         for seq, utc, mono, kind, data, stored in rows:
             if seq != expected:
-                why = (f"missing seq (next stored record is seq {seq})" if seq > expected
-                       else f"out of order (seq {seq} stored where {expected} belongs)")
-                return checked, prev, Break(expected, why)
+                return checked, prev, Break.out_of_seq(seq, expected)
             try:
                 pre = prefixes.get(kind) or _prefix(kind)
                 if data[0] != "{":
