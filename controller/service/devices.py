@@ -256,11 +256,8 @@ class ShufflerSource:
     live, its thread sleeps between looks; simulated, `pump` says when to look again, so a
     shuffle takes its time on the virtual clock while the rest of the table goes on.
 
-    Live, every request opens the device afresh (a shuffler unplugged and plugged back between
-    shoes is found again, and one that is gone is an `open_failed` alarm). Pumped, the driver
-    opened for the first request is kept for the next ones until one fails (nothing on a
-    virtual clock can pull the cable between two requests but a fault, which a failed request
-    shows).
+    Every request opens the device afresh, live and simulated alike: a shuffler unplugged and
+    plugged back between shoes is found again, and one that is gone is an `open_failed` alarm.
     """
 
     def __init__(self, submit: Callable[[ti.Input], None],
@@ -283,7 +280,6 @@ class ShufflerSource:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._threaded = threaded
-        self._kept: ShufflerDriver | None = None     # pumped: the driver the next job uses
 
     def start(self) -> None:
         """Live: the requests are worked on a thread of their own (simulated: pumped)."""
@@ -326,16 +322,12 @@ class ShufflerSource:
 
     def _work(self, action: str) -> Job:
         """One request; yields the seconds to wait before it goes on."""
-        drv = self._kept
-        if drv is None:
-            try:
-                drv = self.open_driver()
-            except DeviceError as err:     # a device that cannot be opened: tell the table
-                self.link, self.last_error = "error", str(err)
-                self.submit(ev.DeviceAlarm(device="shuffler", code="open_failed",
-                                           text=str(err)))
-                return
-        self._kept, kept = None, False
+        try:
+            drv = self.open_driver()
+        except DeviceError as err:     # a device that cannot be opened: tell the table
+            self.link, self.last_error = "error", str(err)
+            self.submit(ev.DeviceAlarm(device="shuffler", code="open_failed", text=str(err)))
+            return
         try:
             if action == "shuffle":
                 yield from self._shuffle(drv)
@@ -344,15 +336,11 @@ class ShufflerSource:
             elif action == "count_rest":
                 yield from self._count_rest(drv)
             self.link, self.last_contact_at = "ok", time.time()
-            kept = not self._threaded and not self._stop.is_set()
-        except DeviceError as err:     # (the next request opens the device afresh)
+        except DeviceError as err:
             self.link, self.last_error = "error", str(err)
             self.submit(ev.DeviceAlarm(device="shuffler", code="fault", text=str(err)))
         finally:
-            if kept:
-                self._kept = drv
-            else:
-                drv.close()
+            drv.close()
 
     def _ready(self, drv: ShufflerDriver,
                decks: int | None) -> Generator[float, None, ev.ShuffleDone]:
@@ -423,9 +411,6 @@ class ShufflerSource:
         if self._job is not None:
             self._job.close()
             self._job = None
-        kept, self._kept = self._kept, None
-        if kept is not None:
-            kept.close()
 
 
 def _traits(protocol: str) -> type[ShoeDriverBase]:
