@@ -99,3 +99,19 @@ def test_the_loops_actors_name_what_they_take() -> None:
         assert isinstance(actor.takes, frozenset) and actor.takes, actor
     # a bound method's object says what the listener made of it takes
     assert Listener(VirtualSupervisor(None, print, print).on_event).takes == {"status"}
+
+
+def test_each_actor_takes_exactly_the_kinds_its_entry_looks_at() -> None:
+    # the loop tells an actor only the kinds in its `takes`: a kind its entry point tests for
+    # but does not name would never reach it, one it names but never tests costs a call
+    import inspect
+    import re
+    from controller.service.cycle import BettingTimer, ShoeCycle
+    from controller.service.idle import IdleWatch
+    from simulators.dealer import BlindDealer, PlayersActor, VirtualDealer, VirtualSupervisor
+    compared = re.compile(r'(?:kind|e\["event"\])\s*(?:==|!=)\s*"(\w+)"')
+    for actor in (BettingTimer, ShoeCycle, IdleWatch, BlindDealer, PlayersActor,
+                  VirtualDealer, VirtualSupervisor, ShufflerSource):
+        entry = getattr(actor, "on_event", None) or actor.publish
+        looked_at = set(compared.findall(inspect.getsource(entry)))
+        assert looked_at == actor.takes, (actor.__name__, sorted(looked_at), sorted(actor.takes))
