@@ -87,3 +87,28 @@ def test_a_signed_manifest_approves_and_a_changed_one_does_not(tmp_path):
     (tmp_path / "approved.txt.sig").unlink()
     assert "no such file" in software.approval(sha, manifest=str(manifest),
                                                allowed_signers=str(signers)).detail
+
+
+def test_the_identity_worked_out_apart_is_the_one_worked_out_in_process():
+    """A table that deals while the software is hashed has it hashed by a low-priority child:
+    the child's answer is the table's own identity, digest for digest."""
+    assert software.identity_apart() == software.identity()
+
+
+def test_a_child_that_cannot_answer_is_one_line_and_the_table_falls_back(monkeypatch):
+    from controller.service import tablepc
+    monkeypatch.setattr(software.sys, "executable", "/nonexistent/python")
+    with pytest.raises(RuntimeError, match="cannot start /nonexistent/python"):
+        software.identity_apart()
+    info: dict = {}
+    tablepc._identify(info)             # the same identity, hashed in process instead
+    assert info["software_sha256"] == software.identity()["software_sha256"]
+
+
+def test_a_child_that_fails_says_how_in_one_line(monkeypatch):
+    monkeypatch.setattr(software, "_CHILD", "raise SystemExit('no lock here')")
+    with pytest.raises(RuntimeError, match=r"exited 1: no lock here$"):
+        software.identity_apart()
+    monkeypatch.setattr(software, "_CHILD", "print('[1, 2]')")
+    with pytest.raises(RuntimeError, match="has no software_sha256"):
+        software.identity_apart()

@@ -23,8 +23,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 import threading
 import tomllib
 from dataclasses import dataclass
@@ -258,6 +262,53 @@ def identity(root: Path = ROOT) -> dict[str, Any]:
     the one hashing)."""
     with _IDENTITY_LOCK:
         return _identity(root)
+
+
+#: the child that works out `identity` apart (see identity_apart)
+_CHILD = ("import json, sys; from pathlib import Path; "
+          "from controller.release.software import identity; "
+          "print(json.dumps(identity(Path(sys.argv[1]))))")
+#: how much lower the child runs than the table (a Unix nice increment)
+APART_NICENESS = 10
+
+
+def identity_apart(root: Path = ROOT, timeout_s: float = 600.0) -> dict[str, Any]:
+    """`identity()`, worked out by a process of its own at a lower priority, for a table that
+    is dealing meanwhile: hashing the dependencies is a second or more of Python work, which
+    on a thread of the table's own process would share its interpreter lock with every card
+    read. The child imports this very release (`root` first on its path).
+    RuntimeError (one line): the child could not say."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(root), env.get("PYTHONPATH"))))
+    try:
+        proc = subprocess.Popen([sys.executable, "-P", "-c", _CHILD, str(root)], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+    except OSError as failed:
+        raise RuntimeError(f"the software's identity: cannot start {sys.executable}: "
+                           f"{failed}") from failed
+    try:
+        os.setpriority(os.PRIO_PROCESS, proc.pid, APART_NICENESS)
+    except (AttributeError, OSError):     # no such call here, or the child has ended
+        pass
+    try:
+        out, said = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise RuntimeError(f"the software's identity: no answer in {timeout_s:g} s") from None
+    if proc.returncode != 0:
+        last = (said.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+        raise RuntimeError(f"the software's identity: the child exited {proc.returncode}: "
+                           f"{last}")
+    try:
+        answer = json.loads(out)
+    except ValueError as bad:
+        raise RuntimeError(f"the software's identity: the child's answer is not JSON: "
+                           f"{bad}") from None
+    if not isinstance(answer, dict) or "software_sha256" not in answer:
+        raise RuntimeError("the software's identity: the child's answer has no software_sha256")
+    return answer
 
 
 @lru_cache(maxsize=1)

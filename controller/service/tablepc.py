@@ -43,6 +43,16 @@ def accepted_before(journal: Any, software: str) -> dict | None:
     return found
 
 
+def _identify(info: dict) -> None:
+    """The software's identity into `info`, worked out apart; in process if that fails."""
+    from controller.release import software
+    try:
+        info.update(software.identity_apart())
+    except RuntimeError as err:
+        log.warning("software identity worked out in process instead", why=str(err))
+        info.update(software.identity())
+
+
 def check_software(cfg: Any, journal: Any) -> tuple[dict, Gate | None]:
     """The software's identity and approval, and the gate that holds the table when it is not
     approved (None when it is, was accepted before on this journal, or is not checked)."""
@@ -50,10 +60,10 @@ def check_software(cfg: Any, journal: Any) -> tuple[dict, Gate | None]:
     sw = cfg.software
     info: dict[str, Any]
     if not (sw.approved or sw.manifest):
-        # nothing to check against: the hashes are made on a thread of their own (the
-        # dependencies take a fraction of a second) for the health view
+        # nothing to check against: the hashes are made for the health view by a process
+        # of their own, which leaves the table's loop its interpreter to itself
         info = {"approval": "unchecked", "source": "", "detail": software.approval("").detail}
-        threading.Thread(target=lambda: info.update(software.identity()), daemon=True,
+        threading.Thread(target=_identify, args=(info,), daemon=True,
                          name="software-id").start()
         return info, None
     ident = software.identity()
