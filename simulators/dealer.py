@@ -162,7 +162,10 @@ class VirtualDealer:
             self._look_later()      # a card is out whose read has not come yet
         else:
             self._pending = True
-            self.schedule(self.pace_s, self._pull)
+            if self.pace_s == 0:
+                self._pull()        # no pause: the hand is at the shoe already
+            else:
+                self.schedule(self.pace_s, self._pull)
 
     def _look_later(self) -> None:
         if not self._checking:

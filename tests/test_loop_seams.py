@@ -73,7 +73,7 @@ def test_an_outlet_is_told_only_the_kinds_it_takes() -> None:
                          frozenset({"device_request"})), Tap.LISTENER)
     events = [{"event": "card", "seq": 1}, {"event": "device_request", "seq": 2}]
     told = Announcement(command("reveal"), events, {"event": "status", "shoe": 1},
-                        None, {"event": "refused", "action": "x", "why": "no"}, True)
+                        None, {"event": "refused", "action": "x", "why": "no"})
     out.tell(told)
     out.announce(told)
     assert seen["all"] == ["card", "device_request", "status", "refused"]

@@ -14,13 +14,12 @@ log = get_logger("controller.service")
 
 class Announcement:
     """What one journaled input has to tell once its batch is committed."""
-    __slots__ = ("input", "events", "status", "prompt", "notice", "batched", "anchor",
-                 "context")
+    __slots__ = ("input", "events", "status", "prompt", "notice", "anchor", "context")
 
     def __init__(self, inp: Input, events: list[dict], status: dict, prompt: dict | None,
-                 notice: dict | None, batched: bool):
+                 notice: dict | None):
         self.input, self.events, self.status, self.prompt = inp, events, status, prompt
-        self.notice, self.batched = notice, batched
+        self.notice = notice
         self.anchor: dict | None = None
         # the log's context as it was when the input was applied
         self.context = (status.get("shoe"), status.get("round"))
@@ -64,7 +63,7 @@ class Fanout:
 
     def publish(self, events: list[dict], *, actors: bool = True) -> None:
         """Journaled events (each with its seq) to the outward outlets, the listeners and
-        (unless they were told as the input was applied) the actors."""
+        (unless they were told as the input was applied: `tell`) the actors."""
         outward, listening, acting = self.outward, self.listening, self.acting
         for e in events:
             for pub in outward:
@@ -123,14 +122,11 @@ class Fanout:
         for e in told.events:
             if e["event"] in _LOGGED:
                 _log_event(e)
-        self.publish(told.events, actors=not told.batched)
+        self.publish(told.events, actors=False)     # the actors were told (`tell`)
         if told.anchor is not None:
             self.anchor(told.anchor)
         if told.prompt is not None:
             self.outward_only(told.prompt)
-        if not told.batched:
-            for actor in self.acting("status"):
-                actor.publish(told.status)
         for sub in self.listening("status"):
             sub.publish(told.status)
         inp = told.input
@@ -144,9 +140,6 @@ class Fanout:
                         why=told.notice["why"])
             for sub in self.listening("refused"):
                 sub.publish(told.notice)
-            if not told.batched:
-                for actor in self.acting("refused"):
-                    actor.publish(told.notice)
 
     def flush(self) -> None:
         """Outlets that buffer (stdout) write out what they were given."""

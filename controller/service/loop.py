@@ -337,13 +337,12 @@ class TableService:
         if refused is not None:
             notice = {"event": "refused", "input": inp.type, "action": record.get("action"),
                       "user": record.get("user"), "why": str(refused)}
-        batched = self._batch > 1
         prompt = self.prompt.event() if self._prompting else None
-        told = Announcement(inp, events, self._status(), prompt, notice, batched)
-        if batched:
-            # the simulated people and the loop's own rhythm react now; nothing leaves the
-            # process (printed, fed, acknowledged, sent to a device) before the commit
-            self._out.tell(told)
+        told = Announcement(inp, events, self._status(), prompt, notice)
+        # the simulated people and the loop's own rhythm react now, on either clock (a quick
+        # dealer pulls the next card while this one is committed); nothing leaves the process
+        # (printed, fed, acknowledged, sent to a device) before the commit
+        self._out.tell(told)
         self._pending.append(told)
         if urgent:
             self._urgent = True
