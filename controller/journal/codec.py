@@ -37,6 +37,13 @@ from controller.journal import chain
 from controller.journal.chain import GENESIS, Break, _fast_compact, _quote
 
 _HEAD = struct.Struct(">qqqH")
+try:
+    # the live write's hash: CPython's own SHA-256 runs far less code per call than OpenSSL's
+    # (its EVP layer), which tells where a table's caches are cold between two cards (the same
+    # digest; the chain checks keep hashlib's, faster over many records in a row)
+    from _sha256 import sha256 as _live_sha256      # type: ignore[import-not-found]
+except ImportError:                                 # pragma: no cover - other Pythons
+    _live_sha256 = hashlib.sha256
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _US = timedelta(microseconds=1)
 
@@ -316,10 +323,7 @@ class V5(V4):
         while i < n:
             kind, data = items[i]
             where.append(len(out))
-            if kind == "input" and i + 1 < n and items[i + 1][0] == "card" \
-                    and isinstance(data, dict) and data.get("type") == "card" \
-                    and FOLD not in data and isinstance(items[i + 1][1], dict) \
-                    and items[i + 1][1].get("event") == "card":
+            if _folds(items, i):
                 event = items[i + 1][1]
                 data = {**data, FOLD: {k: v for k, v in event.items() if k != "event"}}
                 where.append(len(out))
@@ -327,6 +331,61 @@ class V5(V4):
             out.append((kind, data))
             i += 1
         return out, where
+
+    @staticmethod
+    def fold_chain(prev: object, seq: int, utc: object, mono: object,
+                   items: list[tuple[str, dict]]) -> tuple[list[tuple], list[int] | None]:
+        """`fold` then `chain` in one pass: the rows, and for each item the index of its row
+        (None when nothing folded: one row an item).
+
+        A card read is the live table's commonest input: its folded record's text is made
+        from the two objects' own texts (the event's with its "event" member cut off), the
+        same text `fold` then `chain` make (tests hold the two equal), without building the
+        folded dict; what does not fit that shape goes through `fold` and `chain`."""
+        n = len(items)
+        if n < 2 or not _folds(items, 0):
+            folded, where = V5.fold(items)
+            return V4.chain(prev, seq, utc, mono, folded), where
+        data = items[0][1]
+        try:
+            text, event = _fast_compact(data), _fast_compact(items[1][1])
+        except (TypeError, ValueError):
+            folded, where = V5.fold(items)          # says which record is not JSON-ready
+            return V4.chain(prev, seq, utc, mono, folded), where
+        # the input holds "type" (never empty): its text with the event's, less '"event":"card"'
+        if event[:16] == _CARD_HEAD:
+            text = f"{text[:-1]},{_FOLD_KEY}{{{event[16:]}}}"
+        elif event == '{"event":"card"}':
+            text = f"{text[:-1]},{_FOLD_KEY}{{}}}}"
+        else:                                       # "event" not the event's first member
+            folded, where = V5.fold(items)
+            return V4.chain(prev, seq, utc, mono, folded), where
+        seq += 1
+        try:
+            head, cut, pack, kn, kb = _links["input"]
+        except KeyError:
+            head, cut, pack, kn, kb = _link("input")
+        prev = _live_sha256(prev + pack(seq, utc, mono, kn, kb)       # type: ignore[operator]
+                            + text.encode("ascii")).digest()
+        rows = [(seq, utc, mono, "input", text[cut:] if text.startswith(head) else text, prev)]
+        if n == 2:
+            return rows, [0, 0]
+        more, where = V5.fold(items[2:])
+        return rows + V4.chain(prev, seq, utc, mono, more), [0, 0, *(1 + w for w in where)]
+
+def _folds(items: list[tuple[str, dict]], i: int) -> bool:
+    """Whether items[i] is a card read's input whose `card` event follows it (one record)."""
+    kind, data = items[i]
+    if kind != "input" or i + 1 >= len(items) or items[i + 1][0] != "card":
+        return False
+    event = items[i + 1][1]
+    return isinstance(data, dict) and data.get("type") == "card" and FOLD not in data \
+        and isinstance(event, dict) and event.get("event") == "card"
+
+
+#: a card event's text begins so when "event" is its first member (as the table makes them)
+_CARD_HEAD = '{"event":"card",'
+_FOLD_KEY = _quote(FOLD) + ":"
 
 
 Codec = type[V3] | type[V4] | type[V5]

@@ -110,6 +110,8 @@ class Journal:
         self.path = os.fspath(path)
         self.readonly = readonly
         self._clock = clock or system_clock
+        # the system clock read inline on the write path (what `system_clock` returns)
+        self._system_clock = clock is None
         self._lock = threading.Lock()
         self._fsync = self.durable_default if durable is None else durable
         self._sync = "NORMAL"                   # the writer connection's synchronous level
@@ -272,26 +274,34 @@ class Journal:
             raise JournalError(f"journal {self.path}: opened read-only, cannot append")
         codec = self.codec
         with self._lock:
-            self._live()
-            first = self._last_seq + 1
+            if self._conn is None:
+                self._live()                        # says it is closed
+            last = self._last_seq
             where = None
             if items:
+                # the records of one call (an input and the events it caused) share its time
+                if self._system_clock and codec.version >= 4:
+                    utc, mono = time.time_ns() // 1000, time.monotonic_ns() // 1000
+                else:
+                    utc, mono = codec.times(*self._clock())
                 if codec.version >= 5:
                     # a card read's input and its card event: one record, one seq
-                    items, where = codec.fold(items)    # type: ignore[union-attr]
-                # the records of one call (an input and the events it caused) share its time
-                utc, mono = codec.times(*self._clock())
-                rows = codec.chain(self._head, first - 1, utc, mono, items)
+                    rows, where = codec.fold_chain(    # type: ignore[union-attr]
+                        self._head, last, utc, mono,
+                        items if isinstance(items, list) else list(items))
+                else:
+                    rows = codec.chain(self._head, last, utc, mono, items)
                 if rows:
                     self._staged += rows
                     self._last_seq, self._head = rows[-1][0], rows[-1][5]
             if durable:
                 self._staged_durable = True
-            if cursors:
+            if cursors and (self._staged_cursors or cursors != self._cursors_written):
+                # the same positions as last written (a live table's usual case) add nothing
                 self._staged_cursors.update(cursors)
             if where is not None:
-                return [first + i for i in where]
-            return list(range(first, self._last_seq + 1))
+                return [last + 1 + i for i in where]
+            return list(range(last + 1, self._last_seq + 1))
 
     @property
     def staged(self) -> int:
