@@ -33,6 +33,10 @@ out: its write follows a warm SQLite, and the bare commit is in its latency). Th
 are also committed by the shoe's writer thread halfway between two reads ("bare·idle", on a
 file of its own): what the same commit costs away from the card's moment.
 
+With --floor a third kind of card has, at that same moment, the least a chained record takes
+in Python timed instead (the card's record encoded once by the C JSON encoder and hashed once):
+the bare commit plus that is the best a journal write can be on the machine at hand.
+
 Targets: added p99 <= 1 ms (journal write included); the journal write within 1.5x of the
 bare commit at p50 and p99. Both are checked and said plainly in the output.
 
@@ -47,7 +51,7 @@ than a hand pulls cards, so the table runs use min_pull_interval_s = 0 (no read 
 double draw); everything else is `tablectl run`'s defaults.
 
     python bench/latency.py [--cards 400] [--pace-ms 1] [--protocol beetek] [--transport pty]
-                            [--journal-dir D] [--json] [--cprofile FILE]
+                            [--journal-dir D] [--floor] [--json] [--cprofile FILE]
 
 With --json the tables go to stderr and stdout gets one JSON line: the pty Bee-Tek table path
 (or the first table path run) as added_p50_ms, added_p99_ms, journal_p50_ms, journal_p99_ms,
@@ -63,6 +67,7 @@ import os
 import random
 import sqlite3
 import statistics
+import struct
 import sys
 import tempfile
 import threading
@@ -71,6 +76,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from controller.journal.chain import _fast_compact as _encode
 from controller.shoe.cards import ordered_shoe
 from controller.service.build import ControlSpec, DeviceSettings, TableSpec, build
 from controller.service.clock import RealClock
@@ -86,6 +92,11 @@ from drivers.transport import open_serial
 from simulators import registry
 from simulators.install import install
 from simulators.shoe import ENCODERS, ShoeModel
+
+try:
+    from _sha256 import sha256 as _sha256   # CPython's own: the least code a SHA-256 runs
+except ImportError:                         # pragma: no cover - other Pythons
+    from hashlib import sha256 as _sha256
 
 ADDED_TARGET_MS = 1.0       # the controller's added p99, journal write included
 JOURNAL_VS_BARE = 1.5       # the journal write's p99 within this factor of a bare commit's p99
@@ -170,6 +181,8 @@ class Result:
     # a bare SQLite FULL commit of a card's rows where the journal writes, every other card
     bare: list[float] = field(default_factory=list)
     bare_idle: list[float] = field(default_factory=list)  # the same, halfway between reads
+    # with --floor: the least Python a chained record takes, where the journal writes
+    record: list[float] = field(default_factory=list)
     measured: int = 0                                    # cards the table's figures are of
 
 
@@ -458,7 +471,7 @@ def _software() -> str:
 
 
 def run_table(rig: Rig, pace_s: float, journal_dir: str | None, profile_name: str = "macau",
-              bare: bool = False, cprofile: str | None = None) -> Result:
+              bare: bool = False, cprofile: str | None = None, floor: bool = False) -> Result:
     """The reads through the production path (see the module's doc); with `bare` and paced
     reads, the bare SQLite commits in the same directory: where the journal writes, every
     other card, and halfway between two reads."""
@@ -468,7 +481,7 @@ def run_table(rig: Rig, pace_s: float, journal_dir: str | None, profile_name: st
                          f"not {rig.n}")
     with tempfile.TemporaryDirectory(prefix="latency-", dir=journal_dir) as where:
         stamps = Stamps(rig.n)
-        commits = BareCommits(where) if bare and pace_s else None
+        commits = BareCommits(where, floor) if bare and pace_s else None
         idle = BareCommits(where) if commits is not None else None
         table = LiveTable(os.path.join(where, "journal.db"), rig.url, rig.protocol, stamps,
                           profile_name=profile_name, cprofile=cprofile, bare=commits).start()
@@ -500,7 +513,7 @@ def run_table(rig: Rig, pace_s: float, journal_dir: str | None, profile_name: st
                     c.close()
         res = table_result(stamps, rig.cards, sent, rig.n / (end - start))
         if commits is not None and idle is not None:
-            res.bare, res.bare_idle = commits.times, idle.times
+            res.bare, res.bare_idle, res.record = commits.times, idle.times, commits.floor_times
         return res
 
 
@@ -543,11 +556,15 @@ class BareCommits:
     records table (no index): WAL, synchronous=FULL, one autocommit INSERT statement as the
     journal's live write; each commit timed, nothing but the statement inside the timing.
 
-    `prepare` (off the timed path: the shoe's thread, between two reads) makes the statement
-    and its parameters from `model`; `commit` makes that commit, once, and says whether it
-    did."""
+    With `floor`, every other turn makes instead the least a chained record takes in Python,
+    timed the same way: the first row's data encoded by the C JSON encoder (from the object it
+    was read back into) and one SHA-256 over its bytes after a 32-byte hash and the head.
 
-    def __init__(self, directory: str):
+    `prepare` (off the timed path: the shoe's thread, between two reads) makes the statement
+    and its parameters from `model`; `commit` makes that commit (or the floor's work), once,
+    and says whether it did."""
+
+    def __init__(self, directory: str, floor: bool = False):
         self.conn = sqlite3.connect(os.path.join(directory, f"bare-{uuid.uuid4().hex[:8]}.db"),
                                     isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
@@ -557,8 +574,12 @@ class BareCommits:
                           " hash BLOB NOT NULL)")
         self.model: list[tuple] | None = None    # the rows to write next (set by the loop)
         self.ready: tuple[str, tuple] | None = None
+        self.work: tuple[dict, bytes] | None = None     # the floor's: the data, the head
+        self.floor = floor
+        self.turn = False                        # the floor's turn next (with `floor`)
         self.seq = 0
         self.times: list[float] = []
+        self.floor_times: list[float] = []
 
     def prepare(self) -> None:
         rows, self.model = self.model, None
@@ -570,15 +591,27 @@ class BareCommits:
             params += (self.seq, *row[1:])
         sql = ("INSERT INTO records (seq, utc, mono, kind, data, hash) VALUES "
                + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows)))
+        _, utc, mono, kind, data, digest = rows[0]
+        text = data if data[:1] == "{" else '{"event":' + json.dumps(kind) + data
+        self.work = (json.loads(text), bytes(digest if isinstance(digest, bytes) else 32)
+                     + struct.pack(">qqqH", self.seq, utc if isinstance(utc, int) else 0,
+                                   mono if isinstance(mono, int) else 0, len(kind))
+                     + kind.encode())
         self.ready = (sql, tuple(params))
 
     def commit(self) -> bool:
-        ready = self.ready
-        if ready is None:
+        ready, work = self.ready, self.work
+        if ready is None or work is None:
             return False
-        start = time.monotonic()
-        self.conn.execute(*ready)
-        self.times.append(time.monotonic() - start)
+        if self.turn:
+            start = time.monotonic()
+            _sha256(work[1] + _encode(work[0]).encode("ascii")).digest()
+            self.floor_times.append(time.monotonic() - start)
+        else:
+            start = time.monotonic()
+            self.conn.execute(*ready)
+            self.times.append(time.monotonic() - start)
+        self.turn = self.floor and not self.turn
         self.ready = None
         return True
 
@@ -619,7 +652,7 @@ def summary(where: str, res: Result, table_rate: float, pace_ms: float) -> dict:
                          ("journal", res.journal), ("journal_stage", res.stage),
                          ("journal_commit", res.commit), ("publish", res.publish),
                          ("bare_sqlite", res.bare), ("bare_idle_sqlite", res.bare_idle),
-                         ("total", res.latencies)):
+                         ("record_floor", res.record), ("total", res.latencies)):
         out[f"{name}_p50_ms"] = ms(values, None)
         out[f"{name}_p99_ms"] = ms(values, 0.99)
         out[f"{name}_max_ms"] = ms(values, 1.0)
@@ -651,6 +684,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--journal-dir", help="where the table's journal and the bare SQLite file "
                     "go (default: the system temp directory; put it on the disk the real "
                     "journal uses)")
+    ap.add_argument("--floor", action="store_true",
+                    help="a third kind of card: where the journal writes, the least a chained "
+                    "record takes in Python (one JSON encode, one SHA-256) is timed instead of "
+                    "the bare commit (the cards then split three ways)")
     ap.add_argument("--json", action="store_true",
                     help="tables to stderr, one JSON line to stdout")
     ap.add_argument("--cprofile", metavar="FILE",
@@ -703,7 +740,7 @@ def main(argv: list[str] | None = None) -> int:
                     rig.close()
                 kw: dict[str, Any] = {}
                 if reader == "table":
-                    kw["bare"] = True
+                    kw["bare"], kw["floor"] = True, args.floor
                     if args.cprofile and (transport, protocol) == primary:
                         kw["cprofile"] = args.cprofile
                 rig = Rig(transport, protocol, cards)
@@ -724,7 +761,8 @@ def main(argv: list[str] | None = None) -> int:
         "card's event\nreaches the last), over the cards written alone; bare: a bare SQLite WAL "
         "synchronous=FULL commit\nof the same rows, same directory, on the loop's thread where "
         "the journal writes, on the other\ncards; bare·idle: the same commit on the shoe's "
-        "thread halfway between two reads")
+        "thread halfway between two reads" + ("; floor\n(--floor): one JSON encode and one "
+        "SHA-256 of a card's record there instead of the bare commit" if args.floor else ""))
     say(f"{'transport':9} {'protocol':8} {'part':9} {'p50 µs':>8} {'p99 µs':>8} {'max µs':>8}")
     for where, res in shares:
         for part, values in (("added", res.added), ("queue", res.queue),
@@ -732,10 +770,12 @@ def main(argv: list[str] | None = None) -> int:
                              ("apply", res.apply), ("journal", res.journal),
                              ("·stage", res.stage), ("·commit", res.commit),
                              ("publish", res.publish),
-                             ("bare", res.bare), ("bare·idle", res.bare_idle)):
+                             ("bare", res.bare), ("bare·idle", res.bare_idle),
+                             *((("floor", res.record),) if res.record else ())):
             say(f"{where} {part:9} {spread_us(values)}")
         say(f"{where} ({res.measured} cards written alone, {len(res.bare)} with the bare "
-            f"commit first)")
+            f"commit first" + (f", {len(res.record)} with the floor's work first"
+                               if res.record else "") + ")")
     wire = ", ".join(f"{p} {wire_ms(p, args.baud):.2f} ms" for p in protocols)
     say(f"\ntargets: added p99 <= {ADDED_TARGET_MS:g} ms, journal write included; journal "
         f"write <= {JOURNAL_VS_BARE:g} x the bare commit's, p50 and p99\n(one card on the wire at "
@@ -752,6 +792,11 @@ def main(argv: list[str] | None = None) -> int:
         say(f"  {'':15} the added p50 {r['added_p50_ms']:.3f} ms: " + ", ".join(
             f"{part} {value:.3f}" for value, part in parts) + f" ms; a bare commit alone "
             f"{r['bare_sqlite_p50_ms']:.3f} ms")
+        if r["record_floor_p50_ms"] is not None and r["bare_sqlite_p50_ms"]:
+            floor = (r["bare_sqlite_p50_ms"] + r["record_floor_p50_ms"]) / r["bare_sqlite_p50_ms"]
+            say(f"  {'':15} the least a chained record takes in Python there: "
+                f"{r['record_floor_p50_ms']:.3f} ms at p50, so a journal write is at best "
+                f"{floor:.2f} x the bare commit at p50 on this machine")
         if not r["added_target_met"] and r["bare_sqlite_p99_ms"] is not None \
                 and r["bare_sqlite_p99_ms"] > ADDED_TARGET_MS:
             say(f"  {'':15} (a bare fsynced commit alone takes {r['bare_sqlite_p99_ms']:.3f} ms "

@@ -21,9 +21,10 @@ def test_table_pass_decides_every_card(tmp_path, transport):
     finally:
         rig.close()
     assert res.decided == CARDS
-    # the cards alternate: one written alone (the table's figures), one with the bare commit
-    # of the rows before it made first, where the journal writes (the bare figure)
-    assert res.measured + len(res.bare) == CARDS and abs(res.measured - len(res.bare)) <= 2
+    # a card is written alone (the table's figures), or after one written alone with the bare
+    # commit of its rows made first, where the journal writes (the bare figure): every other
+    # card, unless the loop is still busy with a card when the shoe's thread readies the next
+    assert res.measured + len(res.bare) == CARDS and res.measured >= CARDS // 2 and res.bare
     for part in (res.latencies, res.added, res.queue, res.apply, res.journal, res.publish):
         assert len(part) == res.measured
     assert len(res.bare_idle) >= CARDS - 2      # halfway between two reads, on the shoe's thread
