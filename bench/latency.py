@@ -99,7 +99,7 @@ except ImportError:                         # pragma: no cover - other Pythons
     from hashlib import sha256 as _sha256
 
 ADDED_TARGET_MS = 1.0       # the controller's added p99, journal write included
-JOURNAL_VS_BARE = 1.5       # the journal write's p99 within this factor of a bare commit's p99
+JOURNAL_VS_BARE = 1.5       # the journal write within this factor of a bare commit, p50 and p99
 SEED = 1                    # the shoe order: any valid shoe will do, the same one every run
 NO_PROGRESS_S = 10.0        # a reader that delivers nothing for this long has failed
 PRIMARY = ("pty", "beetek")  # the path the JSON line's headline figures are for
