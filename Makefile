@@ -59,6 +59,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/simulate.py
 	$(BIN)/python bench/latency.py --protocol beetek
+	$(BIN)/python bench/cold.py
 	$(BIN)/python bench/flood.py
 	$(BIN)/python bench/odds.py
 	$(BIN)/python bench/recovery.py

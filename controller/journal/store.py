@@ -49,7 +49,7 @@ from controller.journal import lock as writer_lock
 from controller.journal import reading, snapshots
 from controller.journal.chain import GENESIS, VerifyResult
 from controller.journal.lock import claim, claimed
-from controller.journal.codec import FOLD, Codec, for_version
+from controller.journal.codec import CARD_ALONE, FOLD, Codec, for_version
 from controller.journal.reading import PAGE, Record, Snapshot
 from controller.journal.schema import (COLUMNS, FILE_MODE, SCHEMA_VERSION, SIDE_FILES,
                                        JournalError, connect, error, open_schema, utc_now)
@@ -140,6 +140,10 @@ class Journal:
         except BaseException:
             self._abandon()
             raise
+        # the write path's choices, made once: the system clock read inline (integer µs, what
+        # `system_clock` gives and schema 4 on stores), and schema 5's folding of card reads
+        self._int_times = clock is None and self.version >= 4
+        self._fold_chain = getattr(self.codec, "fold_chain", None)
         self._head: object = row[1] if row else self.codec.genesis
         self._last_seq = int(row[0]) if row else 0
         self._committed = (self._last_seq, self._head)   # (seq, hash) of the newest on disk
@@ -270,28 +274,39 @@ class Journal:
         failed commit loses the whole batch, and the journal is as it was before it."""
         if self.readonly:
             raise JournalError(f"journal {self.path}: opened read-only, cannot append")
-        codec = self.codec
         with self._lock:
-            self._live()
-            first = self._last_seq + 1
+            if self._conn is None:
+                self._live()                        # says it is closed
+            last = self._last_seq
             where = None
             if items:
-                if codec.version >= 5:
-                    # a card read's input and its card event: one record, one seq
-                    items, where = codec.fold(items)    # type: ignore[union-attr]
                 # the records of one call (an input and the events it caused) share its time
-                utc, mono = codec.times(*self._clock())
-                rows = codec.chain(self._head, first - 1, utc, mono, items)
+                utc: object
+                mono: object
+                if self._int_times:
+                    utc, mono = time.time_ns() // 1000, time.monotonic_ns() // 1000
+                else:
+                    utc, mono = self.codec.times(*self._clock())
+                if self._fold_chain is not None:
+                    # a card read's input and its card event: one record, one seq
+                    rows, where = self._fold_chain(
+                        self._head, last, utc, mono,
+                        items if type(items) is list else list(items))
+                else:
+                    rows = self.codec.chain(self._head, last, utc, mono, items)
                 if rows:
                     self._staged += rows
                     self._last_seq, self._head = rows[-1][0], rows[-1][5]
             if durable:
                 self._staged_durable = True
-            if cursors:
+            if cursors and (self._staged_cursors or cursors != self._cursors_written):
+                # the same positions as last written (a live table's usual case) add nothing
                 self._staged_cursors.update(cursors)
+            if where is CARD_ALONE:
+                return [last + 1, last + 1]
             if where is not None:
-                return [first + i for i in where]
-            return list(range(first, self._last_seq + 1))
+                return [last + 1 + i for i in where]
+            return list(range(last + 1, self._last_seq + 1))
 
     @property
     def staged(self) -> int:
@@ -303,24 +318,28 @@ class Journal:
         durable); nothing to do when nothing was. Cursors go only when their value changed."""
         with self._lock:
             rows, durable = self._staged, self._staged_durable
-            cursors = {name: seq for name, seq in self._staged_cursors.items()
-                       if self._cursors_written.get(name) != seq} if self._staged_cursors \
-                else _NONE
-            self._staged, self._staged_durable = [], False
+            cursors: Mapping[str, int]
             if self._staged_cursors:
+                cursors = {name: seq for name, seq in self._staged_cursors.items()
+                           if self._cursors_written.get(name) != seq}
                 self._staged_cursors = {}
+            else:
+                cursors = _NONE
+            self._staged, self._staged_durable = [], False
             if not rows and not cursors:
                 return
-            conn = self._live()
+            conn = self._conn or self._live()
             try:
-                level = "FULL" if durable and self._fsync else "NORMAL"
-                if self._sync != level:
-                    self._sync_level(level)
-                if len(rows) <= _ONE_STATEMENT and not cursors:
-                    # one statement is its own transaction, all or none: an input and its
-                    # events in one round trip instead of BEGIN, INSERTs, COMMIT
-                    conn.execute(_INSERT_ROWS[len(rows)],
-                                 rows[0] if len(rows) == 1 else tuple(_flat(rows)))
+                if self._sync != ("FULL" if durable and self._fsync else "NORMAL"):
+                    self._sync_level("FULL" if durable and self._fsync else "NORMAL")
+                n = len(rows)
+                if n == 1 and not cursors:
+                    # one statement is its own transaction, all or none: a card read's one
+                    # record (an input and its events) in one round trip instead of BEGIN,
+                    # INSERTs, COMMIT
+                    conn.execute(_INSERT, rows[0])
+                elif n <= _ONE_STATEMENT and not cursors:
+                    conn.execute(_INSERT_ROWS[n], tuple(_flat(rows)))
                 else:
                     self._write(conn, rows, cursors)
             except sqlite3.Error as err:
