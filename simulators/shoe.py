@@ -254,8 +254,7 @@ class ShoeModel:
             if start not in self._faults and self.cut_position != start:
                 # one card, no fault, not the cut card's place: nearly every pull
                 code = self._cards[start]
-                self._emit_read(lambda seq: self._enc.card(code, seq=seq,
-                                                           manual_burn=manual_burn))
+                self._emit_read(self._enc.card, code, manual_burn=manual_burn)
                 self._pos = start + 1
                 return [code]
             kinds = self._faults.get(start, [])
@@ -301,11 +300,14 @@ class ShoeModel:
         with self._lock:
             self._emit(data)
 
-    def _emit_read(self, build: Callable[..., bytes], *, split: bool = False) -> None:
+    def _emit_read(self, build: Callable[..., bytes], *args: Any, split: bool = False,
+                   **kw: Any) -> None:
+        """A read's frame, `build(*args, seq=…, **kw)`: numbered and kept until acknowledged
+        when the protocol numbers its reads."""
         seq = 0
         if self._enc.sequenced:
             seq = self._seq = next_seq(self._seq)
-        frame = build(seq=seq)
+        frame = build(*args, seq=seq, **kw)
         if seq:
             self._unacked.append((seq, frame))
         self._emit(frame, split=split)

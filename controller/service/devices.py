@@ -39,6 +39,10 @@ def from_device(event: ev.DeviceEvent) -> ti.Input | None:
     return event if event.type else None
 
 
+#: the reads of a card (or of a failed card): the events the draw timer looks at
+_READS = (ev.CardRead, ev.ReadFailed)
+
+
 class DrawTimer:
     """Marks a card read that came too soon after the previous one for a hand to pull.
 
@@ -57,7 +61,7 @@ class DrawTimer:
         return cls(0.0 if _traits(protocol).flags_multiple_draws else min_pull_interval_s)
 
     def annotate(self, inp: ti.Input | None, event: ev.DeviceEvent) -> ti.Input | None:
-        if not isinstance(inp, (ti.CardRead, ti.ReadFailed)):
+        if not isinstance(inp, _READS):
             return inp
         t = event.t
         close = self.last_t is not None and t - self.last_t < self.min_pull_interval_s
@@ -164,14 +168,17 @@ class ShoeSource:
         event = drv.read_event(timeout=timeout)
         if event is None:
             return False
-        self.last_event_at = time.time()
-        if isinstance(event, (ev.CardRead, ev.ReadFailed)):
-            self.last_read_at = self.last_event_at
-        elif isinstance(event, ev.LinkLost):
+        self.last_event_at = now = time.time()
+        if isinstance(event, _READS):
+            # nearly every event: a read, itself the table's input
+            self.last_read_at = now
+            self.submit(self.timer.annotate(event, event))
+            return True
+        if isinstance(event, ev.LinkLost):
             self.link = "lost"
         elif isinstance(event, ev.LinkBack):
             self.link = "up"
-        inp = self.timer.annotate(from_device(event), event)
+        inp = from_device(event)
         if inp is not None:
             self.submit(inp)
         return True

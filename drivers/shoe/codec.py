@@ -48,11 +48,22 @@ def canonical_code(rank: str, suit: str) -> str:
     return r + s
 
 
+#: the codes checked so far → their canonical form (a few hundred spellings at most: only
+#: valid ones are kept): a simulated shoe checks every card it is loaded with
+_CHECKED: dict[str, str] = {}
+
+
 def check_code(code: str) -> str:
     """Validate a canonical or loose card code ("AS", "10d") and return it canonical."""
+    known = _CHECKED.get(code)
+    if known is not None:
+        return known
     if len(code) < 2:
         raise ValueError(f"{code!r} is not a card code")
-    return canonical_code(code[:-1], code[-1])
+    canonical = canonical_code(code[:-1], code[-1])
+    if len(_CHECKED) < 1024:
+        _CHECKED[code] = canonical
+    return canonical
 
 
 class Decoder(Protocol):
