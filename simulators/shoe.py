@@ -98,6 +98,7 @@ class ShoeModel:
         self._last_acked = 0
         self._silent_until = 0.0
         self._down_until = 0.0
+        self._held_until = 0.0                # the later of the two: see `_held_back`
         self._controller = FramedDecoder()
         if protocol == "framed":
             with self._lock:
@@ -191,7 +192,8 @@ class ShoeModel:
 
     @property
     def link_up(self) -> bool:
-        return self._clock() >= self._down_until
+        down = self._down_until
+        return down <= 0.0 or self._clock() >= down     # (never dropped: no clock to read)
 
     @property
     def silent(self) -> bool:
@@ -260,11 +262,13 @@ class ShoeModel:
             kinds = self._faults.get(start, [])
             if "drop" in kinds:
                 self._down_until = self._clock() + self.drop_s
+                self._held_until = max(self._held_until, self._down_until)
                 self.link_generation += 1
                 self.changes += 1
                 self._segments.clear()          # bytes on the wire die with the link
             if "silence" in kinds:
                 self._silent_until = self._clock() + self.silence_s
+                self._held_until = max(self._held_until, self._silent_until)
                 self.changes += 1
             if "noise" in kinds:
                 self._emit(self._enc.noise())
@@ -331,8 +335,8 @@ class ShoeModel:
 
     def _held_back(self) -> bool:
         """Silent, or the link down: nothing reaches the controller now."""
-        now = self._clock()
-        return now < self._silent_until or now < self._down_until
+        until = self._held_until
+        return until > 0.0 and self._clock() < until    # (never held back: no clock to read)
 
     @property
     def in_waiting(self) -> int:
@@ -366,7 +370,7 @@ class ShoeModel:
             queued = bool(segments[0]) if segments else False
         except IndexError:          # emptied just now by another thread
             queued = False
-        return changes, max(self._silent_until, self._down_until), queued
+        return changes, self._held_until, queued
 
     def wait_output(self, timeout: float, cancel: threading.Event | None = None) -> bool:
         """Block up to `timeout` s (real time) until read() has bytes; True when it has.

@@ -172,7 +172,9 @@ class ShoeSource:
         if isinstance(event, _READS):
             # nearly every event: a read, itself the table's input
             self.last_read_at = now
-            self.submit(self.timer.annotate(event, event))
+            inp = self.timer.annotate(event, event)
+            if inp is not None:
+                self.submit(inp)
             return True
         if isinstance(event, ev.LinkLost):
             self.link = "lost"
@@ -193,29 +195,39 @@ class ShoeSource:
         drv = self.driver
         if drv is None:
             return None
-        news = self._news(drv)
-        if news is not None and self._seen is not None and not self.outbox \
-                and self.resume_seq is None and not drv.buffered:
-            changes, until = self._seen
-            if news[0] == changes and (until is None or self.clock is None
-                                       or self.clock() < until):
+        seen = self._seen
+        if seen is not None:
+            # seen only when the last look left nothing inside the driver, through the port
+            # it still has (only a look reads bytes or opens the port again)
+            port_news = self._port_news
+            news = port_news() if port_news is not None else None
+            if news is not None and news[0] == seen[0] \
+                    and (seen[1] is None or self.clock is None or self.clock() < seen[1]) \
+                    and not self.outbox and self.resume_seq is None:
                 return None         # nothing arrived since the last look found nothing
+        step, buffered = self.step, False
         while True:
-            if not self.step(0.0) and not (drv.buffered and self.step(0.0)):
-                news = self._news(drv)      # (bytes just read may hold a frame not decoded)
-                break
-            if not drv.buffered and (news := self._news(drv)) is not None and not news[2]:
-                break               # all read: nothing is queued on the port
+            if not step(0.0):
+                buffered = drv.buffered
+                if not buffered or not step(0.0):
+                    news = self._news(drv)  # (bytes just read may hold a frame not decoded)
+                    break
+            if not drv.buffered:
+                news = self._news(drv)
+                if news is not None and not news[2]:
+                    buffered = False
+                    break           # all read: nothing is queued on the port
         if not drv.connected:
             self._seen = None
             if self.clock is not None:
                 return self.clock() + max(drv.reconnect_delay_s, 0.01)
             return None
-        if news is None or self.clock is None:
+        if news is None or self.clock is None or (buffered and drv.buffered):
             self._seen = None
         else:
             # a silence or a drop still running holds back bytes until it ends: look then
-            self._seen = (news[0], news[1] if news[1] > self.clock() else None)
+            until = news[1]
+            self._seen = (news[0], until if until > 0.0 and until > self.clock() else None)
         return None
 
     def _news(self, drv: ShoeDriver) -> tuple[int, float, bool] | None:
