@@ -256,7 +256,10 @@ class ShoeModel:
             if start not in self._faults and self.cut_position != start:
                 # one card, no fault, not the cut card's place: nearly every pull
                 code = self._cards[start]
-                self._emit_read(self._enc.card, code, manual_burn=manual_burn)
+                if self._enc.sequenced:
+                    self._emit_read(self._enc.card, code, manual_burn=manual_burn)
+                else:               # (`_emit_read` without a number to give or keep)
+                    self._emit(self._enc.card(code, seq=0, manual_burn=manual_burn))
                 self._pos = start + 1
                 return [code]
             kinds = self._faults.get(start, [])
