@@ -196,7 +196,7 @@ class TableService:
 
     def _next_virtual(self) -> Any:
         polled: list[float] | None = None     # the devices' wake times, polled just now
-        # (this loop alone takes from the inbox); every device pumped: wake_times
+        # (this loop alone takes from the inbox)
         inbox, timers, clock, pumps = self._inbox, self._timers, self.clock, self._pumps
         while True:
             if not inbox.empty():
