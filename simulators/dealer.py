@@ -57,6 +57,9 @@ _LINE = re.compile(r"(?:(\d+):)?(\d+)\s+(\S+)\s+(\S+)(?:\s+(\S+))?")
 #: what punters and the banker put up while bets are open (chemin de fer): name → its values
 STAKE_LINES = {"stake": ("seat", "amount"), "banco": ("seat",), "accept_stakes": ("amount",)}
 
+#: what the table expects when the dealer deals from the shoe
+_DEALT = ("card", "count_back")
+
 Submit = Callable[[dict], None]
 Schedule = Callable[[float, Callable[[], None]], Any]
 
@@ -120,8 +123,12 @@ class VirtualDealer:
 
     def _maybe_reveal(self) -> None:
         """Hands dealt face down are turned over after a pause, as a dealer would."""
-        due = (self.status.get("shoe"), self.status.get("reveal_due"))
-        if due[1] is None or self.status.get("expects") != "reveal" or self._revealing == due:
+        status = self.status
+        reveal = status.get("reveal_due")
+        if reveal is None or status.get("expects") != "reveal":
+            return                      # (nearly every status: nothing to turn over)
+        due = (status.get("shoe"), reveal)
+        if self._revealing == due:
             return
         self._revealing = due
         self.schedule(self.pace_s, lambda: self._reveal(due))
@@ -130,18 +137,25 @@ class VirtualDealer:
         if (self.status.get("shoe"), self.status.get("reveal_due")) == due:
             self.submit(command("reveal", DEALER, "dealer"))
 
-    def _in_flight(self) -> int:
-        return self.rig.unread(self.status.get("shoe"), self.status.get("reads", 0))
-
     def _dealing(self) -> bool:
         """The table wants a card and the shoe holds this shoe's cards."""
-        return (self.status.get("expects") in ("card", "count_back")
+        return (self.status.get("expects") in _DEALT
                 and self.rig.loaded_for == self.status.get("shoe") is not None)
 
+    def _unread(self) -> int | None:
+        """While the dealer is dealing (`_dealing`), the cards out of the shoe whose reads
+        have not come; None while not."""
+        status = self.status
+        shoe = status.get("shoe")
+        if status.get("expects") not in _DEALT or shoe is None or self.rig.loaded_for != shoe:
+            return None
+        return self.rig.unread(shoe, status.get("reads", 0))
+
     def _maybe_pull(self) -> None:
-        if self._pending or self.status.get("expects") not in ("card", "count_back"):
+        if self._pending or self.status.get("expects") not in _DEALT:
             return
-        if not self._dealing():
+        unread = self._unread()
+        if unread is None:
             # the shoe is still in the shuffler: the dealer waits for it to be handed over
             self._pending = True
             self._waits += 1
@@ -158,7 +172,7 @@ class VirtualDealer:
                 if self._dealing():
                     self.after_inputs(again)      # handed over just now
             self.schedule(max(self.pace_s, 0.05), again)
-        elif self._in_flight() > 0:
+        elif unread > 0:
             self._look_later()      # a card is out whose read has not come yet
         else:
             self._pending = True
@@ -176,7 +190,8 @@ class VirtualDealer:
 
     def _pull(self) -> None:
         self._pending = False
-        if not self._dealing() or self._in_flight() > 0:
+        unread = self._unread()
+        if unread is None or unread > 0:
             self._maybe_pull()
             return
         model = self.rig.shoe
@@ -195,7 +210,7 @@ class VirtualDealer:
             return
         self._look_later()
         # skip_burn@N: the first between-round burn at or after card N goes on Player's box
-        due = [f for f in self.skip_faults if f.at <= index]
+        due = [f for f in self.skip_faults if f.at <= index] if self.skip_faults else []
         if due and self.status.get("step") == "burn":
             self.skip_faults.remove(due[0])
             self.submit(command("report_misplaced", DEALER, "dealer",

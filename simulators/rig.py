@@ -72,6 +72,7 @@ class SimRig:
         self._hand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()
         #: told once, on whatever thread loads it, when the shoe is next loaded
         self.on_loaded: Callable[[], None] | None = None
+        self._rng_texts = _RngTexts()
         registry.register(self.shuffler_name, self.shuffler)
         registry.register(self.name, self.shoe)
 
@@ -144,12 +145,16 @@ class SimRig:
         if mark != getattr(self, "_saved_mark", None):
             self._saved_mark = mark
             memory = self.shoe.memory()
-            state = {"loads": self._loads, "shoe": memory, "rig_cut": self.cut_position,
-                     "loaded_for": self.loaded_for, "next_for": self.next_for,
-                     "shuffler": self.shuffler.to_state(), "hand": _rng_state(self._hand),
-                     "machine": (_rng_state(self.machine._rng) if self.machine is not None
-                                 else None)}
-            _write_json(path, state)
+            head = {"loads": self._loads, "shoe": memory, "rig_cut": self.cut_position,
+                    "loaded_for": self.loaded_for, "next_for": self.next_for,
+                    "shuffler": shuffler.to_state(rng=False)}
+            # the generators' states, as `to_state` and `_rng_state` give them, close each
+            # object: the shuffler's, then the dealer's hand and the continuous machine's
+            texts = self._rng_texts
+            machine = texts.of("machine", self.machine._rng) if self.machine is not None \
+                else "null"
+            _write_text(path, f'{_dumps(head)[:-2]},"rng":{texts.of("shuffler", shuffler._rng)}'
+                        f'}},"hand":{texts.of("hand", self._hand)},"machine":{machine}}}')
         progress = {"loads": self._loads, **self.shoe.progress()}
         if progress != getattr(self, "_saved_progress", None):
             self._saved_progress = progress
@@ -199,14 +204,40 @@ class SimRig:
         registry.unregister(self.shuffler_name)
 
 
+def _dumps(data: object) -> str:
+    return json.dumps(data, separators=(",", ":"))      # one C pass (json.dump: Python)
+
+
 def _write_json(path: str, data: dict) -> None:
+    _write_text(path, _dumps(data))
+
+
+def _write_text(path: str, text: str) -> None:
     tmp = f"{path}.tmp"
     # owner-only: it holds the whole shoe's order, which nobody at the table may learn
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     os.fchmod(fd, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(json.dumps(data, separators=(",", ":")))    # one C pass (json.dump: Python)
+        f.write(text)
     os.replace(tmp, path)
+
+
+class _RngTexts:
+    """A generator's state as JSON (`_rng_state`'s), kept while the generator has not moved:
+    a state is 625 large integers, and encoding them was most of a save, though the dealer's
+    hand and the machine's generator move only when they shuffle."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[tuple, str]] = {}
+
+    def of(self, name: str, rng: random.Random) -> str:
+        if isinstance(rng, random.SystemRandom):
+            return "null"
+        state = rng.getstate()
+        kept = self._kept.get(name)
+        if kept is None or kept[0] != state:
+            kept = self._kept[name] = (state, _dumps(_rng_state(rng)))
+        return kept[1]
 
 
 def _rng_state(rng: random.Random) -> list | None:

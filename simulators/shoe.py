@@ -98,6 +98,7 @@ class ShoeModel:
         self._last_acked = 0
         self._silent_until = 0.0
         self._down_until = 0.0
+        self._held_until = 0.0                # the later of the two: see `_held_back`
         self._controller = FramedDecoder()
         if protocol == "framed":
             with self._lock:
@@ -191,7 +192,8 @@ class ShoeModel:
 
     @property
     def link_up(self) -> bool:
-        return self._clock() >= self._down_until
+        down = self._down_until
+        return down <= 0.0 or self._clock() >= down     # (never dropped: no clock to read)
 
     @property
     def silent(self) -> bool:
@@ -254,18 +256,22 @@ class ShoeModel:
             if start not in self._faults and self.cut_position != start:
                 # one card, no fault, not the cut card's place: nearly every pull
                 code = self._cards[start]
-                self._emit_read(lambda seq: self._enc.card(code, seq=seq,
-                                                           manual_burn=manual_burn))
+                if self._enc.sequenced:
+                    self._emit_read(self._enc.card, code, manual_burn=manual_burn)
+                else:               # (`_emit_read` without a number to give or keep)
+                    self._emit(self._enc.card(code, seq=0, manual_burn=manual_burn))
                 self._pos = start + 1
                 return [code]
             kinds = self._faults.get(start, [])
             if "drop" in kinds:
                 self._down_until = self._clock() + self.drop_s
+                self._held_until = max(self._held_until, self._down_until)
                 self.link_generation += 1
                 self.changes += 1
                 self._segments.clear()          # bytes on the wire die with the link
             if "silence" in kinds:
                 self._silent_until = self._clock() + self.silence_s
+                self._held_until = max(self._held_until, self._silent_until)
                 self.changes += 1
             if "noise" in kinds:
                 self._emit(self._enc.noise())
@@ -301,11 +307,14 @@ class ShoeModel:
         with self._lock:
             self._emit(data)
 
-    def _emit_read(self, build: Callable[..., bytes], *, split: bool = False) -> None:
+    def _emit_read(self, build: Callable[..., bytes], *args: Any, split: bool = False,
+                   **kw: Any) -> None:
+        """A read's frame, `build(*args, seq=…, **kw)`: numbered and kept until acknowledged
+        when the protocol numbers its reads."""
         seq = 0
         if self._enc.sequenced:
             seq = self._seq = next_seq(self._seq)
-        frame = build(seq=seq)
+        frame = build(*args, seq=seq, **kw)
         if seq:
             self._unacked.append((seq, frame))
         self._emit(frame, split=split)
@@ -329,8 +338,8 @@ class ShoeModel:
 
     def _held_back(self) -> bool:
         """Silent, or the link down: nothing reaches the controller now."""
-        now = self._clock()
-        return now < self._silent_until or now < self._down_until
+        until = self._held_until
+        return until > 0.0 and self._clock() < until    # (never held back: no clock to read)
 
     @property
     def in_waiting(self) -> int:
@@ -364,7 +373,7 @@ class ShoeModel:
             queued = bool(segments[0]) if segments else False
         except IndexError:          # emptied just now by another thread
             queued = False
-        return changes, max(self._silent_until, self._down_until), queued
+        return changes, self._held_until, queued
 
     def wait_output(self, timeout: float, cancel: threading.Event | None = None) -> bool:
         """Block up to `timeout` s (real time) until read() has bytes; True when it has.

@@ -165,18 +165,22 @@ class ShufflerModel:
         self._tray = []
         return list(cards)
 
-    def to_state(self) -> dict:
-        """The device's memory, as JSON (its generator only when seeded)."""
-        rng = None
-        if not isinstance(self._rng, secrets.SystemRandom):
+    def to_state(self, *, rng: bool = True) -> dict:
+        """The device's memory, as JSON (its generator only when seeded; with rng=False, the
+        rest, the generator's place left to the caller)."""
+        state = None
+        if rng and not isinstance(self._rng, secrets.SystemRandom):
             version, internal, gauss = self._rng.getstate()
-            rng = [version, list(internal), gauss]
-        return {"state": self._state, "error": self._error, "tray": self._tray,
+            state = [version, list(internal), gauss]
+        out = {"state": self._state, "error": self._error, "tray": self._tray,
                 "machine": list(self._machine), "waiting": self._waiting,
                 "stacked": self._stacked,
                 "order": list(self._order), "counted": list(self._counted),
                 "requested": self._requested, "shuffles": self.shuffles,
-                "door_left": self._door_left, "rng": rng}
+                "door_left": self._door_left}
+        if rng:
+            out["rng"] = state
+        return out
 
     def load_state(self, d: dict) -> None:
         self._state, self._error, self._tray = d["state"], d["error"], d["tray"]

@@ -407,3 +407,53 @@ def test_shoesim_port_behaves_like_a_serial_port(shoe):
     port.close()
     with pytest.raises(serial.PortNotOpenError):
         port.read(1)
+
+
+# -- a poll (timeout 0) on its short path -----------------------------------------------
+
+@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+def test_a_poll_reads_what_the_general_read_loop_reads_through_faults(shoe, protocol):
+    """A simulated table polls its shoe (`read_event(0)`) for every card on a path of its
+    own; through noise, a split frame, a misread, a double draw, a dropped link and a silence
+    it gives the events, in order, and the counts that the general read loop gives."""
+    from simulators.faults import Fault
+    from simulators.rig import DeviceClock
+    cards = ["AS", "TD", "KH", "2C", "3D", "4H", "5S", "6C", "7D", "8H", "9S", "QC"]
+    kinds = ["noise@1", "split@2", "misread@3", "double_draw@4", "drop@6", "silence@9"]
+    if protocol == "framed":
+        kinds.append("face_up@10")
+    faults = [Fault(k.split("@")[0], int(k.split("@")[1])) for k in kinds]
+    clock = DeviceClock()
+    sides = []
+    for poll in (True, False):
+        url, model = shoe(cards, protocol, faults=faults, clock=clock, silence_s=0.5,
+                          drop_s=0.3)
+        driver = open_shoe(url, protocol, clock=clock, stamp=clock, sleep=lambda s: None,
+                           reconnect_initial_s=0.05, reconnect_max_s=0.1)
+        read = (lambda d: d.read_event(0.0)) if poll else (lambda d: d._read_event(0.0))
+        sides.append((model, driver, read, []))
+    while any(model.has_more for model, *_ in sides):
+        for model, driver, read, seen in sides:
+            model.pull()
+        for _ in range(8):
+            clock.advance(0.1)
+            for model, driver, read, seen in sides:
+                for _ in range(4):
+                    event = read(driver)
+                    if event is None:
+                        break
+                    seen.append((type(event).__name__, getattr(event, "code", None),
+                                 getattr(event, "manual_burn", None),
+                                 getattr(event, "face_up", None),
+                                 getattr(event, "multiple", None),
+                                 # (the link's events carry the wall's time, not the bytes')
+                                 None if isinstance(event, (LinkLost, LinkBack)) else event.t))
+                    if getattr(event, "seq", None):
+                        driver.ack(event.seq)
+    (_, polled, _, by_poll), (_, looped, _, by_loop) = sides
+    assert by_poll == by_loop
+    assert [e for e in by_poll if e[0] == "CardRead"]            # cards came through
+    assert {"LinkLost", "LinkBack"} <= {e[0] for e in by_poll}  # and the drop did
+    assert polled.stats == looped.stats
+    for _, driver, _, _ in sides:
+        driver.close()

@@ -12,7 +12,7 @@ from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceWarning, R
 from drivers.shoe.barcode import BarcodeDecoder, code_to_line, line_to_code
 from drivers.shoe.beetek import BeetekDecoder
 from drivers.shoe.codec import (BadCardCode, ChecksumMismatch, GarbageBytes, MalformedFrame,
-                                UnknownToken, canonical_code)
+                                UnknownToken, canonical_code, card_read)
 from drivers.shoe.framed import (AckFrame, FramedDecoder, FramedEncoder, HelloFrame,
                                  crc16_ccitt_false, encode_frame, next_seq, seq_at_or_before)
 from simulators.shoe import Fault, ShoeModel
@@ -81,6 +81,18 @@ BEETEK_DECODE = [
 
 def test_beetek_decoder_script():
     run_decoder_script(BeetekDecoder(), BEETEK_DECODE)
+
+
+@pytest.mark.parametrize("burn", [False, True])
+def test_a_decoded_read_is_the_card_read_its_constructor_makes(burn):
+    made, built = card_read("TD", burn, b"<Card:10D>"), CardRead(code="TD", manual_burn=burn,
+                                                                raw=b"<Card:10D>")
+    assert type(made) is CardRead and made == built and hash(made) == hash(built)
+    assert {**vars(made), "t": None} == {**vars(built), "t": None}
+    assert list(vars(made)) == list(vars(built)) and made.raw == built.raw
+    assert made.to_dict() == built.to_dict() and made.flags == built.flags
+    with pytest.raises(AttributeError):           # frozen, as the dataclass is
+        made.code = "AS"
 
 
 def test_beetek_prefix_applies_to_the_next_record_only():

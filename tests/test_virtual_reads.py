@@ -187,3 +187,35 @@ def test_prompts_are_made_only_when_an_outlet_takes_them(monkeypatch):
     assert made["n"] == 0
     # the same shoe, the same events, prompts aside
     assert leaving.events == [e for e in taking.events if e["event"] != "prompt"]
+
+
+def test_the_json_feed_writes_a_batch_in_one_write_when_the_loop_flushes_it():
+    import io
+
+    from controller.feed.lines import HELD_LINES, JsonFeed
+
+    class Stream(io.StringIO):
+        writes = 0
+
+        def write(self, text: str) -> int:
+            self.writes += 1
+            return super().write(text)
+
+    stream = Stream()
+    feed = JsonFeed(stream, kinds={"card", "round_result"})
+    batch = [{"event": "card", "n": 1}, {"event": "prompt"}, {"event": "round_result", "n": 2}]
+    for event in batch:
+        feed.publish(event)
+    assert stream.getvalue() == ""                  # held until the batch is announced
+    feed.flush()
+    kept = [e for e in batch if e["event"] != "prompt"]
+    assert stream.getvalue() == "".join(json_line(e) + "\n" for e in kept)
+    assert stream.writes == 1
+    feed.flush()
+    assert stream.writes == 1                       # nothing held: nothing written
+    for n in range(HELD_LINES + 1):
+        feed.publish({"event": "card", "n": n})
+    assert stream.getvalue().count("\n") == 2 + HELD_LINES     # a full hold went out by itself
+    feed.flush()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 3 + HELD_LINES and json.loads(lines[-1])["n"] == HELD_LINES

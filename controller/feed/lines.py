@@ -37,21 +37,41 @@ def json_line(event: dict) -> str:
     return _ENCODE(event)[:-1] + _STAMP
 
 
+#: lines a JSON feed holds before it writes them without waiting for `flush`
+HELD_LINES = 256
+
+
 class JsonFeed:
     """One JSON object per event (the README's `--json` contract), each with the contract's
-    version (controller.schema)."""
+    version (controller.schema).
+
+    The lines are written when the loop flushes its outlets, once the events it announces are
+    all given (and at most `HELD_LINES` at a time): one write a batch, not one a line, which
+    on a stream that writes through (PYTHONUNBUFFERED, as services often run) is a system
+    call a line."""
 
     def __init__(self, stream: IO[str] | None = None, kinds: Iterable[str] | None = None):
         self.stream = stream or sys.stdout
         self.kinds = set(kinds) if kinds else None
+        self._lines: list[str] = []         # given since the last write
 
     def publish(self, event: dict) -> None:
         if self.kinds is None or event["event"] in self.kinds:
-            self.stream.write(json_line(event) + "\n")
+            lines = self._lines
+            lines.append(json_line(event))
+            if len(lines) >= HELD_LINES:
+                self._write()
 
     def flush(self) -> None:
         """The lines given so far, out (the loop calls it once its events are announced)."""
+        if self._lines:
+            self._write()
         self.stream.flush()
+
+    def _write(self) -> None:
+        lines, self._lines = self._lines, []
+        lines.append("")
+        self.stream.write("\n".join(lines))
 
 
 SUIT_SIGNS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}

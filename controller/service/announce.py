@@ -36,8 +36,8 @@ class Fanout:
         self._flushing: list[Flushing] = []
         self.published_seq = 0
         # per event kind, the actors and the listeners that take it (see `takers`)
-        self._acting: dict[str, tuple[Outlet, ...]] = {}
-        self._listening: dict[str, tuple[Outlet, ...]] = {}
+        self._acting = _ByKind(self.actors)
+        self._listening = _ByKind(self.listeners)
 
     def connect(self, part: Outlet, at: Tap) -> None:
         {Tap.OUTWARD: self.outward, Tap.LISTENER: self.listeners,
@@ -49,30 +49,24 @@ class Fanout:
 
     def acting(self, kind: str) -> tuple[Outlet, ...]:
         """The actors that take events of `kind`, in their order."""
-        found = self._acting.get(kind)
-        if found is None:
-            found = self._acting[kind] = takers(self.actors, kind)
-        return found
+        return self._acting[kind]
 
     def listening(self, kind: str) -> tuple[Outlet, ...]:
         """The listeners that take events of `kind`, in their order."""
-        found = self._listening.get(kind)
-        if found is None:
-            found = self._listening[kind] = takers(self.listeners, kind)
-        return found
+        return self._listening[kind]
 
     def publish(self, events: list[dict], *, actors: bool = True) -> None:
         """Journaled events (each with its seq) to the outward outlets, the listeners and
         (unless they were told as the input was applied: `tell`) the actors."""
-        outward, listening, acting = self.outward, self.listening, self.acting
+        outward, listening, acting = self.outward, self._listening, self._acting
         for e in events:
             for pub in outward:
                 pub.publish(e)
             kind = e["event"]
-            for sub in listening(kind):
+            for sub in listening[kind]:
                 sub.publish(e)
             if actors:
-                for actor in acting(kind):
+                for actor in acting[kind]:
                     actor.publish(e)
             seq = e.get("seq")
             if seq and seq > self.published_seq:
@@ -100,21 +94,21 @@ class Fanout:
         if prompt is not None:
             self.outward_only(prompt)
         kind = status["event"]       # (a request retold goes the same way)
-        for listener in (*self.acting(kind), *self.listening(kind)):
+        for listener in (*self._acting[kind], *self._listening[kind]):
             listener.publish(status)
         self.flush()
 
     def tell(self, told: Announcement) -> None:
         """The actors, as the input is applied (its batch still open)."""
-        acting = self.acting
+        acting = self._acting
         for e in told.events:
-            for actor in acting(e["event"]):
+            for actor in acting[e["event"]]:
                 actor.publish(e)
         status = told.status
-        for actor in acting("status"):
+        for actor in acting["status"]:
             actor.publish(status)
         if told.notice is not None:
-            for actor in acting("refused"):
+            for actor in acting["refused"]:
                 actor.publish(told.notice)
 
     def announce(self, told: Announcement) -> None:
@@ -127,7 +121,7 @@ class Fanout:
             self.anchor(told.anchor)
         if told.prompt is not None:
             self.outward_only(told.prompt)
-        for sub in self.listening("status"):
+        for sub in self._listening["status"]:
             sub.publish(told.status)
         inp = told.input
         if inp.type == "card":
@@ -145,6 +139,19 @@ class Fanout:
         """Outlets that buffer (stdout) write out what they were given."""
         for pub in self._flushing:
             pub.flush()
+
+
+class _ByKind(dict[str, tuple[Outlet, ...]]):
+    """Event kind → the outlets of `outlets` that take it (`takers`), found at the first
+    event of that kind: a lookup after that is the dict's own."""
+
+    def __init__(self, outlets: list[Outlet]):
+        super().__init__()
+        self.outlets = outlets
+
+    def __missing__(self, kind: str) -> tuple[Outlet, ...]:
+        found = self[kind] = takers(self.outlets, kind)
+        return found
 
 
 def takers(outlets: list[Outlet], kind: str) -> tuple[Outlet, ...]:

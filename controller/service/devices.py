@@ -39,6 +39,10 @@ def from_device(event: ev.DeviceEvent) -> ti.Input | None:
     return event if event.type else None
 
 
+#: the reads of a card (or of a failed card): the events the draw timer looks at
+_READS = (ev.CardRead, ev.ReadFailed)
+
+
 class DrawTimer:
     """Marks a card read that came too soon after the previous one for a hand to pull.
 
@@ -57,7 +61,7 @@ class DrawTimer:
         return cls(0.0 if _traits(protocol).flags_multiple_draws else min_pull_interval_s)
 
     def annotate(self, inp: ti.Input | None, event: ev.DeviceEvent) -> ti.Input | None:
-        if not isinstance(inp, (ti.CardRead, ti.ReadFailed)):
+        if not isinstance(inp, _READS):
             return inp
         t = event.t
         close = self.last_t is not None and t - self.last_t < self.min_pull_interval_s
@@ -164,14 +168,19 @@ class ShoeSource:
         event = drv.read_event(timeout=timeout)
         if event is None:
             return False
-        self.last_event_at = time.time()
-        if isinstance(event, (ev.CardRead, ev.ReadFailed)):
-            self.last_read_at = self.last_event_at
-        elif isinstance(event, ev.LinkLost):
+        self.last_event_at = now = time.time()
+        if isinstance(event, _READS):
+            # nearly every event: a read, itself the table's input
+            self.last_read_at = now
+            inp = self.timer.annotate(event, event)
+            if inp is not None:
+                self.submit(inp)
+            return True
+        if isinstance(event, ev.LinkLost):
             self.link = "lost"
         elif isinstance(event, ev.LinkBack):
             self.link = "up"
-        inp = self.timer.annotate(from_device(event), event)
+        inp = from_device(event)
         if inp is not None:
             self.submit(inp)
         return True
@@ -186,29 +195,39 @@ class ShoeSource:
         drv = self.driver
         if drv is None:
             return None
-        news = self._news(drv)
-        if news is not None and self._seen is not None and not self.outbox \
-                and self.resume_seq is None and not drv.buffered:
-            changes, until = self._seen
-            if news[0] == changes and (until is None or self.clock is None
-                                       or self.clock() < until):
+        seen = self._seen
+        if seen is not None:
+            # seen only when the last look left nothing inside the driver, through the port
+            # it still has (only a look reads bytes or opens the port again)
+            port_news = self._port_news
+            news = port_news() if port_news is not None else None
+            if news is not None and news[0] == seen[0] \
+                    and (seen[1] is None or self.clock is None or self.clock() < seen[1]) \
+                    and not self.outbox and self.resume_seq is None:
                 return None         # nothing arrived since the last look found nothing
+        step, buffered = self.step, False
         while True:
-            if not self.step(0.0) and not (drv.buffered and self.step(0.0)):
-                news = self._news(drv)      # (bytes just read may hold a frame not decoded)
-                break
-            if not drv.buffered and (news := self._news(drv)) is not None and not news[2]:
-                break               # all read: nothing is queued on the port
+            if not step(0.0):
+                buffered = drv.buffered
+                if not buffered or not step(0.0):
+                    news = self._news(drv)  # (bytes just read may hold a frame not decoded)
+                    break
+            if not drv.buffered:
+                news = self._news(drv)
+                if news is not None and not news[2]:
+                    buffered = False
+                    break           # all read: nothing is queued on the port
         if not drv.connected:
             self._seen = None
             if self.clock is not None:
                 return self.clock() + max(drv.reconnect_delay_s, 0.01)
             return None
-        if news is None or self.clock is None:
+        if news is None or self.clock is None or (buffered and drv.buffered):
             self._seen = None
         else:
             # a silence or a drop still running holds back bytes until it ends: look then
-            self._seen = (news[0], news[1] if news[1] > self.clock() else None)
+            until = news[1]
+            self._seen = (news[0], until if until > 0.0 and until > self.clock() else None)
         return None
 
     def _news(self, drv: ShoeDriver) -> tuple[int, float, bool] | None:

@@ -31,7 +31,7 @@ from controller.service.clock import Clock, Timers
 from controller.service.conditions import Conditions, Gate
 from controller.service.inputs import (CursorMoved, Note, OutletView, Proven, Query, Refusal,
                                        Retell, Submitted)
-from controller.service.parts import Ack, Hook, Outlet, Pump, Tap, Watch
+from controller.service.parts import Ack, Hook, Outlet, Pump, Tap, Watch, wake_times
 from controller.service.prompt import Prompter
 from controller.service.recovery import LOCAL_CURSOR, SNAPSHOT_FORMAT
 from controller.table import Table
@@ -196,7 +196,8 @@ class TableService:
 
     def _next_virtual(self) -> Any:
         polled: list[float] | None = None     # the devices' wake times, polled just now
-        inbox = self._inbox                   # (this loop alone takes from it)
+        # (this loop alone takes from the inbox)
+        inbox, timers, clock, pumps = self._inbox, self._timers, self.clock, self._pumps
         while True:
             if not inbox.empty():
                 return inbox.get_nowait()
@@ -205,28 +206,25 @@ class TableService:
                 polled = None
                 continue
             if polled is None:
-                wakes = self._pump()
-                if not self._inbox.empty():
+                wakes = wake_times(pumps)
+                if not inbox.empty():
                     continue
             else:
                 # polled as the clock moved and nothing happened since: not polled again
                 wakes, polled = polled, None
-            if self._fire_due():
-                continue
-            if (next_timer := self._timers.next_time()) is not None:
+            if (next_timer := timers.next_time()) is not None:
+                if next_timer <= (now := clock.now()):
+                    for fn in timers.pop_due(now):      # the timers due, then a look again
+                        fn()
+                    continue
                 wakes.append(next_timer)
             if not wakes:
                 if self._pending:
                     self._commit()   # what is announced may set something going again
                     continue
                 return _IDLE
-            self.clock.advance_to(min(wakes))       # type: ignore[union-attr]
-            # what devices sent by then comes first
-            polled = self._pump()
-
-    def _pump(self) -> list[float]:
-        """Every device pumped: the times they want to be looked at again."""
-        return [wake for source in self._pumps if (wake := source.pump()) is not None]
+            clock.advance_to(min(wakes))        # type: ignore[union-attr]
+            polled = wake_times(pumps)          # what devices sent by then comes first
 
     def _fire_due(self) -> bool:
         due = self._timers.pop_due(self.clock.now())

@@ -43,6 +43,15 @@ class Pump(Protocol):
     def pump(self) -> float | None: ...
 
 
+def wake_times(sources: list[Pump]) -> list[float]:
+    """Every source pumped, in its order: the times they want to be looked at again."""
+    wakes = []
+    for source in sources:      # (a loop: a comprehension would be a call of its own)
+        if (wake := source.pump()) is not None:
+            wakes.append(wake)
+    return wakes
+
+
 @runtime_checkable
 class Watch(Protocol):
     def staged(self) -> bool:

@@ -158,6 +158,8 @@ class ShoeDriverBase(ABC):
         if self._closed or self._cancelled.is_set():
             return None
         try:
+            if timeout is not None and timeout <= 0:
+                return self._poll_event()
             return self._read_event(self.read_timeout_s if timeout is None else timeout)
         except Exception as err:  # the driver boundary: a bug must not stop the table's reader
             self.stats["internal_errors"] += 1
@@ -250,16 +252,55 @@ class ShoeDriverBase(ABC):
             elif cancelled.is_set():
                 return None                 # cut short, not a silent line
             else:
-                self._flush_noise()         # the line went quiet: the burst is over
-                self.stats["timeouts"] += 1
-                self._consecutive_timeouts += 1
-                n = self.dead_after_timeouts
-                if n and self._consecutive_timeouts >= n and not self._lost:
-                    return self._lose(f"no data in {n} reads of {self.read_timeout_s} s",
-                                      by_silence=True)
-                self._on_idle(self._consecutive_timeouts)
+                event = self._quiet()
+                if event is not None:
+                    return event
             if self._clock() >= deadline:
                 return None
+
+    def _poll_event(self) -> DeviceEvent | None:
+        """`_read_event(0)` on its shortest way: while the link is up and nothing failed, what
+        has arrived, if anything (a simulated table polls its shoe like this for every card);
+        anything else (a failed write or read, the link down) goes the general way."""
+        port = self._port
+        if port is None or self._io_error is not None:
+            return self._read_event(0.0)
+        if self.buffered:
+            event = self._next_decoded()
+            if event is not None:
+                return event
+        try:
+            waiting = port.in_waiting
+            if not waiting:
+                return None
+            data = port.read(waiting)
+        except (OSError, DeviceError, ValueError, TypeError) as err:
+            event = self._lose(f"read failed: {err}", by_silence=False)
+            return event if event is not None else self._read_event(0.0)
+        if not data:
+            if not self._cancelled.is_set():
+                return self._quiet()
+            return None
+        self._consecutive_timeouts = 0
+        self._fed_at = self._stamp()
+        self._decoder.feed(data)
+        if self._back_on_bytes:
+            self._back_on_bytes = False
+            return self._back()
+        return self._next_decoded()
+
+    def _quiet(self) -> DeviceEvent | None:
+        """A read found nothing: the burst of noise is over, and a line quiet for long enough
+        is declared lost (LinkLost, once)."""
+        self._flush_noise()
+        self.stats["timeouts"] += 1
+        self._consecutive_timeouts += 1
+        n = self.dead_after_timeouts
+        if n and self._consecutive_timeouts >= n and not self._lost:
+            return self._lose(f"no data in {n} reads of {self.read_timeout_s} s",
+                              by_silence=True)
+        self._on_idle(self._consecutive_timeouts)
+        return None
 
     def _read_bytes(self) -> bytes:
         port = self._port

@@ -15,7 +15,7 @@ from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceEvent, Dev
                             ReadFailed)
 from drivers.shoe.base import ShoeDriverBase
 from drivers.shoe.codec import (BadCardCode, BufferedDecoder, GarbageBytes, MalformedFrame,
-                                UnknownToken, canonical_code)
+                                UnknownToken, canonical_code, card_read)
 
 MAX_TOKEN = 64           # longer than any real token: a lost closer must not swallow the stream
 _OPEN = {ord("["): ord("]"), ord("<"): ord(">")}
@@ -54,9 +54,8 @@ class BeetekDecoder(BufferedDecoder):
             if read is not None:
                 # the general parse below gives the same event, token by token, and the
                 # spaces after it (the match is read before its bytes leave the buffer)
-                card = CardRead(code=_CODES[read.group(2, 3)],
-                                manual_burn=read[1] == b"Manual Burn Cards",
-                                raw=bytes(buf[read.end(1) + 1:read.end(3) + 1]))
+                card = card_read(_CODES[read.group(2, 3)], read[1] == b"Manual Burn Cards",
+                                 bytes(buf[read.end(1) + 1:read.end(3) + 1]))
                 del buf[:read.end()]
                 self._burn = None
                 return card

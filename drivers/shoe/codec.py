@@ -7,11 +7,13 @@ the simulator speaks through it, so the simulator and the driver cannot drift ap
 """
 from __future__ import annotations
 
+import dataclasses
+import time
 from typing import Protocol
 
 from drivers.cardcodes import RANKS, SUITS
 from drivers.errors import ProtocolError
-from drivers.events import DeviceEvent
+from drivers.events import CardRead, DeviceEvent
 
 
 class GarbageBytes(ProtocolError):
@@ -48,11 +50,42 @@ def canonical_code(rank: str, suit: str) -> str:
     return r + s
 
 
+#: the codes checked so far → their canonical form (a few hundred spellings at most: only
+#: valid ones are kept): a simulated shoe checks every card it is loaded with
+_CHECKED: dict[str, str] = {}
+
+
 def check_code(code: str) -> str:
     """Validate a canonical or loose card code ("AS", "10d") and return it canonical."""
+    known = _CHECKED.get(code)
+    if known is not None:
+        return known
     if len(code) < 2:
         raise ValueError(f"{code!r} is not a card code")
-    return canonical_code(code[:-1], code[-1])
+    canonical = canonical_code(code[:-1], code[-1])
+    if len(_CHECKED) < 1024:
+        _CHECKED[code] = canonical
+    return canonical
+
+
+#: a CardRead's fields in their order, each with its default (the time: see `card_read`)
+_READ_FIELDS = {f.name: f.default if f.default is not dataclasses.MISSING else None
+                for f in dataclasses.fields(CardRead)}
+assert [f.name for f in dataclasses.fields(CardRead) if f.default is dataclasses.MISSING] \
+    == ["t"] and not hasattr(CardRead, "__post_init__"), "card_read no longer makes a CardRead"
+_new = object.__new__
+
+
+def card_read(code: str, manual_burn: bool, raw: bytes) -> CardRead:
+    """`CardRead(code=code, manual_burn=manual_burn, raw=raw)`, made without the dataclass's
+    `__init__`: a frozen dataclass sets each of its nine fields through `object.__setattr__`,
+    which was most of the time a read took to decode. The same object, field for field."""
+    read = _new(CardRead)
+    fields = read.__dict__
+    fields.update(_READ_FIELDS)
+    fields["t"] = time.monotonic()          # (the field's default factory)
+    fields["code"], fields["manual_burn"], fields["raw"] = code, manual_burn, raw
+    return read
 
 
 class Decoder(Protocol):
