@@ -37,6 +37,7 @@ _POINT = POINT_OF_RANK
 POINT_OF_CODE = {r + s: _POINT[r] for r in RANKS for s in SUITS}
 _INITIAL = PHASES[:4]
 _CODE, _POINT_OF = attrgetter("code"), attrgetter("point")
+_WINNERS = ("player", "banker", "tie")
 
 
 def _total(hand) -> int:
@@ -298,6 +299,36 @@ class PuntoBancoRules(Rules):
                                     + 24 * (n_p + n_b - 4)])
             return bet_numbers(settle_reference(player, banker, paytable))
         return settled
+
+
+    def resulter(self, paytable: Mapping) -> Callable[[Hands], tuple[dict, Numbers]]:
+        """`outcome` and `settler(paytable)` from one look at the hands: the totals, the
+        winner and the settlement key worked out once."""
+        try:
+            table = settlement_table(paytable)
+        except Exception:                     # a paytable the reference alone can tell about
+            return super().resulter(paytable)
+        numbers = tuple(bet_numbers(entry) for entry in table)
+        settle = self.settler(paytable)
+
+        def result(hands: Hands) -> tuple[dict, Numbers]:
+            p, b = hands["player"], hands["banker"]
+            n_p, n_b = len(p), len(b)
+            if not (2 <= n_p <= 3 and 2 <= n_b <= 3):
+                return self.outcome(hands), settle(hands)
+            # as outcome and settled, inline
+            p2, b2 = (p[0].point + p[1].point) % 10, (b[0].point + b[1].point) % 10
+            pt = (p2 + p[2].point) % 10 if n_p == 3 else p2
+            bt = (b2 + b[2].point) % 10 if n_b == 3 else b2
+            won = 0 if pt > bt else 1 if bt > pt else 2
+            return ({"player": list(map(_CODE, p)), "banker": list(map(_CODE, b)),
+                     "player_total": pt, "banker_total": bt, "winner": _WINNERS[won],
+                     "natural": p2 >= 8 or b2 >= 8},
+                    dict(numbers[won + (3 if bt == 6 else 0)
+                                 + (6 if p[0].rank == p[1].rank else 0)
+                                 + (12 if b[0].rank == b[1].rank else 0)
+                                 + 24 * (n_p + n_b - 4)]))
+        return result
 
 
 RULES = PuntoBancoRules()

@@ -76,7 +76,9 @@ class Table:
                              f"0 or more")
         d = self._d = Desk(profile, auto_open=auto_open,
                            betting_seconds=float(betting_seconds), initial=initial)
-        d.holds, d.shoes, d.rounds, d.reads = Holds(d), Shoes(d), Rounds(d), Reads(d)
+        d.holds, d.shoes, d.rounds = Holds(d), Shoes(d), Rounds(d)
+        d.reads = Reads(d)          # after the rounds: it takes their common reads
+        self._common = d.reads.common
         banking = as_banking(d.rules)
         d.banking = Banking(d, banking) if banking is not None else None
         d.holds.replay = self._replay
@@ -155,11 +157,11 @@ class Table:
         if type(inp) is CardRead:       # most inputs by far: straight to the read, no snapshot
             d = self._d
             try:
-                # as `_card`, inline
-                if d.shoe is not None:
-                    d.shoe.reads += 1
-                flagged = inp.manual_burn or inp.face_up or inp.multiple or inp.with_previous
-                d.reads.card(inp.code, inp.flags if flagged else _NO_FLAGS)
+                # the common read's whole step for this state (Rounds.common_reads), if it
+                # takes it; else the general way
+                common = self._common.get(d.mstate)
+                if common is None or not common(inp):
+                    self._general_card(inp)
             except Exception as err:
                 return self._defect(err, inp, None)
             out, d.outbox = d.outbox, []
@@ -259,6 +261,12 @@ class Table:
 
     # ------------------------------------------------------------------ device inputs
     def _card(self, inp: CardRead) -> None:
+        d = self._d
+        common = self._common.get(d.mstate)
+        if common is None or not common(inp):
+            self._general_card(inp)
+
+    def _general_card(self, inp: CardRead) -> None:
         d = self._d
         if d.shoe is not None:
             d.shoe.reads += 1
