@@ -186,6 +186,20 @@ def settlement_table(paytable: Mapping) -> tuple[Mapping[str, Fraction], ...]:
     return table
 
 
+_NUMBERS: dict[int, tuple] = {}
+
+
+def _numbers(table: tuple[Mapping[str, Fraction], ...]) -> tuple[Numbers, ...]:
+    """A settlement table's entries as JSON numbers (a new dict is copied from one for every
+    round), converted once per table (by identity: a table is never changed)."""
+    entry = _NUMBERS.get(id(table))
+    if entry is None or entry[0] is not table:
+        if len(_NUMBERS) >= 64:
+            _NUMBERS.clear()
+        entry = _NUMBERS[id(table)] = (table, tuple(bet_numbers(e) for e in table))
+    return entry[1]
+
+
 def settle(player: list[Card], banker: list[Card], paytable: Mapping) -> dict[str, Fraction]:
     """Net result per unit for every bet in `paytable` (win = payout, loss = −1, push = 0)."""
     if 2 <= len(player) <= 3 and 2 <= len(banker) <= 3:
@@ -283,7 +297,7 @@ class PuntoBancoRules(Rules):
             table = settlement_table(paytable)
         except Exception:                     # a paytable the reference alone can tell about
             return super().settler(paytable)
-        numbers = tuple(bet_numbers(entry) for entry in table)
+        numbers = _numbers(table)
 
         def settled(hands: Hands) -> Numbers:
             player, banker = hands["player"], hands["banker"]
@@ -308,14 +322,13 @@ class PuntoBancoRules(Rules):
             table = settlement_table(paytable)
         except Exception:                     # a paytable the reference alone can tell about
             return super().resulter(paytable)
-        numbers = tuple(bet_numbers(entry) for entry in table)
-        settle = self.settler(paytable)
+        numbers = _numbers(table)
 
         def result(hands: Hands) -> tuple[dict, Numbers]:
             p, b = hands["player"], hands["banker"]
             n_p, n_b = len(p), len(b)
-            if not (2 <= n_p <= 3 and 2 <= n_b <= 3):
-                return self.outcome(hands), settle(hands)
+            if not (2 <= n_p <= 3 and 2 <= n_b <= 3):       # as settled does
+                return self.outcome(hands), bet_numbers(settle_reference(p, b, paytable))
             # as outcome and settled, inline
             p2, b2 = (p[0].point + p[1].point) % 10, (b[0].point + b[1].point) % 10
             pt = (p2 + p[2].point) % 10 if n_p == 3 else p2

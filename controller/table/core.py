@@ -17,7 +17,7 @@ import logging
 import math
 import tomllib
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, NamedTuple, cast
+from typing import Any, Callable, Mapping, cast
 
 from controller.errors import CommandRefused, Corrected, InputError, ProfileError
 from controller.games import as_banking
@@ -47,16 +47,29 @@ log = logging.getLogger("controller.table")
 _NO_FLAGS: Mapping[str, Any] = MappingProxyType({})
 
 
-class Outcome(NamedTuple):
-    """What one input did: its events, or why it was refused, or the defect it met. (A named
-    tuple: one is made for every card read.)"""
-    events: list[dict]
-    refused: CommandRefused | None = None
-    error: Exception | None = None
+class Outcome:
+    """What one input did: its events, or why it was refused, or the defect it met.
+
+    A small slotted object (one is made for every card read, and its three fields are read
+    for every input): a named tuple's fields are descriptors that every read looks up."""
+    __slots__ = ("events", "refused", "error")
+
+    def __init__(self, events: list[dict], refused: CommandRefused | None = None,
+                 error: Exception | None = None):
+        self.events, self.refused, self.error = events, refused, error
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Outcome) and (self.events, self.refused, self.error) == \
+            (other.events, other.refused, other.error)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Outcome(events={self.events!r}, refused={self.refused!r}, error={self.error!r})"
 
 
-#: Outcome(events) without the Python frame of a named tuple's __new__
-_new = tuple.__new__
+#: a bare Outcome, its fields then set: no Python frame of an __init__
+_blank = object.__new__
 
 
 #: the commands whose handler records who gave them
@@ -164,8 +177,10 @@ class Table:
                     self._general_card(inp)
             except Exception as err:
                 return self._defect(err, inp, None)
-            out, d.outbox = d.outbox, []
-            return _new(Outcome, (out, None, None))
+            done = _blank(Outcome)
+            done.events, d.outbox = d.outbox, []
+            done.refused = done.error = None
+            return done
         kind = type(inp)
         apply = _APPLY.get(kind)
         if apply is None:
