@@ -165,3 +165,17 @@ def test_a_card_the_common_step_declines_changes_nothing_before_the_general_path
     t.apply({"type": "card", "code": "KD"})
     assert t.taken == taken and t.state == "hold"
     assert t.fast.hold.last.kind == "foreign_card"
+
+
+def test_a_round_opened_field_by_field_is_the_dataclass_with_its_defaults():
+    from dataclasses import fields
+
+    from controller.table.model import RoundState, Stakes
+    hands: dict = {"player": [], "banker": []}
+    a = RoundState.opened(3, True, hands, 1, {"x": 1}, 2, Stakes())
+    b = RoundState(number=3, demo=True, hands=hands, burn_due=1, decisions={"x": 1},
+                   bank_seat=2, stakes=Stakes())
+    assert [getattr(a, f.name) for f in fields(RoundState)] == \
+        [getattr(b, f.name) for f in fields(RoundState)]
+    assert a == b and a.to_dict() == b.to_dict()
+    assert a.burned_before is not RoundState.opened(1, False, {}, 0, {}, None, None).burned_before

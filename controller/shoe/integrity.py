@@ -110,17 +110,22 @@ class FactoryOrderDetector:
         return None
 
 
-def _windows(codes: list[str], k: int) -> dict[int, int]:
+def _window_keys(codes: list[str], k: int) -> list[int]:
     """Every window of `k` cards of a shoe's sequence, as one integer each (a card's small number
-    in 6 bits), by where it first starts (1-based); what is no card is left out."""
+    in 6 bits), in order of where they start; what is no card is left out."""
     get = _KNOWN.get
     numbers = [c[2] for c in (get(code) or _known(code) for code in codes) if c is not None]
     keys, key, mask = [], 0, (1 << (_BITS * k)) - 1
     for n in numbers:
         key = ((key << _BITS) | n) & mask
         keys.append(key)
-    # each window's first start (1-based): filled from the end, the earliest written last
-    windows = keys[k - 1:]
+    return keys[k - 1:]
+
+
+def _windows(codes: list[str], k: int) -> dict[int, int]:
+    """`_window_keys` by where each window first starts (1-based)."""
+    windows = _window_keys(codes, k)
+    # filled from the end, the earliest written last
     return dict(zip(reversed(windows), range(len(windows), 0, -1)))
 
 
@@ -201,7 +206,8 @@ class IntegrityWatch:
             raise ValueError("a repeated run is at least 2 cards long")
         self.length, self.k = factory_length, repeat_k
         self._mask = (1 << (_BITS * repeat_k)) - 1
-        self._windows: dict[int, int] = {}      # the previous shoe's (_windows)
+        self._before: list[int] = []            # the previous shoe's windows (_window_keys)
+        self._windows: frozenset[int] = frozenset()     # … as a set, for a look a card
         self._keys: list[int] = []              # this shoe's windows, as they are fed
         self._clean = True                      # … each card after the one before: no gap
         self.current: list[str] = []            # this shoe's codes as fed (a card's index: 1-based)
@@ -220,12 +226,12 @@ class IntegrityWatch:
 
     def new_shoe(self) -> None:
         self.previous, self.current = self.current, []
-        # the windows the shoe was fed are its windows (_windows), unless what was no card
-        # broke them (_windows leaves it out and joins the cards either side); the first
-        # k - 1 keys were not whole windows yet
-        keys = self._keys[self.k - 1:]
-        self._windows = dict(zip(reversed(keys), range(len(keys), 0, -1))) if self._clean \
-            else _windows(self.previous, self.k)
+        # the windows the shoe was fed are its windows (_window_keys), unless what was no
+        # card broke them (_window_keys leaves it out and joins the cards either side); the
+        # first k - 1 keys were not whole windows yet
+        self._before = self._keys[self.k - 1:] if self._clean \
+            else _window_keys(self.previous, self.k)
+        self._windows = frozenset(self._before)
         self._keys, self._clean = [], True
         self._runs_broken()
 
@@ -256,7 +262,7 @@ class IntegrityWatch:
         if self._matching:
             return alarms
         self._matching = True
-        start = self._windows[key]
+        start = self._before.index(key) + 1     # where the window first starts
         index = len(current)
         k = self.k
         window = " ".join(_canonical(c) or c for c in current[-k:])
@@ -286,7 +292,8 @@ class IntegrityWatch:
     def from_dict(cls, d: dict) -> "IntegrityWatch":
         watch = cls()
         watch.previous = list(d.get("previous", []))
-        watch._windows = _windows(watch.previous, watch.k)
+        watch._before = _window_keys(watch.previous, watch.k)
+        watch._windows = frozenset(watch._before)
         for code in d.get("current", []):     # alarms raised before the restart are journaled
             watch.feed(code)
         return watch

@@ -70,10 +70,9 @@ class Rounds:
         decisions: dict[str, Any] = hands.pop("decisions", {})
         # as _next_number, inline
         number = d.round_count + 1 if d.rules.rounds_per_shoe else shoe.rounds + 1
-        d.round = rnd = RoundState(number=number, demo=demo, hands=hands,
-                                   burn_due=burn_due, decisions=decisions,
-                                   bank_seat=d.bank["banker"] if d.bank else None,
-                                   stakes=Stakes() if d.stakes_game else None)
+        d.round = rnd = RoundState.opened(number, demo, hands, burn_due, decisions,
+                                          d.bank["banker"] if d.bank else None,
+                                          Stakes() if d.stakes_game else None)
         shoe.rounds += 1
         d.round_count += 1
         e = _STARTED.copy()
