@@ -31,14 +31,15 @@ _KNOWN = {c.code: (c.rank_index, c.suit, i, c.code) for i, c in enumerate(ALL_CA
 _NUMBER = {code: known[2] for code, known in _KNOWN.items()}
 _BITS = 6                   # a card's small number fits in 6 bits; a window of k is 6k bits
 _NONE_YET = len(ALL_CARDS)  # the "last card" before any, or after what is no card
-#: by (last card's small number) * 53 + this card's: +1 the next rank up in the same suit, -1 the
-#: next down, 0 neither (a run of one suit in rank order steps by one each card)
-_ROW = _NONE_YET + 1
-_STEP = tuple(0 if a == _NONE_YET or b == _NONE_YET
-              or ALL_CARDS[a].suit != ALL_CARDS[b].suit
-              or abs(ALL_CARDS[a].rank_index - ALL_CARDS[b].rank_index) != 1
-              else ALL_CARDS[b].rank_index - ALL_CARDS[a].rank_index
-              for a in range(_NONE_YET + 1) for b in range(_NONE_YET + 1))
+#: by the last card's small number, then this card's: +1 the next rank up in the same suit, -1
+#: the next down, 0 neither (a run of one suit in rank order steps by one each card); a card's
+#: own row is what the next card is looked up in
+_STEP = tuple(tuple(0 if a == _NONE_YET or b == _NONE_YET
+                    or ALL_CARDS[a].suit != ALL_CARDS[b].suit
+                    or abs(ALL_CARDS[a].rank_index - ALL_CARDS[b].rank_index) != 1
+                    else ALL_CARDS[b].rank_index - ALL_CARDS[a].rank_index
+                    for b in range(_NONE_YET + 1))
+              for a in range(_NONE_YET + 1))
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,7 @@ class IntegrityWatch:
 
     def _runs_broken(self) -> None:
         """No run so far: a new shoe, or what is no card."""
-        self._row = _NONE_YET * _ROW            # factory order: the last card's row of _STEP,
+        self._row = _STEP[_NONE_YET]            # factory order: the last card's row of _STEP,
         self._len = 0                           # the run's length and its way (0: a card of
         self._step = 0                          # its own)
         # repeat: the last k cards; before k cards, the missing ones are no card's number
@@ -247,8 +248,8 @@ class IntegrityWatch:
                 return _NONE
             n = known[2]
         # factory order (FactoryOrderDetector._feed): most cards are no step of a run
-        step = _STEP[self._row + n]
-        self._row = n * _ROW
+        step = self._row[n]
+        self._row = _STEP[n]
         alarms = self._run(step, current) if step else _NONE
         if self._step and not step:
             self._step = 0
