@@ -37,6 +37,7 @@ _POINT = POINT_OF_RANK
 POINT_OF_CODE = {r + s: _POINT[r] for r in RANKS for s in SUITS}
 _INITIAL = PHASES[:4]
 _CODE, _POINT_OF = attrgetter("code"), attrgetter("point")
+_WINNERS = ("player", "banker", "tie")
 
 
 def _total(hand) -> int:
@@ -185,6 +186,20 @@ def settlement_table(paytable: Mapping) -> tuple[Mapping[str, Fraction], ...]:
     return table
 
 
+_NUMBERS: dict[int, tuple] = {}
+
+
+def _numbers(table: tuple[Mapping[str, Fraction], ...]) -> tuple[Numbers, ...]:
+    """A settlement table's entries as JSON numbers (a new dict is copied from one for every
+    round), converted once per table (by identity: a table is never changed)."""
+    entry = _NUMBERS.get(id(table))
+    if entry is None or entry[0] is not table:
+        if len(_NUMBERS) >= 64:
+            _NUMBERS.clear()
+        entry = _NUMBERS[id(table)] = (table, tuple(bet_numbers(e) for e in table))
+    return entry[1]
+
+
 def settle(player: list[Card], banker: list[Card], paytable: Mapping) -> dict[str, Fraction]:
     """Net result per unit for every bet in `paytable` (win = payout, loss = −1, push = 0)."""
     if 2 <= len(player) <= 3 and 2 <= len(banker) <= 3:
@@ -282,7 +297,7 @@ class PuntoBancoRules(Rules):
             table = settlement_table(paytable)
         except Exception:                     # a paytable the reference alone can tell about
             return super().settler(paytable)
-        numbers = tuple(bet_numbers(entry) for entry in table)
+        numbers = _numbers(table)
 
         def settled(hands: Hands) -> Numbers:
             player, banker = hands["player"], hands["banker"]
@@ -298,6 +313,35 @@ class PuntoBancoRules(Rules):
                                     + 24 * (n_p + n_b - 4)])
             return bet_numbers(settle_reference(player, banker, paytable))
         return settled
+
+
+    def resulter(self, paytable: Mapping) -> Callable[[Hands], tuple[dict, Numbers]]:
+        """`outcome` and `settler(paytable)` from one look at the hands: the totals, the
+        winner and the settlement key worked out once."""
+        try:
+            table = settlement_table(paytable)
+        except Exception:                     # a paytable the reference alone can tell about
+            return super().resulter(paytable)
+        numbers = _numbers(table)
+
+        def result(hands: Hands) -> tuple[dict, Numbers]:
+            p, b = hands["player"], hands["banker"]
+            n_p, n_b = len(p), len(b)
+            if not (2 <= n_p <= 3 and 2 <= n_b <= 3):       # as settled does
+                return self.outcome(hands), bet_numbers(settle_reference(p, b, paytable))
+            # as outcome and settled, inline
+            p2, b2 = (p[0].point + p[1].point) % 10, (b[0].point + b[1].point) % 10
+            pt = (p2 + p[2].point) % 10 if n_p == 3 else p2
+            bt = (b2 + b[2].point) % 10 if n_b == 3 else b2
+            won = 0 if pt > bt else 1 if bt > pt else 2
+            return ({"player": list(map(_CODE, p)), "banker": list(map(_CODE, b)),
+                     "player_total": pt, "banker_total": bt, "winner": _WINNERS[won],
+                     "natural": p2 >= 8 or b2 >= 8},
+                    dict(numbers[won + (3 if bt == 6 else 0)
+                                 + (6 if p[0].rank == p[1].rank else 0)
+                                 + (12 if b[0].rank == b[1].rank else 0)
+                                 + 24 * (n_p + n_b - 4)]))
+        return result
 
 
 RULES = PuntoBancoRules()

@@ -71,6 +71,11 @@ class GameRules(Protocol):
         """`settle` for one paytable as JSON numbers (a new dict each round), made once per
         paytable for a table to keep: what it can work out ahead, it does once."""
 
+    def resulter(self, paytable: Mapping) -> Callable[[Hands], tuple[dict, Numbers]]:
+        """`outcome` and `settler(paytable)` of a complete round in one: (its result fields,
+        its bets as JSON numbers), made once per paytable; a game may work out both from
+        one look at the hands."""
+
     def validate_options(self, options: Mapping, where: str) -> None:
         """ProfileError for a `[game_options]` entry the game does not take."""
 
@@ -116,6 +121,12 @@ class Rules:
     def settler(self, paytable: Mapping) -> Callable[[Hands], Numbers]:
         settle = self.settle
         return lambda hands: bet_numbers(settle(hands, paytable))
+
+    outcome: Callable[[Hands], dict]
+
+    def resulter(self, paytable: Mapping) -> Callable[[Hands], tuple[dict, Numbers]]:
+        settle = self.settler(paytable)
+        return lambda hands: (self.outcome(hands), settle(hands))
 
     def partial_outcome(self, hands: Hands) -> dict:
         return {k: [c.code for c in v] for k, v in hands.items() if isinstance(v, list)}

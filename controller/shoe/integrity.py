@@ -27,15 +27,19 @@ from controller.shoe.cards import ALL_CARDS, CardCodeError, parse_card
 #: canonical codes answered without parsing (the detectors see every card of every shoe): the
 #: rank (1-13), the suit, the card's small number (0-51) and the code itself
 _KNOWN = {c.code: (c.rank_index, c.suit, i, c.code) for i, c in enumerate(ALL_CARDS)}
+#: the small number alone, by canonical code: all the watch looks up for a card
+_NUMBER = {code: known[2] for code, known in _KNOWN.items()}
 _BITS = 6                   # a card's small number fits in 6 bits; a window of k is 6k bits
 _NONE_YET = len(ALL_CARDS)  # the "last card" before any, or after what is no card
-#: by (last card's small number) * 53 + this card's: +1 the next rank up in the same suit, -1 the
-#: next down, 0 neither (a run of one suit in rank order steps by one each card)
-_STEP = tuple(0 if a == _NONE_YET or b == _NONE_YET
-              or ALL_CARDS[a].suit != ALL_CARDS[b].suit
-              or abs(ALL_CARDS[a].rank_index - ALL_CARDS[b].rank_index) != 1
-              else ALL_CARDS[b].rank_index - ALL_CARDS[a].rank_index
-              for a in range(_NONE_YET + 1) for b in range(_NONE_YET + 1))
+#: by the last card's small number, then this card's: +1 the next rank up in the same suit, -1
+#: the next down, 0 neither (a run of one suit in rank order steps by one each card); a card's
+#: own row is what the next card is looked up in
+_STEP = tuple(tuple(0 if a == _NONE_YET or b == _NONE_YET
+                    or ALL_CARDS[a].suit != ALL_CARDS[b].suit
+                    or abs(ALL_CARDS[a].rank_index - ALL_CARDS[b].rank_index) != 1
+                    else ALL_CARDS[b].rank_index - ALL_CARDS[a].rank_index
+                    for b in range(_NONE_YET + 1))
+              for a in range(_NONE_YET + 1))
 
 
 @dataclass(frozen=True)
@@ -107,17 +111,22 @@ class FactoryOrderDetector:
         return None
 
 
-def _windows(codes: list[str], k: int) -> dict[int, int]:
+def _window_keys(codes: list[str], k: int) -> list[int]:
     """Every window of `k` cards of a shoe's sequence, as one integer each (a card's small number
-    in 6 bits), by where it first starts (1-based); what is no card is left out."""
+    in 6 bits), in order of where they start; what is no card is left out."""
     get = _KNOWN.get
     numbers = [c[2] for c in (get(code) or _known(code) for code in codes) if c is not None]
     keys, key, mask = [], 0, (1 << (_BITS * k)) - 1
     for n in numbers:
         key = ((key << _BITS) | n) & mask
         keys.append(key)
-    # each window's first start (1-based): filled from the end, the earliest written last
-    windows = keys[k - 1:]
+    return keys[k - 1:]
+
+
+def _windows(codes: list[str], k: int) -> dict[int, int]:
+    """`_window_keys` by where each window first starts (1-based)."""
+    windows = _window_keys(codes, k)
+    # filled from the end, the earliest written last
     return dict(zip(reversed(windows), range(len(windows), 0, -1)))
 
 
@@ -198,7 +207,8 @@ class IntegrityWatch:
             raise ValueError("a repeated run is at least 2 cards long")
         self.length, self.k = factory_length, repeat_k
         self._mask = (1 << (_BITS * repeat_k)) - 1
-        self._windows: dict[int, int] = {}      # the previous shoe's (_windows)
+        self._before: list[int] = []            # the previous shoe's windows (_window_keys)
+        self._windows: frozenset[int] = frozenset()     # … as a set, for a look a card
         self._keys: list[int] = []              # this shoe's windows, as they are fed
         self._clean = True                      # … each card after the one before: no gap
         self.current: list[str] = []            # this shoe's codes as fed (a card's index: 1-based)
@@ -207,74 +217,74 @@ class IntegrityWatch:
 
     def _runs_broken(self) -> None:
         """No run so far: a new shoe, or what is no card."""
-        self._last = _NONE_YET                  # factory order: the last card, the run, its way
-        self._len = 0
-        self._step = 0
-        self._key = 0                           # repeat: the last k cards (fewer: `_filled`)
-        self._filled = 0
+        self._row = _STEP[_NONE_YET]            # factory order: the last card's row of _STEP,
+        self._len = 0                           # the run's length and its way (0: a card of
+        self._step = 0                          # its own)
+        # repeat: the last k cards; before k cards, the missing ones are no card's number
+        # (all ones), so that no window of the previous shoe can match until k cards are in
+        self._key = self._mask
         self._matching = False
 
     def new_shoe(self) -> None:
         self.previous, self.current = self.current, []
-        keys = self._keys
-        # the windows the shoe was fed are its windows (_windows), unless what was no card
-        # broke them (_windows leaves it out and joins the cards either side)
-        self._windows = dict(zip(reversed(keys), range(len(keys), 0, -1))) if self._clean \
-            else _windows(self.previous, self.k)
+        # the windows the shoe was fed are its windows (_window_keys), unless what was no
+        # card broke them (_window_keys leaves it out and joins the cards either side); the
+        # first k - 1 keys were not whole windows yet
+        self._before = self._keys[self.k - 1:] if self._clean \
+            else _window_keys(self.previous, self.k)
+        self._windows = frozenset(self._before)
         self._keys, self._clean = [], True
         self._runs_broken()
 
     def feed(self, code: str) -> list[Alarm]:
         current = self.current
         current.append(code)
-        try:
-            card = _KNOWN[code]
-        except KeyError:
+        n = _NUMBER.get(code)
+        if n is None:
             known = _known(code)
             if known is None:
                 self._runs_broken()
                 self._clean = False
                 return _NONE
-            card = known
-        n = card[2]
-        alarms = _NONE
-        # factory order (FactoryOrderDetector._feed)
-        step = _STEP[self._last * (_NONE_YET + 1) + n]
-        self._last = n
-        if step:
-            if self._step == step or self._step == 0:
-                self._len += 1
-            else:                               # turned round: the last two start a new run
-                self._len = 2
-            self._step = step
-            if self._len == self.length:
-                way = "ascending" if step > 0 else "descending"
-                alarms = [Alarm(FactoryOrderDetector.kind, f"{self.length} cards of one suit in "
-                                f"{way} rank order: {' '.join(current[-self.length:])}",
-                                len(current))]
-        else:
-            self._len, self._step = 1, 0
+            n = known[2]
+        # factory order (FactoryOrderDetector._feed): most cards are no step of a run
+        step = self._row[n]
+        self._row = _STEP[n]
+        alarms = self._run(step, current) if step else _NONE
+        if self._step and not step:
+            self._step = 0
         # a repeat of the previous shoe (RepeatDetector._feed)
         key = self._key = ((self._key << _BITS) | n) & self._mask
-        k = self.k
-        if self._filled < k:
-            self._filled += 1
-            if self._filled < k:
-                return alarms
         self._keys.append(key)
-        windows = self._windows
-        if key not in windows:
-            self._matching = False
+        if key not in self._windows:
+            if self._matching:
+                self._matching = False
             return alarms
         if self._matching:
             return alarms
         self._matching = True
-        start = windows[key]
+        start = self._before.index(key) + 1     # where the window first starts
         index = len(current)
+        k = self.k
         window = " ".join(_canonical(c) or c for c in current[-k:])
         repeat = Alarm(RepeatDetector.kind, f"cards {index - k + 1}-{index} ({window}) repeat "
                        f"cards {start}-{start + k - 1} of the previous shoe", index)
         return [repeat] if alarms is _NONE else alarms + [repeat]
+
+    def _run(self, step: int, current: list[str]) -> list[Alarm]:
+        """A card one rank on from the last in its suit: the run grows, or turns round."""
+        if self._step == step or self._step == 0:
+            # a run's length counts from its first card: a card of its own is a run of one
+            self._len = self._len + 1 if self._step else 2
+        else:                                   # turned round: the last two start a new run
+            self._len = 2
+        self._step = step
+        if self._len == self.length:
+            way = "ascending" if step > 0 else "descending"
+            return [Alarm(FactoryOrderDetector.kind, f"{self.length} cards of one suit in "
+                          f"{way} rank order: {' '.join(current[-self.length:])}",
+                          len(current))]
+        return _NONE
 
     def to_dict(self) -> dict:
         return {"current": list(self.current), "previous": list(self.previous)}
@@ -283,7 +293,8 @@ class IntegrityWatch:
     def from_dict(cls, d: dict) -> "IntegrityWatch":
         watch = cls()
         watch.previous = list(d.get("previous", []))
-        watch._windows = _windows(watch.previous, watch.k)
+        watch._before = _window_keys(watch.previous, watch.k)
+        watch._windows = frozenset(watch._before)
         for code in d.get("current", []):     # alarms raised before the restart are journaled
             watch.feed(code)
         return watch

@@ -12,10 +12,17 @@ from controller.shoe.cards import Card, deck_composition, parse_card
 PLACES = ("burn", "hand", "removed")
 
 
+class Tally(Counter):
+    """A Counter whose item assignment is dict's own: Counter's forgiving `__delitem__`
+    shares its slot with assignment, so every `seen[code] += 1` of a plain Counter takes a
+    lookup through Python; nothing deletes from a shoe's tally."""
+    __delitem__ = dict.__delitem__
+
+
 @dataclass
 class Inventory:
     decks: int
-    seen: Counter = field(default_factory=Counter)          # code -> copies seen
+    seen: Counter = field(default_factory=Tally)            # code -> copies seen
     by_place: dict = field(default_factory=lambda: {p: [] for p in PLACES})
     unidentified: int = 0      # cards known to have left the shoe whose code was never read
     drawn: int = 0             # cards recorded (burns, hands, removed), whatever went back since

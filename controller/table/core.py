@@ -17,7 +17,7 @@ import logging
 import math
 import tomllib
 from types import MappingProxyType
-from typing import Any, Callable, Mapping, NamedTuple, cast
+from typing import Any, Callable, Mapping, cast
 
 from controller.errors import CommandRefused, Corrected, InputError, ProfileError
 from controller.games import as_banking
@@ -47,16 +47,29 @@ log = logging.getLogger("controller.table")
 _NO_FLAGS: Mapping[str, Any] = MappingProxyType({})
 
 
-class Outcome(NamedTuple):
-    """What one input did: its events, or why it was refused, or the defect it met. (A named
-    tuple: one is made for every card read.)"""
-    events: list[dict]
-    refused: CommandRefused | None = None
-    error: Exception | None = None
+class Outcome:
+    """What one input did: its events, or why it was refused, or the defect it met.
+
+    A small slotted object (one is made for every card read, and its three fields are read
+    for every input): a named tuple's fields are descriptors that every read looks up."""
+    __slots__ = ("events", "refused", "error")
+
+    def __init__(self, events: list[dict], refused: CommandRefused | None = None,
+                 error: Exception | None = None):
+        self.events, self.refused, self.error = events, refused, error
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Outcome) and (self.events, self.refused, self.error) == \
+            (other.events, other.refused, other.error)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Outcome(events={self.events!r}, refused={self.refused!r}, error={self.error!r})"
 
 
-#: Outcome(events) without the Python frame of a named tuple's __new__
-_new = tuple.__new__
+#: a bare Outcome, its fields then set: no Python frame of an __init__
+_blank = object.__new__
 
 
 #: the commands whose handler records who gave them
@@ -76,7 +89,9 @@ class Table:
                              f"0 or more")
         d = self._d = Desk(profile, auto_open=auto_open,
                            betting_seconds=float(betting_seconds), initial=initial)
-        d.holds, d.shoes, d.rounds, d.reads = Holds(d), Shoes(d), Rounds(d), Reads(d)
+        d.holds, d.shoes, d.rounds = Holds(d), Shoes(d), Rounds(d)
+        d.reads = Reads(d)          # after the rounds: it takes their common reads
+        self._common = d.reads.common
         banking = as_banking(d.rules)
         d.banking = Banking(d, banking) if banking is not None else None
         d.holds.replay = self._replay
@@ -155,15 +170,17 @@ class Table:
         if type(inp) is CardRead:       # most inputs by far: straight to the read, no snapshot
             d = self._d
             try:
-                # as `_card`, inline
-                if d.shoe is not None:
-                    d.shoe.reads += 1
-                flagged = inp.manual_burn or inp.face_up or inp.multiple or inp.with_previous
-                d.reads.card(inp.code, inp.flags if flagged else _NO_FLAGS)
+                # the common read's whole step for this state (Rounds.common_reads), if it
+                # takes it; else the general way
+                common = self._common.get(d.mstate)
+                if common is None or not common(inp):
+                    self._general_card(inp)
             except Exception as err:
                 return self._defect(err, inp, None)
-            out, d.outbox = d.outbox, []
-            return _new(Outcome, (out, None, None))
+            done = _blank(Outcome)
+            done.events, d.outbox = d.outbox, []
+            done.refused = done.error = None
+            return done
         kind = type(inp)
         apply = _APPLY.get(kind)
         if apply is None:
@@ -259,6 +276,12 @@ class Table:
 
     # ------------------------------------------------------------------ device inputs
     def _card(self, inp: CardRead) -> None:
+        d = self._d
+        common = self._common.get(d.mstate)
+        if common is None or not common(inp):
+            self._general_card(inp)
+
+    def _general_card(self, inp: CardRead) -> None:
         d = self._d
         if d.shoe is not None:
             d.shoe.reads += 1

@@ -13,6 +13,7 @@ from controller.shoe.cards import Card, parse_card
 from controller.shoe.inventory import PLACES, Inventory
 
 RETURNED = "returned"
+_blank = object.__new__
 
 
 def cards_drawn(inventory: Inventory) -> int:
@@ -156,6 +157,20 @@ class RoundState:
     cards: int = 0                                         # cards dealt to the hands
     after_bets: str | None = None      # the step due once bets close (bets after a first card)
     stakes: Stakes | None = None       # games where punters stake against a bank (chemin de fer)
+
+    @classmethod
+    def opened(cls, number: int, demo: bool, hands: dict[str, list[Card]], burn_due: int,
+               decisions: dict[str, Any], bank_seat: int | None,
+               stakes: "Stakes | None") -> "RoundState":
+        """A round as it opens: `RoundState(number, demo=…, hands=…, burn_due=…, decisions=…,
+        bank_seat=…, stakes=…)`, every other field its default, made field by field (a
+        dataclass's __init__ called with keywords through its type packs them in a dict
+        first: a table opens a round every few cards)."""
+        r = _blank(cls)
+        r.number, r.demo, r.hands, r.burned_before, r.burn_due = number, demo, hands, [], burn_due
+        r.flags, r.decisions, r.pending, r.bank_seat, r.cards = [], decisions, None, bank_seat, 0
+        r.after_bets, r.stakes = None, stakes
+        return r
 
     def layout(self) -> dict[str, list[str]]:
         return {k: [c.code for c in v] for k, v in self.hands.items()}

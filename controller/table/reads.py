@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from controller.games import procedure
 from controller.shoe.cards import CARD_OF_CODE, Card, CardCodeError, parse_card
+from controller.shoe.integrity import Alarm
 from controller.table.desk import Desk
 from controller.table.model import QueuedRead
 from controller.table.states import (BETTING, BURN, BURNING, HOLD, IDLE, LOADED, SHOE_ENDED,
@@ -19,6 +20,8 @@ class Reads:
         proc = d.rules.procedure
         #: the step each dealing state takes a card for (step_in, looked up once per state)
         self._step_in = {dealing(s): s for s in (BURN,) + proc.steps}
+        #: by the machine's state, the whole step for a common read (Rounds.common_reads)
+        self.common = d.rounds.common_reads()
 
     def card(self, code: str, flags: Mapping[str, Any], *, kept: bool = False) -> None:
         """A card read by the shoe, in read order. `kept`: a read kept during a hold, taken
@@ -72,10 +75,13 @@ class Reads:
             self._not_due(card, kept=kept)
         alarms = d.integrity.feed(card.code)
         if alarms:
-            for alarm in alarms:
-                # an unshuffled or replayed shoe: dealing stops until a supervisor decides
-                d.holds.problem("integrity_alarm", alarm.detail, detector=alarm.kind,
-                                card_index=alarm.card_index)
+            self.integrity_alarms(alarms)
+
+    def integrity_alarms(self, alarms: list[Alarm]) -> None:
+        for alarm in alarms:
+            # an unshuffled or replayed shoe: dealing stops until a supervisor decides
+            self.d.holds.problem("integrity_alarm", alarm.detail, detector=alarm.kind,
+                                 card_index=alarm.card_index)
 
     def _flagged(self, card: Card, flags: Mapping[str, Any], step: str | None) -> bool:
         """What a read's flags say about its card: noted, or (True) kept out of the round."""

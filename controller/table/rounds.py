@@ -9,11 +9,11 @@ from controller.games import procedure
 from controller.games.deal import RoundDeal
 from controller.games.procedure import RESULT, decision_of, step_of
 from controller.games.rules import Numbers
-from controller.shoe.cards import Card
+from controller.shoe.cards import CARD_OF_CODE, Card
 from controller.table.desk import Desk
 from controller.table.model import RoundState, Stakes
 from controller.table.shoes import flag_list
-from controller.table.states import BURN, IDLE
+from controller.table.states import BURN, IDLE, dealing
 
 #: a round's events as Desk.emit writes them (a round is open), copied and filled in: a copy of a
 #: small dict costs less than building one with the same keys
@@ -35,7 +35,8 @@ class Rounds:
         self._steps: dict[str | None, tuple[str, str | None]] = {}  # rules' answer → step
         self._triggers: dict[str, str] = {}     # step → the machine's trigger to it
         self._settled: tuple[Any, Callable[[dict], Numbers],
-                             dict[str, Callable[[dict], Numbers]] | None] | None = None
+                             dict[str, Callable[[dict], Numbers]] | None,
+                             Callable[[dict], tuple[dict, Numbers]]] | None = None
 
     # ------------------------------------------------------------------ between rounds
     def between(self) -> None:
@@ -69,10 +70,9 @@ class Rounds:
         decisions: dict[str, Any] = hands.pop("decisions", {})
         # as _next_number, inline
         number = d.round_count + 1 if d.rules.rounds_per_shoe else shoe.rounds + 1
-        d.round = rnd = RoundState(number=number, demo=demo, hands=hands,
-                                   burn_due=burn_due, decisions=decisions,
-                                   bank_seat=d.bank["banker"] if d.bank else None,
-                                   stakes=Stakes() if d.stakes_game else None)
+        d.round = rnd = RoundState.opened(number, demo, hands, burn_due, decisions,
+                                          d.bank["banker"] if d.bank else None,
+                                          Stakes() if d.stakes_game else None)
         shoe.rounds += 1
         d.round_count += 1
         e = _STARTED.copy()
@@ -184,6 +184,83 @@ class Rounds:
         except KeyError:
             d.move(trigger)
 
+    # ------------------------------------------------------------------ the common card
+    def common_reads(self) -> dict[str, Callable[[Any], bool]]:
+        """For each dealing state whose step puts a card on a hand, the whole step for the
+        read almost every card is: a canonical code with no flag, a copy the shoe can still
+        hold, the cut card not pending. Each takes the card read (`CardRead`) and does what
+        `Table._card`, `Reads.card` and `deal` would, in the same order, or (False) declines
+        before changing anything, for the general path to take it. Games whose hands decide
+        (the banking games) and the step after which bets open go the general way only."""
+        d = self.d
+        if d.banking_game:
+            return {}
+        proc = d.rules.procedure
+        return {dealing(step): self._common_read(step) for step in proc.slots
+                if step != proc.bets_after}
+
+    def _common_read(self, step: str) -> Callable[[Any], bool]:
+        d = self.d
+        rules = d.rules         # its place and next_phase looked up on each card, as `deal` does
+        state = dealing(step)
+        #: the rules' answer after a card of this step → (the step due, the decision it waits
+        #: for, the machine's trigger to it, its one-way move from here or None), learned
+        after: dict[str | None, tuple[str, str | None, str, tuple[str, str] | None]] = {}
+        template = dict(_CARD, slot=step)     # the card's event, its slot filled in
+
+        def learn(answer: str | None) -> tuple[str, str | None, str, tuple[str, str] | None]:
+            nxt, pending = self._steps.get(answer) or self._learn(answer)
+            trigger = self._triggers.get(nxt) or self._trigger(nxt)
+            move = None if nxt == RESULT else d.machine.direct.get(trigger, {}).get(state)
+            known = after[answer] = (nxt, pending, trigger, move)
+            return known
+
+        def read(inp: Any) -> bool:
+            if inp.manual_burn or inp.face_up or inp.multiple or inp.with_previous:
+                return False
+            code = inp.code
+            card = CARD_OF_CODE.get(code)
+            shoe, rnd = d.shoe, d.round
+            if card is None or shoe is None or rnd is None or (
+                    shoe.cut_seen and shoe.cut_round is None):
+                return False
+            inventory = shoe.inventory
+            seen = inventory.seen
+            copies = seen[code]
+            if copies >= inventory.decks:
+                return False
+            shoe.reads += 1
+            hands = rnd.hands
+            rules.place(hands, step, card)
+            rnd.cards += 1
+            # as inventory.record_hand(card), inline
+            n = inventory.drawn = inventory.drawn + 1
+            seen[code] = copies + 1
+            inventory.hand.append(code)
+            answer = rules.next_phase(hands)
+            try:
+                nxt, rnd.pending, trigger, move = after[answer]
+            except KeyError:
+                nxt, rnd.pending, trigger, move = learn(answer)
+            e = template.copy()
+            e["shoe"] = d.shoe_no
+            e["round"] = rnd.number
+            e["n"] = n
+            e["code"] = code
+            e["flags"] = []
+            d.outbox.append(e)
+            if move is not None:
+                d.mstate, d.state = move
+            elif nxt == RESULT:
+                self.complete()
+            else:
+                d.move(trigger)
+            alarms = d.integrity.feed(code)
+            if alarms:
+                d.reads.integrity_alarms(alarms)
+            return True
+        return read
+
     def next_step(self) -> str:
         """Ask the rules what comes next; a decision due is kept as the round's `pending`."""
         return self._next_step(self.d.hands_for_rules())
@@ -224,24 +301,31 @@ class Rounds:
         assert rnd is not None
         hands = d.hands_for_rules() if d.banking_game else rnd.hands
         settled = self._settled
-        settle, by_mode = settled[1:] if settled is not None and settled[0] is d.profile \
-            else self._settlers()
+        if settled is None or settled[0] is not d.profile:
+            self._settlers()
+            settled = self._settled
+            assert settled is not None
+        by_mode, result = settled[2], settled[3]
         e = _RESULT.copy()
         e["shoe"] = d.shoe_no
         e["round"] = rnd.number
+        if rnd.demo:
+            outcome, bets = d.rules.outcome(hands), None
+        else:
+            outcome, bets = result(hands)
         if rnd.burned_before or rnd.stakes is not None:
-            e.update(self._result_fields(d.rules.outcome(hands)))
+            e.update(self._result_fields(outcome))
         else:                   # as _result_fields, inline: most rounds have neither
             e["game"] = d.profile.game
-            e.update(d.rules.outcome(hands))
-        if rnd.demo:
+            e.update(outcome)
+        if bets is None:
             p = d.profile
             e["bets"] = {b: 0 for b in p.paytable}
             if by_mode is not None:
                 e["bets_by_mode"] = {mode: {b: 0 for b in p.paytables[mode]}
                                      for mode in by_mode}
         else:
-            e["bets"] = settle(hands)
+            e["bets"] = bets
             if by_mode is not None:
                 e["bets_by_mode"] = {mode: s(hands) for mode, s in by_mode.items()}
         if rnd.demo or rnd.flags:
@@ -309,7 +393,8 @@ class Rounds:
                                  dict[str, Callable[[dict], Numbers]] | None]:
         """The profile's settlement, worked out once per profile (a profile never changes;
         a new mode or profile is a new one): the live paytable's, and every mode's when each
-        mode is live in every round (players choose theirs)."""
+        mode is live in every round (players choose theirs); kept with the rules' outcome
+        and the live paytable's settlement in one (`resulter`)."""
         d = self.d
         p = d.profile
         cached = self._settled
@@ -319,7 +404,7 @@ class Rounds:
         modes = None
         if len(p.paytables) > 1 and p.game_options.get("modes", "both") == "both":
             modes = {mode: rules.settler(table) for mode, table in p.paytables.items()}
-        self._settled = (p, rules.settler(p.paytable), modes)
+        self._settled = (p, rules.settler(p.paytable), modes, rules.resulter(p.paytable))
         return self._settled[1], modes
 
     def _result_fields(self, outcome: dict) -> dict[str, Any]:
