@@ -240,13 +240,7 @@ class ShoeDriverBase(ABC):
                     return event
                 continue
             if data:
-                self._consecutive_timeouts = 0
-                self._fed_at = self._stamp()
-                self._decoder.feed(data)
-                if self._back_on_bytes:
-                    self._back_on_bytes = False
-                    return self._back()
-                event = self._next_decoded()      # what just arrived, at once
+                event = self._arrived(data)      # what just arrived, at once
                 if event is not None:
                     return event
             elif cancelled.is_set():
@@ -281,6 +275,11 @@ class ShoeDriverBase(ABC):
             if not self._cancelled.is_set():
                 return self._quiet()
             return None
+        return self._arrived(data)
+
+    def _arrived(self, data: bytes) -> DeviceEvent | None:
+        """Bytes read: fed to the decoder; the link back if it was down, else the first event
+        they complete."""
         self._consecutive_timeouts = 0
         self._fed_at = self._stamp()
         self._decoder.feed(data)
