@@ -206,12 +206,12 @@ class TableService:
                 polled = None
                 continue
             if polled is None:
-                wakes = wake_times(pumps)
+                wakes, steady = wake_times(pumps)
                 if not inbox.empty():
                     continue
             else:
                 # polled as the clock moved and nothing happened since: not polled again
-                wakes, polled = polled, None
+                wakes, polled, steady = polled, None, False
             if (next_timer := timers.next_time()) is not None:
                 if next_timer <= (now := clock.now()):
                     for fn in timers.pop_due(now):      # the timers due, then a look again
@@ -224,7 +224,8 @@ class TableService:
                     continue
                 return _IDLE
             clock.advance_to(min(wakes))        # type: ignore[union-attr]
-            polled = wake_times(pumps)          # what devices sent by then comes first
+            # what devices sent by then comes first; steady ones would say what they just did
+            polled = [] if steady else wake_times(pumps)[0]
 
     def _fire_due(self) -> bool:
         due = self._timers.pop_due(self.clock.now())
