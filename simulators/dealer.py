@@ -147,9 +147,11 @@ class VirtualDealer:
         have not come; None while not."""
         status = self.status
         shoe = status.get("shoe")
-        if status.get("expects") not in _DEALT or shoe is None or self.rig.loaded_for != shoe:
+        rig = self.rig
+        if status.get("expects") not in _DEALT or shoe is None or rig.loaded_for != shoe:
             return None
-        return self.rig.unread(shoe, status.get("reads", 0))
+        # (`rig.unread` for the shoe it holds, written out: asked at every card)
+        return rig.shoe.position - status.get("reads", 0)
 
     def _maybe_pull(self) -> None:
         if self._pending or self.status.get("expects") not in _DEALT:

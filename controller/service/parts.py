@@ -56,8 +56,11 @@ def wake_times(sources: list[Pump]) -> tuple[list[float], bool]:
         if (wake := source.pump()) is not None:
             wakes.append(wake)
             steady = False
-        elif steady and not getattr(source, "steady", False):
-            steady = False
+        elif steady:
+            try:
+                steady = source.steady      # type: ignore[attr-defined]
+            except AttributeError:
+                steady = False
     return wakes, steady
 
 
