@@ -103,7 +103,8 @@ class VirtualDealer:
         kind = e["event"]
         if kind == "status":
             self.status = e
-            self._maybe_reveal()
+            if e.get("reveal_due") is not None:     # (nearly every status: nothing to reveal)
+                self._maybe_reveal()
             self._maybe_pull()
         elif kind == "shoe_started":
             self.rig.cut_position = e.get("cut_card_position")
@@ -126,7 +127,7 @@ class VirtualDealer:
         status = self.status
         reveal = status.get("reveal_due")
         if reveal is None or status.get("expects") != "reveal":
-            return                      # (nearly every status: nothing to turn over)
+            return
         due = (status.get("shoe"), reveal)
         if self._revealing == due:
             return

@@ -75,5 +75,12 @@ class Timers:
                 due.append(fn)
         return due
 
+    def fire_due(self, now: float) -> bool:
+        """Run the callbacks due at `now`, in their order; True when any ran."""
+        due = self.pop_due(now)
+        for fn in due:
+            fn()
+        return bool(due)
+
     def __len__(self) -> int:
         return len(self._heap) - len(self._cancelled)
