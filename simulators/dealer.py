@@ -103,7 +103,8 @@ class VirtualDealer:
         kind = e["event"]
         if kind == "status":
             self.status = e
-            self._maybe_reveal()
+            if e.get("reveal_due") is not None:     # (nearly every status: nothing to reveal)
+                self._maybe_reveal()
             self._maybe_pull()
         elif kind == "shoe_started":
             self.rig.cut_position = e.get("cut_card_position")
@@ -126,7 +127,7 @@ class VirtualDealer:
         status = self.status
         reveal = status.get("reveal_due")
         if reveal is None or status.get("expects") != "reveal":
-            return                      # (nearly every status: nothing to turn over)
+            return
         due = (status.get("shoe"), reveal)
         if self._revealing == due:
             return
@@ -147,9 +148,11 @@ class VirtualDealer:
         have not come; None while not."""
         status = self.status
         shoe = status.get("shoe")
-        if status.get("expects") not in _DEALT or shoe is None or self.rig.loaded_for != shoe:
+        rig = self.rig
+        if status.get("expects") not in _DEALT or shoe is None or rig.loaded_for != shoe:
             return None
-        return self.rig.unread(shoe, status.get("reads", 0))
+        # (`rig.unread` for the shoe it holds, written out: asked at every card)
+        return rig.shoe.position - status.get("reads", 0)
 
     def _maybe_pull(self) -> None:
         if self._pending or self.status.get("expects") not in _DEALT:

@@ -98,7 +98,9 @@ class ShoeModel:
         self._last_acked = 0
         self._silent_until = 0.0
         self._down_until = 0.0
-        self._held_until = 0.0                # the later of the two: see `_held_back`
+        # the later of the two: until then nothing reaches the controller (0.0: never held
+        # back, and no clock to read)
+        self._held_until = 0.0
         self._controller = FramedDecoder()
         if protocol == "framed":
             with self._lock:
@@ -336,23 +338,22 @@ class ShoeModel:
 
     # -- the wire -------------------------------------------------------------------------
 
-    def _held_back(self) -> bool:
-        """Silent, or the link down: nothing reaches the controller now."""
-        until = self._held_until
-        return until > 0.0 and self._clock() < until    # (never held back: no clock to read)
-
     @property
     def in_waiting(self) -> int:
         """Bytes one read() can return now (0 while silent or while the link is down)."""
         with self._lock:
-            if not self._segments or not self._segments[0] or self._held_back():
+            segments = self._segments
+            # nothing while held back (silent, or the link down)
+            if not segments or not segments[0] or \
+                    ((until := self._held_until) > 0.0 and self._clock() < until):
                 return 0
-            return len(self._segments[0])
+            return len(segments[0])
 
     def read(self, size: int) -> bytes:
         """Up to `size` queued bytes, never across a split; b"" while silent or down."""
         with self._lock:
-            if size <= 0 or not self._segments or self._held_back():
+            if size <= 0 or not self._segments or \
+                    ((until := self._held_until) > 0.0 and self._clock() < until):
                 return b""
             first = self._segments[0]
             data = bytes(first[:size])

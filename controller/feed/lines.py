@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from controller.schema import SCHEMA_VERSION, VERSION_FIELD, stamped
 
@@ -11,21 +11,21 @@ if TYPE_CHECKING:
     from controller.words import Words
 
 
-def _compact_encoder() -> Callable[[Any], str]:
-    """`json.dumps(o, separators=(",", ":"))` as one encoder made once: the C encoder that
-    dumps makes anew for every call, kept (without the circular-reference check, which only
-    turns an impossible cycle's RecursionError into a ValueError)."""
+def _compact_chunks() -> Callable[[Any, int], Sequence[str]]:
+    """`json.dumps(o, separators=(",", ":"))` in pieces to join, from one encoder made once:
+    the C encoder that dumps makes anew for every call, kept (without the circular-reference
+    check, which only turns an impossible cycle's RecursionError into a ValueError), called
+    as `chunks(o, 0)` with nothing in between."""
     from json import encoder
     plain = json.JSONEncoder(separators=(",", ":"))
     make = getattr(encoder, "c_make_encoder", None)
     if make is None:                # a Python without the C accelerator
-        return plain.encode
-    fast = make(None, plain.default, encoder.encode_basestring_ascii, None, ":", ",",
+        return lambda o, _level: (plain.encode(o),)
+    return make(None, plain.default, encoder.encode_basestring_ascii, None, ":", ",",
                 False, False, True)
-    return lambda o: "".join(fast(o, 0))
 
 
-_ENCODE = _compact_encoder()
+_CHUNKS = _compact_chunks()
 _STAMP = f',"{VERSION_FIELD}":{SCHEMA_VERSION}}}'
 
 
@@ -33,8 +33,8 @@ def json_line(event: dict) -> str:
     """The event as one line of the `--json` contract: `stamped(event)` encoded compactly, the
     version put after the event's own fields without copying them."""
     if not event or VERSION_FIELD in event:
-        return _ENCODE(stamped(event))
-    return _ENCODE(event)[:-1] + _STAMP
+        return "".join(_CHUNKS(stamped(event), 0))
+    return "".join(_CHUNKS(event, 0))[:-1] + _STAMP
 
 
 #: lines a JSON feed holds before it writes them without waiting for `flush`
@@ -58,7 +58,9 @@ class JsonFeed:
     def publish(self, event: dict) -> None:
         if self.kinds is None or event["event"] in self.kinds:
             lines = self._lines
-            lines.append(json_line(event))
+            # `json_line(event)` for every event not stamped already (nearly all), written out
+            lines.append("".join(_CHUNKS(event, 0))[:-1] + _STAMP
+                         if event and VERSION_FIELD not in event else json_line(event))
             if len(lines) >= HELD_LINES:
                 self._write()
 

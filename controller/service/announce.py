@@ -113,10 +113,20 @@ class Fanout:
 
     def announce(self, told: Announcement) -> None:
         """One committed input: its events, its anchor, the prompt and status it left."""
-        for e in told.events:
+        events = told.events
+        for e in events:
             if e["event"] in _LOGGED:
                 _log_event(e)
-        self.publish(told.events, actors=False)     # the actors were told (`tell`)
+        # `publish(events, actors=False)` written out (the actors were told: `tell`)
+        outward, listening = self.outward, self._listening
+        for e in events:
+            for pub in outward:
+                pub.publish(e)
+            for sub in listening[e["event"]]:
+                sub.publish(e)
+            seq = e.get("seq")
+            if seq and seq > self.published_seq:
+                self.published_seq = seq
         if told.anchor is not None:
             self.anchor(told.anchor)
         if told.prompt is not None:

@@ -58,19 +58,29 @@ class Timers:
         self._cancelled.add(handle)
 
     def next_time(self) -> float | None:
-        while self._heap and self._heap[0][1] in self._cancelled:
-            self._cancelled.discard(heapq.heappop(self._heap)[1])
-        return self._heap[0][0] if self._heap else None
+        heap, cancelled = self._heap, self._cancelled
+        if cancelled:           # (nearly always none: a cancelled timer is rare)
+            while heap and heap[0][1] in cancelled:
+                cancelled.discard(heapq.heappop(heap)[1])
+        return heap[0][0] if heap else None
 
     def pop_due(self, now: float) -> list[Callable[[], None]]:
         due = []
-        while self._heap and self._heap[0][0] <= now:
-            _, handle, fn = heapq.heappop(self._heap)
-            if handle in self._cancelled:
-                self._cancelled.discard(handle)
+        heap, cancelled = self._heap, self._cancelled
+        while heap and heap[0][0] <= now:
+            _, handle, fn = heapq.heappop(heap)
+            if handle in cancelled:
+                cancelled.discard(handle)
             else:
                 due.append(fn)
         return due
+
+    def fire_due(self, now: float) -> bool:
+        """Run the callbacks due at `now`, in their order; True when any ran."""
+        due = self.pop_due(now)
+        for fn in due:
+            fn()
+        return bool(due)
 
     def __len__(self) -> int:
         return len(self._heap) - len(self._cancelled)

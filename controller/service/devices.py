@@ -113,6 +113,9 @@ class ShoeSource:
         self._seen: tuple[int, float | None] | None = None
         self._port: object = None
         self._port_news: Callable[[], tuple[int, float, bool] | None] | None = None
+        # the last pump found nothing, and nothing will arrive before something else than the
+        # clock moves (no silence or drop running, nothing to acknowledge): see `Pump`
+        self.steady = False
 
     @property
     def resends(self) -> bool:
@@ -193,6 +196,7 @@ class ShoeSource:
         `news`) is not looked at again until something did, or until a silence or a dropped
         link it reported may have ended: one look a card, not one every turn of the loop."""
         drv = self.driver
+        self.steady = False
         if drv is None:
             return None
         seen = self._seen
@@ -204,6 +208,7 @@ class ShoeSource:
             if news is not None and news[0] == seen[0] \
                     and (seen[1] is None or self.clock is None or self.clock() < seen[1]) \
                     and not self.outbox and self.resume_seq is None:
+                self.steady = seen[1] is None
                 return None         # nothing arrived since the last look found nothing
         step, buffered = self.step, False
         while True:
@@ -227,7 +232,8 @@ class ShoeSource:
         else:
             # a silence or a drop still running holds back bytes until it ends: look then
             until = news[1]
-            self._seen = (news[0], until if until > 0.0 and until > self.clock() else None)
+            self._seen = seen = (news[0], until if until > 0.0 and until > self.clock() else None)
+            self.steady = seen[1] is None and not self.outbox and self.resume_seq is None
         return None
 
     def _news(self, drv: ShoeDriver) -> tuple[int, float, bool] | None:
@@ -299,6 +305,7 @@ class ShufflerSource:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._threaded = threaded
+        self.steady = False         # no request waiting nor under way: see `Pump`
 
     def start(self) -> None:
         """Live: the requests are worked on a thread of their own (simulated: pumped)."""
@@ -320,6 +327,7 @@ class ShufflerSource:
         while True:
             if self._job is None:
                 if not self.requests:
+                    self.steady = True
                     return None
                 self._job = self._work(self.requests.popleft())
             elif self.clock() < self._look_at:

@@ -184,14 +184,14 @@ class TableService:
     def _next_real(self) -> Any:
         # timers that are due run before the next input: a flood of inputs (a chattering
         # device, a busy socket) never holds back the betting timer or the watchdog
-        if self._fire_due():
+        if self._timers.fire_due(self.clock.now()):
             return None
         nxt = self._timers.next_time()
         timeout = 0.5 if nxt is None else min(0.5, max(0.0, nxt - self.clock.now()))
         try:
             return self._inbox.get(timeout=timeout)
         except queue.Empty:
-            self._fire_due()
+            self._timers.fire_due(self.clock.now())
             return None
 
     def _next_virtual(self) -> Any:
@@ -206,12 +206,12 @@ class TableService:
                 polled = None
                 continue
             if polled is None:
-                wakes = wake_times(pumps)
+                wakes, steady = wake_times(pumps)
                 if not inbox.empty():
-                    continue
+                    return inbox.get_nowait()
             else:
                 # polled as the clock moved and nothing happened since: not polled again
-                wakes, polled = polled, None
+                wakes, polled, steady = polled, None, False
             if (next_timer := timers.next_time()) is not None:
                 if next_timer <= (now := clock.now()):
                     for fn in timers.pop_due(now):      # the timers due, then a look again
@@ -224,13 +224,12 @@ class TableService:
                     continue
                 return _IDLE
             clock.advance_to(min(wakes))        # type: ignore[union-attr]
-            polled = wake_times(pumps)          # what devices sent by then comes first
-
-    def _fire_due(self) -> bool:
-        due = self._timers.pop_due(self.clock.now())
-        for fn in due:
-            fn()
-        return bool(due)
+            if not steady:
+                polled = wake_times(pumps)[0]   # what devices sent by then comes first
+            elif inbox.empty():
+                # steady devices would say what they just said: the timer due now goes on
+                for fn in timers.pop_due(clock.now()):
+                    fn()
 
     def _handle(self, item: Any) -> None:
         if self.conditions.gates and isinstance(item, (*INPUT_TYPES, Submitted)) \

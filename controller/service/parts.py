@@ -39,17 +39,29 @@ class Source(Protocol):
 
 @runtime_checkable
 class Pump(Protocol):
-    """A source on a virtual clock: reads what is due now; the next time it has something."""
+    """A source on a virtual clock: reads what is due now; the next time it has something.
+
+    A pump may say it is `steady` after a pump that wanted nothing: another pump would find
+    nothing either until something other than the clock's passing (an input's events, a timer,
+    a device acted on) changes it. One without the attribute is never taken for steady."""
     def pump(self) -> float | None: ...
 
 
-def wake_times(sources: list[Pump]) -> list[float]:
-    """Every source pumped, in its order: the times they want to be looked at again."""
+def wake_times(sources: list[Pump]) -> tuple[list[float], bool]:
+    """Every source pumped, in its order: the times they want to be looked at again, and
+    whether every one of them is steady (the clock moving alone changes none of them)."""
     wakes = []
+    steady = True
     for source in sources:      # (a loop: a comprehension would be a call of its own)
         if (wake := source.pump()) is not None:
             wakes.append(wake)
-    return wakes
+            steady = False
+        elif steady:
+            try:
+                steady = source.steady      # type: ignore[attr-defined]
+            except AttributeError:
+                steady = False
+    return wakes, steady
 
 
 @runtime_checkable

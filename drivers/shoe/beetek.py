@@ -26,7 +26,7 @@ _CARD = re.compile(r"(10|[A2-9TJQK])([SHDC])", re.IGNORECASE)
 _WARNING = re.compile(r"W0x([0-9A-F]{1,4})", re.IGNORECASE)
 _ALARM_CODE = re.compile(r"[A-Z]{1,2}\d{1,3}", re.IGNORECASE)
 # nearly every token pair is a card read as the shoe writes it: prefix and record at once
-_CARD_READ = re.compile(rb"\[(Game|Manual Burn Cards)\]<Card:(10|[A2-9TJQK])([SHDC])>[ \t\r\n]*")
+_CARD_READ = re.compile(rb"\[(Game|Manual Burn Cards)\](<Card:(10|[A2-9TJQK])([SHDC])>)[ \t\r\n]*")
 _CODES: dict[tuple, str] = {(rank.encode(), suit.encode()): canonical_code(rank, suit)
           for rank in ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "T", "J", "Q", "K")
           for suit in "SHDC"}
@@ -53,9 +53,10 @@ class BeetekDecoder(BufferedDecoder):
             read = _CARD_READ.match(buf)
             if read is not None:
                 # the general parse below gives the same event, token by token, and the
-                # spaces after it (the match is read before its bytes leave the buffer)
-                card = card_read(_CODES[read.group(2, 3)], read[1] == b"Manual Burn Cards",
-                                 bytes(buf[read.end(1) + 1:read.end(3) + 1]))
+                # spaces after it; the record's group is its raw token, bytes of their own
+                # (the match is read before its bytes leave the buffer)
+                card = card_read(_CODES[read.group(3, 4)], read[1] == b"Manual Burn Cards",
+                                 read[2])
                 del buf[:read.end()]
                 self._burn = None
                 return card

@@ -109,7 +109,10 @@ class Serial(SerialBase):
 
     @property
     def in_waiting(self) -> int:
-        return self._live_model().in_waiting
+        model = self._model
+        if model is None or not self.is_open or model.link_generation != self._generation:
+            model = self._live_model()      # (which raises as it should)
+        return model.in_waiting
 
     def news(self) -> tuple[int, float, bool] | None:
         """The shoe's `ShoeModel.news` (None once closed): a reader on a virtual clock skips
@@ -118,7 +121,9 @@ class Serial(SerialBase):
         return model.news() if model is not None and self.is_open else None
 
     def read(self, size: int = 1) -> bytes:
-        model = self._live_model()
+        model = self._model
+        if model is None or not self.is_open or model.link_generation != self._generation:
+            model = self._live_model()      # (which raises as it should)
         data = model.read(size)
         if data:
             return data                 # (nearly always: read after in_waiting said so)
