@@ -14,7 +14,8 @@ import pytest
 
 from controller.errors import TableStopped
 from controller.journal import Journal, JournalError
-from controller.service.batches import MOST_AHEAD, Batches
+from controller.service import batches
+from controller.service.batches import HAND_OVER_S, MOST_AHEAD, Batches
 from controller.service.writer import WRITTEN
 
 
@@ -73,33 +74,59 @@ def journal(tmp_path):
     j.close()
 
 
-def test_at_a_tables_pace_the_loop_writes_itself_and_no_thread_is_started(journal):
+def slow_disk(journal: Journal, gate: threading.Event | None = None) -> None:
+    """Every write takes longer than a hand-over (once `gate` opens, when given)."""
+    write = journal.write
+
+    def slow(batch):
+        if gate is not None:
+            gate.wait(5)
+        time.sleep(HAND_OVER_S)
+        write(batch)
+    journal.write = slow
+
+
+def ahead_of_the_disk(loop: Loop) -> None:
+    """The loop writes a card itself, slowly, while the dealer's next one comes."""
+    loop.inbox.put("the dealer's next card")
+    loop.input(0)
+    assert loop.inbox.get_nowait() == "the dealer's next card"
+
+
+def test_a_quick_disk_is_written_by_the_loop_itself_and_no_thread_is_started(journal,
+                                                                             monkeypatch):
+    monkeypatch.setattr(batches, "HAND_OVER_S", 60.0)   # every write quicker than a hand-over
     loop = Loop(journal)
     for n in range(5):
+        loop.inbox.put("an input waiting")      # the dealer is quick, the disk quicker
         loop.input(n)
     assert loop.announced == [1, 2, 3, 4, 5] and all(loop.on_disk_when_announced)
     assert loop.batches._writer._thread is None
 
 
-def test_inputs_waiting_send_the_batch_to_the_writer_and_nothing_is_told_before_the_disk(
+def test_a_slow_disk_at_a_tables_pace_is_written_by_the_loop_itself(journal):
+    loop = Loop(journal)
+    slow_disk(journal)
+    for n in range(5):
+        loop.input(n)                           # nothing comes while a card is written
+    assert loop.announced == [1, 2, 3, 4, 5] and all(loop.on_disk_when_announced)
+    assert loop.batches._writer._thread is None
+
+
+def test_a_dealer_ahead_of_the_disk_sends_the_batch_to_the_writer_and_nothing_is_told_early(
         journal):
     loop = Loop(journal)
-    loop.input(0)                           # written by the loop itself: nothing was waiting
     gate = threading.Event()
-    write = journal.write
-
-    def slow(batch):
-        gate.wait(5)                        # a disk that takes its time
-        write(batch)
-
-    journal.write = slow
-    loop.inbox.put("the dealer's next card")    # an input is waiting: the dealer is ahead
-    loop.input(1)
-    assert loop.inbox.get_nowait() == "the dealer's next card"
+    slow_disk(journal, gate)
+    gate.set()
+    ahead_of_the_disk(loop)
+    assert loop.announced == [1]
+    gate.clear()
+    loop.input(1)                           # handed over: the loop takes the next input
     assert loop.batches._writer.busy and loop.announced == [1]
     for n in range(2, 6):                   # staged while seq 2 is being written
         loop.input(n)
-    assert loop.announced == [1]            # nothing of it is told before it is on disk
+    assert loop.announced == [1]            # nothing of them is told before it is on disk
     assert journal.staged == 4
     gate.set()
     loop.drain()
@@ -113,13 +140,13 @@ def test_the_loop_holds_at_most_a_handful_of_inputs_not_on_disk(journal):
     loop = Loop(journal)
     write = journal.write
     journal.write = lambda batch: (time.sleep(0.02), write(batch))   # a slow disk
-    loop.inbox.put("waiting")
+    ahead_of_the_disk(loop)
     n_inputs = 3 * MOST_AHEAD
-    for n in range(n_inputs):
+    for n in range(1, n_inputs):
         loop.input(n)
         while not loop.inbox.empty():
-            if loop.inbox.get_nowait() is WRITTEN:
-                loop.batches.written(wait=False)
+            assert loop.inbox.get_nowait() is WRITTEN
+            loop.batches.written(wait=False)
         assert n + 1 - len(loop.announced) <= MOST_AHEAD
     assert len(loop.announced) < n_inputs       # the disk was behind all along
     loop.batches.commit()
@@ -130,23 +157,20 @@ def test_the_loop_holds_at_most_a_handful_of_inputs_not_on_disk(journal):
 
 def test_a_failed_write_stops_the_table_with_nothing_of_it_or_after_it_told_or_kept(journal):
     loop = Loop(journal)
-    loop.input(0)
+    slow_disk(journal)
+    ahead_of_the_disk(loop)
     gate = threading.Event()
-
-    def broken(batch):
-        gate.wait(5)
-        raise JournalError(f"journal {journal.path}: cannot append seq {batch.rows[0][0]}: "
-                           "disk I/O error")
-
-    journal.write = broken
-    loop.inbox.put("waiting")
+    slow_disk(journal, gate)
     loop.input(1)
-    loop.inbox.get_nowait()
+    assert loop.batches._writer.busy
     loop.input(2)                           # staged on the batch that will fail
+    journal._live().execute("CREATE TRIGGER refuse BEFORE INSERT ON records "
+                            "BEGIN SELECT RAISE(FAIL, 'disk I/O error'); END")
     gate.set()
     with pytest.raises(TableStopped, match="disk I/O error"):
         loop.drain()
     assert loop.announced == [1] and loop.batches.pending == []
+    assert journal.staged == 0 and journal.last_seq == 1 and journal.max_seq() == 1
     loop.batches.close()
 
 

@@ -15,8 +15,12 @@ from controller.journal import Journal, JournalError
 from controller.service.announce import Announcement
 from controller.service.writer import Writer
 
-__all__ = ["Batches", "MOST_AHEAD"]
+__all__ = ["Batches", "HAND_OVER_S", "MOST_AHEAD"]
 
+#: a write at least this long (seconds) with inputs coming meanwhile: the next batches go to
+#: the writer. A quicker disk (tmpfs) is written by the loop itself: handing a batch over costs
+#: the wake-ups of two threads, more than such a write
+HAND_OVER_S = 0.0005
 #: inputs staged live while a batch is being written, at most: what a power cut can take that
 #: was read but not yet on disk stays a handful of cards however slow the disk
 MOST_AHEAD = 16
@@ -54,7 +58,8 @@ class Batches:
             for observe in self.write_observers:
                 observe(took)
             if self._writer is not None:
-                self._writer.ahead = self._waiting()   # the next input came meanwhile
+                # a slow write, and the next input came meanwhile
+                self._writer.ahead = took >= HAND_OVER_S and self._waiting()
         pending, self.pending, self.urgent = self.pending, [], False
         for told in pending:
             self._announce(told)
@@ -62,11 +67,11 @@ class Batches:
             self._flush()
 
     def hand_over(self) -> bool:
-        """Live, inputs coming faster than the disk: the batch goes to the writer (when one
+        """Live, inputs coming faster than a slow disk takes them: the batch goes to the writer (when one
         is in flight, it follows it) and the loop takes the next input meanwhile. False: the
         loop commits it itself, now."""
         writer = self._writer
-        if writer is None or not (writer.busy or writer.ahead or self._waiting()):
+        if writer is None or not (writer.busy or writer.ahead):
             return False
         if writer.busy:
             if len(self.pending) + writer.held < MOST_AHEAD:
@@ -97,7 +102,7 @@ class Batches:
         for told in pending:
             self._announce(told)
         self._flush()
-        writer.ahead = bool(self.pending) or self._waiting()
+        writer.ahead = took >= HAND_OVER_S and (bool(self.pending) or self._waiting())
         if self.pending and not wait:
             self.hand_over()
 

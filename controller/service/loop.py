@@ -59,8 +59,9 @@ class LoopSettings:
     anchor_key: AnchorKey | None = None         # the chain head is signed (anchors.py)
     anchor_every: int = ANCHOR_EVERY
     # inputs a batch may hold before it is committed (None: by the clock): on a virtual clock
-    # nothing outside waits, so many inputs share one transaction (and one fsync); live, or
-    # with the floor waiting for each input, every input is committed before the next is taken
+    # nothing outside waits, so many inputs share one transaction (and one fsync); with the
+    # floor waiting for each input, and live, every input is its own batch (live, the inputs
+    # that come while one is written share the next: batches.py)
     batch_inputs: int | None = None
     simulated: bool = False             # a simulated table says so on every prompt
     virtual_supervisor: bool = False    # holds are cleared by one: its prompts say so

@@ -6,8 +6,9 @@ not wait: it hands the batch it took to this writer and goes on applying and sta
 that come meanwhile; they are written together, as the next batch, once this one is on disk.
 Nothing is announced before its batch is written (the loop announces a batch when the writer
 reports it through the inbox), and at most one batch is in flight, so batches reach the disk
-in the order they were numbered. At a table's usual pace nothing comes during a write, and the
-loop writes on its own thread as before: no hand-over between threads in a card's latency.
+in the order they were numbered. At a table's usual pace nothing comes during a write, and on a quick
+disk a write is shorter than a hand-over: the loop writes on its own thread, as before, and a
+card's latency holds no hand-over between threads.
 """
 from __future__ import annotations
 
@@ -35,9 +36,8 @@ WRITTEN = _Written()
 class Writer:
     """One batch in flight at most, written by a daemon thread started at the first hand-over.
 
-    `quick` says whether the loop should hand over rather than write itself: while a batch is
-    in flight, or when inputs were waiting or staged as the last write ended (the dealer is
-    ahead of the disk)."""
+    `ahead` is the loop's to set: the last write was slow and inputs came while it was made
+    (the dealer is ahead of the disk), so the next batch is handed over."""
 
     def __init__(self, journal: Journal, submit: Callable[[Any], None]):
         self._journal, self._submit = journal, submit
@@ -46,7 +46,7 @@ class Writer:
         self._flight: list[Any] | None = None       # what to announce once it is written
         self._result: tuple[float, BaseException | None] = (0.0, None)
         self._thread: threading.Thread | None = None
-        self.ahead = False                          # inputs came during the last write
+        self.ahead = False
 
     @property
     def busy(self) -> bool:
