@@ -306,35 +306,37 @@ def _time_journal(journal: Any, stamps: Stamps, bare: "BareCommits | None" = Non
     transaction). The write is stamped from the staging's start for the two's time. With
     `bare`, a card whose turn it is has the bare commit made first, at the same moment, and
     the rows of a card written alone are the bare commit's next rows."""
-    stage, commit = journal.stage, journal.commit
-    card: list = [None]             # a card input's (staging start, staging time, bare first)
+    stage, write = journal.stage, journal.write
+    # card inputs staged and not yet written: (seq, taken, staging start, staging time, bare
+    # first); at a quick pace several share a write (the journal's writer thread makes it)
+    cards: list[tuple[int, float, float, float, bool]] = []
 
     def staged(items: Any, *, durable: bool = False, cursors: Any = None) -> list[int]:
         items = list(items)
         is_card = bool(items) and items[0][0] == "input" and items[0][1].get("type") == "card"
         crossed = is_card and bare is not None and bare.commit()
         start = time.monotonic()
-        try:
-            return stage(items, durable=durable, cursors=cursors)
-        finally:
-            if is_card:
-                card[0] = (start, time.monotonic() - start, crossed)
+        seqs = stage(items, durable=durable, cursors=cursors)
+        if is_card:
+            cards.append((seqs[0], stamps.taken_at, start, time.monotonic() - start, crossed))
+        return seqs
 
-    def timed() -> None:
-        rows = journal._staged      # what this commit writes (the journal starts a new list)
+    def timed(batch: Any) -> None:
+        rows = batch.rows
+        last = rows[-1][0] if rows else 0
         start = time.monotonic()
         try:
-            commit()
+            write(batch)
         finally:
-            if card[0] is not None:
-                began, staging, crossed = card[0]
-                stamps.writes.append((stamps.taken_at, began,
-                                      began + staging + time.monotonic() - start, staging,
-                                      crossed))
-                if bare is not None and not crossed:
-                    bare.model = rows
-            card[0] = None
-    journal.stage, journal.commit = staged, timed
+            took = time.monotonic() - start
+            written = []
+            while cards and cards[0][0] <= last:
+                written.append(cards.pop(0))
+            for _, taken, began, staging, crossed in written:
+                stamps.writes.append((taken, began, began + staging + took, staging, crossed))
+            if bare is not None and len(written) == 1 and not written[0][4]:
+                bare.model = rows
+    journal.stage, journal.write = staged, timed
 
 
 def _time_queued(shoe: Any, stamps: Stamps) -> None:

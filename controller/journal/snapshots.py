@@ -87,7 +87,7 @@ def take(journal: "Journal", state: dict, upto_seq: int,
     given = dict(cursors or {})
     journal.commit()                   # what was staged comes first, as it was numbered
     codec = journal.codec
-    with journal._lock:
+    with journal._write_lock, journal._lock:
         conn = journal._live()
         head = journal.hash_at(upto_seq)
         utc_v, mono = codec.times(*journal._clock())

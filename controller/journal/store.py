@@ -27,7 +27,8 @@ written with the records they go with; what a restart trusts is the copy in the 
 positions the latest snapshot record holds, or a "cursors" record (`record_cursors`).
 
 One writer: a writer holds the journal's lock (controller/journal/lock.py) from before it opens
-the file until it closes it. Appends come from one thread (the table's); readers (recall,
+the file until it closes it. Appends come from one thread (the table's), which may hand a batch
+it took to a thread of its own to write (`take`, `write`) while it stages the next; readers (recall,
 console) open their own read-only connection with Journal.open_readonly(path). A journal that
 cannot be read back (not SQLite, corrupted, wrong schema) raises JournalError with one line: a
 hard stop.
@@ -43,7 +44,7 @@ import threading
 import time
 from contextlib import contextmanager
 from itertools import chain as _chain
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, NamedTuple
 
 from controller.journal import lock as writer_lock
 from controller.journal import reading, snapshots
@@ -55,7 +56,7 @@ from controller.journal.schema import (COLUMNS, FILE_MODE, SCHEMA_VERSION, SIDE_
                                        JournalError, connect, error, open_schema, utc_now)
 from controller.journal.snapshots import SNAPSHOT_KIND
 
-__all__ = ["Journal", "JournalError", "Record", "Snapshot", "PAGE", "SCHEMA_VERSION",
+__all__ = ["Batch", "Journal", "JournalError", "Record", "Snapshot", "PAGE", "SCHEMA_VERSION",
            "FILE_MODE", "CURSORS_KIND", "SNAPSHOT_KIND", "claim", "claimed", "device_data",
            "system_clock", "utc_now"]
 
@@ -78,6 +79,13 @@ def _insert_rows(n: int) -> str:
 #: the statement of n rows, made once (SQLite prepares each once: the connection caches it)
 _INSERT_ROWS = ("",) + tuple(_insert_rows(n) for n in range(1, _ONE_STATEMENT + 1))
 _NONE: Mapping[str, int] = {}
+
+
+class Batch(NamedTuple):
+    """Staged records taken to be written in one transaction (`Journal.take`)."""
+    rows: list[tuple]
+    durable: bool
+    cursors: Mapping[str, int]
 _flat = _chain.from_iterable
 
 
@@ -110,7 +118,8 @@ class Journal:
         self.path = os.fspath(path)
         self.readonly = readonly
         self._clock = clock or system_clock
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()           # the staged records and the chain's head
+        self._write_lock = threading.Lock()     # the connection's writes, one at a time
         self._fsync = self.durable_default if durable is None else durable
         self._sync = "NORMAL"                   # the writer connection's synchronous level
         self._conn: sqlite3.Connection | None = None
@@ -316,6 +325,16 @@ class Journal:
     def commit(self) -> None:
         """Write what was staged in one transaction (synchronous=FULL if any of it is
         durable); nothing to do when nothing was. Cursors go only when their value changed."""
+        batch = self.take()
+        if batch is not None:
+            self.write(batch)
+
+    def take(self) -> Batch | None:
+        """What was staged, as the next batch to `write` (None when nothing was); what is
+        staged after it is numbered and chained on it, and written after it.
+
+        A live table dealt quickly writes one batch on a thread of its own while its loop
+        stages the next: `take` on the loop's thread, `write` on the writer's."""
         with self._lock:
             rows, durable = self._staged, self._staged_durable
             cursors: Mapping[str, int]
@@ -327,8 +346,20 @@ class Journal:
                 cursors = _NONE
             self._staged, self._staged_durable = [], False
             if not rows and not cursors:
-                return
+                return None
+            return Batch(rows, durable, cursors)
+
+    def write(self, batch: Batch) -> None:
+        """Write a batch `take` gave, in one transaction, batches in the order they were
+        taken (one writer at a time). A failure loses it and everything staged after it: the
+        journal ends where it ended before it, as if neither had been staged."""
+        rows, durable, cursors = batch
+        with self._write_lock:
             conn = self._conn or self._live()
+            if rows and rows[0][0] != self._committed[0] + 1:
+                # a batch taken after one not yet written: the chain would have a hole
+                raise self._error("cannot append", f"seq {rows[0][0]} would be written "
+                                  f"before seq {self._committed[0] + 1}")
             try:
                 if self._sync != ("FULL" if durable and self._fsync else "NORMAL"):
                     self._sync_level("FULL" if durable and self._fsync else "NORMAL")
@@ -343,8 +374,10 @@ class Journal:
                 else:
                     self._write(conn, rows, cursors)
             except sqlite3.Error as err:
-                # the batch is lost as a whole: the journal ends where it ended before it
-                self._last_seq, self._head = self._committed
+                # the batch is lost as a whole, and what was chained on it
+                with self._lock:
+                    self._last_seq, self._head = self._committed
+                    self._staged, self._staged_durable, self._staged_cursors = [], False, {}
                 first = rows[0][0] if rows else self._last_seq
                 if isinstance(err, sqlite3.IntegrityError):
                     raise self._error(f"seq {first} already taken (a second writer?)",
@@ -507,7 +540,7 @@ class Journal:
     def close(self) -> None:
         """Close the connection (the last writer's close checkpoints and syncs the WAL), and
         let go of the writer's lock."""
-        with self._lock:
+        with self._write_lock, self._lock:
             if self._conn is not None:
                 try:
                     self._conn.close()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import queue
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
 
@@ -27,6 +26,7 @@ from controller.journal.anchor import AnchorKey
 from controller.logsetup import get_logger
 from controller.service.anchors import ANCHOR_EVERY, Anchors
 from controller.service.announce import Announcement, Fanout
+from controller.service.batches import Batches
 from controller.service.clock import Clock, Timers
 from controller.service.conditions import Conditions, Gate
 from controller.service.inputs import (CursorMoved, Note, OutletView, Proven, Query, Refusal,
@@ -34,6 +34,7 @@ from controller.service.inputs import (CursorMoved, Note, OutletView, Proven, Qu
 from controller.service.parts import Ack, Hook, Outlet, Pump, Tap, Watch, wake_times
 from controller.service.prompt import Prompter
 from controller.service.recovery import LOCAL_CURSOR, SNAPSHOT_FORMAT
+from controller.service.writer import WRITTEN
 from controller.table import Table
 from controller.table.inputs import DURABLE, INPUT_TYPES, Input
 
@@ -58,8 +59,9 @@ class LoopSettings:
     anchor_key: AnchorKey | None = None         # the chain head is signed (anchors.py)
     anchor_every: int = ANCHOR_EVERY
     # inputs a batch may hold before it is committed (None: by the clock): on a virtual clock
-    # nothing outside waits, so many inputs share one transaction (and one fsync); live, or
-    # with the floor waiting for each input, every input is committed before the next is taken
+    # nothing outside waits, so many inputs share one transaction (and one fsync); with the
+    # floor waiting for each input, and live, every input is its own batch (live, the inputs
+    # that come while one is written share the next: batches.py)
     batch_inputs: int | None = None
     simulated: bool = False             # a simulated table says so on every prompt
     virtual_supervisor: bool = False    # holds are cleared by one: its prompts say so
@@ -84,8 +86,6 @@ class TableService:
         self._pumps: list[Pump] = []                # device sources driven by the loop
         self._watches: list[Watch] = []
         self._before_input: list[Callable[[], None]] = []
-        self._before_commit: list[Callable[[], None]] = []   # e.g. a simulated rig saving itself
-        self._write_observers: list[Callable[[float], None]] = []   # journal write, seconds
         self._batch = s.batch_inputs or (BATCH_INPUTS if clock.virtual else 1)
         self._durable = s.durable
         # positions of publishers on threads of their own (the floor feed's "acknowledged up
@@ -101,8 +101,11 @@ class TableService:
         self.prompt = Prompter(table, self.conditions, simulated=s.simulated,
                                virtual_supervisor=s.virtual_supervisor)
         # the open batch: per input, what is announced once it is committed
-        self._pending: list[Announcement] = []
-        self._urgent = False                # the batch holds a request to a device
+        self._batches = b = Batches(journal, live=not clock.virtual, submit=self.submit,
+                                    announce=self._announce, flush=self._out.flush,
+                                    failed=self._journal_failed,
+                                    waiting=lambda: not self._inbox.empty())
+        self._commit = b.commit
         self._context: tuple = ()           # the log context last bound (thread, shoe, round)
         self._prompting = True              # an outward outlet takes prompts (set by `run`)
         self._finished = self._stopped = self._failed = False
@@ -124,8 +127,8 @@ class TableService:
             self._out.acks[part.device] = part.fn
         elif isinstance(part, Hook):
             hooks: dict[str, list[Callable[..., None]]] = {
-                "before_input": self._before_input, "before_commit": self._before_commit,
-                "journal_write": self._write_observers}
+                "before_input": self._before_input, "before_commit": self._batches.before_commit,
+                "journal_write": self._batches.write_observers}
             hooks[part.when].append(part.fn)
         elif isinstance(part, Pump):
             self._pumps.append(part)
@@ -178,6 +181,7 @@ class TableService:
                 self._handle(item)
         if self.writable:
             self._commit()           # the last batch: journaled, then announced
+        self._batches.close()
         if self._refusal is not None:
             raise self._refusal
 
@@ -201,7 +205,7 @@ class TableService:
         while True:
             if not inbox.empty():
                 return inbox.get_nowait()
-            if self._urgent:
+            if self._batches.urgent:
                 self._commit()       # a device is asked something: it hears it now
                 polled = None
                 continue
@@ -219,7 +223,7 @@ class TableService:
                     continue
                 wakes.append(next_timer)
             if not wakes:
-                if self._pending:
+                if self._batches.pending:
                     self._commit()   # what is announced may set something going again
                     continue
                 return _IDLE
@@ -249,6 +253,8 @@ class TableService:
                 item.reply.set_exception(out.error)
             else:
                 item.reply.set_result({"state": self.table.state, "events": out.events})
+        elif item is WRITTEN:
+            self._batches.written(wait=False)
         elif isinstance(item, CursorMoved):
             self._cursors[item.name] = item.seq
         elif isinstance(item, OutletView):
@@ -340,9 +346,9 @@ class TableService:
         # dealer pulls the next card while this one is committed); nothing leaves the process
         # (printed, fed, acknowledged, sent to a device) before the commit
         self._out.tell(told)
-        self._pending.append(told)
+        self._batches.pending.append(told)
         if urgent:
-            self._urgent = True
+            self._batches.urgent = True
         self._after_journal(told, ended)
         return out
 
@@ -350,10 +356,11 @@ class TableService:
         self._since_snapshot += 1
         snapshot_due = ended or self._since_snapshot >= self._settings.snapshot_every
         asked = [w for w in self._watches if w.staged()] if self._watches else ()
-        if not (snapshot_due or asked or len(self._pending) >= self._batch
-                or self.anchors.due):
+        if not (snapshot_due or asked or len(self._batches.pending) >= self._batch
+                or self.anchors.due) or (not (snapshot_due or asked or self.anchors.due)
+                                         and self._batches.hand_over()):
             return
-        self._pending.pop()
+        self._batches.pending.pop()
         self._commit()               # this input and those before it; the others announced
         if snapshot_due:
             try:
@@ -368,27 +375,6 @@ class TableService:
             watch.durable()
         self._announce(told)
         self._out.flush()
-
-    def _commit(self) -> None:
-        """Commit the open batch (one transaction), then announce its inputs in their order.
-        A commit that fails stops the table with nothing of the batch announced."""
-        if self.journal.staged:
-            for hook in self._before_commit:
-                hook()
-            started = time.perf_counter()
-            try:
-                self.journal.commit()
-            except (JournalError, ValueError) as err:
-                self._pending = []
-                self._journal_failed(err)
-            took = time.perf_counter() - started
-            for observe in self._write_observers:
-                observe(took)
-        pending, self._pending, self._urgent = self._pending, [], False
-        for told in pending:
-            self._announce(told)
-        if pending:
-            self._out.flush()
 
     def _journal_failed(self, err: Exception, what: str = "") -> NoReturn:
         # the table moved in memory only: nobody sees it; the process stops here

@@ -1,0 +1,112 @@
+"""The loop's open batch: what the inputs staged in the journal announce, told only once their
+transaction is committed.
+
+On a virtual clock many inputs share a batch (nothing outside waits); live, every input is
+committed before the next is taken, unless inputs come faster than the disk: then the batch
+goes to the journal's writer thread (controller/service/writer.py) and the inputs that come
+meanwhile are staged as the next batch, announced once it too is written.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, NoReturn
+
+from controller.journal import Journal, JournalError
+from controller.service.announce import Announcement
+from controller.service.writer import Writer
+
+__all__ = ["Batches", "HAND_OVER_S", "MOST_AHEAD"]
+
+#: a write at least this long (seconds) with inputs coming meanwhile: the next batches go to
+#: the writer. A quicker disk (tmpfs) is written by the loop itself: handing a batch over costs
+#: the wake-ups of two threads, more than such a write
+HAND_OVER_S = 0.0005
+#: inputs staged live while a batch is being written, at most: what a power cut can take that
+#: was read but not yet on disk stays a handful of cards however slow the disk
+MOST_AHEAD = 16
+
+
+class Batches:
+    def __init__(self, journal: Journal, *, live: bool, submit: Callable[[Any], None],
+                 announce: Callable[[Announcement], None], flush: Callable[[], None],
+                 failed: Callable[[Exception], NoReturn], waiting: Callable[[], bool]):
+        self.journal = journal
+        self.pending: list[Announcement] = []       # per input staged, what it announces
+        self.urgent = False                         # the batch holds a request to a device
+        self.before_commit: list[Callable[[], None]] = []   # e.g. a simulated rig saving itself
+        self.write_observers: list[Callable[[float], None]] = []   # a write's time, seconds
+        self._announce, self._flush, self._failed = announce, flush, failed
+        self._waiting = waiting                     # whether inputs wait in the loop's inbox
+        self._writer = Writer(journal, submit) if live else None
+
+    def commit(self) -> None:
+        """Commit the open batch (one transaction), then announce its inputs in their order;
+        a batch the writer has is finished first. A commit that fails stops the table with
+        nothing of the batch announced."""
+        if self._writer is not None and self._writer.busy:
+            self.written(wait=True)
+        if self.journal.staged:
+            for hook in self.before_commit:
+                hook()
+            started = time.perf_counter()
+            try:
+                self.journal.commit()
+            except (JournalError, ValueError) as err:
+                self.pending = []
+                self._failed(err)
+            took = time.perf_counter() - started
+            for observe in self.write_observers:
+                observe(took)
+            if self._writer is not None:
+                # a slow write, and the next input came meanwhile
+                self._writer.ahead = took >= HAND_OVER_S and self._waiting()
+        pending, self.pending, self.urgent = self.pending, [], False
+        for told in pending:
+            self._announce(told)
+        if pending:
+            self._flush()
+
+    def hand_over(self) -> bool:
+        """Live, inputs coming faster than a slow disk takes them: the batch goes to the writer (when one
+        is in flight, it follows it) and the loop takes the next input meanwhile. False: the
+        loop commits it itself, now."""
+        writer = self._writer
+        if writer is None or not (writer.busy or writer.ahead):
+            return False
+        if writer.busy:
+            if len(self.pending) + writer.held < MOST_AHEAD:
+                return True
+            # the disk far behind: the loop waits for it rather than hold more in memory only
+            self.written(wait=True)
+        for hook in self.before_commit:
+            hook()
+        if not writer.hand(self.pending):
+            return False
+        self.pending, self.urgent = [], False
+        return True
+
+    def written(self, *, wait: bool) -> None:
+        """The writer's batch, once on disk (waited for when `wait`): announced in its order,
+        or the table stops on its failure; what was staged meanwhile goes next."""
+        writer = self._writer
+        if writer is None or (done := writer.finish(wait=wait)) is None:
+            return
+        pending, took, error = done
+        if error is not None:
+            self.pending = []
+            if not isinstance(error, (JournalError, ValueError)):
+                raise error
+            self._failed(error)
+        for observe in self.write_observers:
+            observe(took)
+        for told in pending:
+            self._announce(told)
+        self._flush()
+        writer.ahead = took >= HAND_OVER_S and (bool(self.pending) or self._waiting())
+        if self.pending and not wait:
+            self.hand_over()
+
+    def close(self) -> None:
+        """After the loop (its last batch committed): the writer's thread ends."""
+        if self._writer is not None:
+            self._writer.close()
