@@ -334,8 +334,9 @@ def _time_journal(journal: Any, stamps: Stamps, bare: "BareCommits | None" = Non
                 written.append(cards.pop(0))
             for _, taken, began, staging, crossed in written:
                 stamps.writes.append((taken, began, began + staging + took, staging, crossed))
-            if bare is not None and len(written) == 1 and not written[0][4]:
-                bare.model = rows
+            if bare is not None and written and not written[-1][4]:
+                # the rows of the newest card written (and the events it caused)
+                bare.model = [row for row in rows if row[0] >= written[-1][0]]
     journal.stage, journal.write = staged, timed
 
 
@@ -628,6 +629,19 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+class _Figure:
+    """A figure for a format spec, "-" (as wide) when the run could not measure it."""
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __format__(self, spec: str) -> str:
+        if self.value is None:
+            width = "".join(c for c in spec.split(".")[0] if c.isdigit())
+            return "-".rjust(int(width) if width else 1)
+        return format(self.value, spec)
+
+
 def spread_us(values: Sequence[float]) -> str:
     """p50, p99 and max in microseconds, as three columns."""
     if not values:
@@ -785,15 +799,17 @@ def main(argv: list[str] | None = None) -> int:
     for r in runs:
         added_ok = "met" if r["added_target_met"] else "NOT MET"
         journal_ok = "met" if r["journal_target_met"] else "NOT MET"
-        say(f"  {r['path']:15} added p99 {r['added_p99_ms']:7.3f} ms: {added_ok:7}  journal p99 "
-            f"{r['journal_p99_ms']:7.3f} ms = {r['journal_vs_bare_p99']:5.2f} x bare "
-            f"{r['bare_sqlite_p99_ms']:.3f} ms: {journal_ok} (p50: {r['journal_p50_ms']:.3f} ms "
-            f"= {r['journal_vs_bare_p50']:.2f} x {r['bare_sqlite_p50_ms']:.3f} ms)")
+        # a figure the run could not measure (no card written alone, say) shows as "-"
+        f = {k: _Figure(v) for k, v in r.items()}
+        say(f"  {r['path']:15} added p99 {f['added_p99_ms']:7.3f} ms: {added_ok:7}  journal p99 "
+            f"{f['journal_p99_ms']:7.3f} ms = {f['journal_vs_bare_p99']:5.2f} x bare "
+            f"{f['bare_sqlite_p99_ms']:.3f} ms: {journal_ok} (p50: {f['journal_p50_ms']:.3f} ms "
+            f"= {f['journal_vs_bare_p50']:.2f} x {f['bare_sqlite_p50_ms']:.3f} ms)")
         parts = sorted(((r[f"{part}_p50_ms"] or 0.0, part) for part in
                         ("queue", "apply", "journal", "publish")), reverse=True)
-        say(f"  {'':15} the added p50 {r['added_p50_ms']:.3f} ms: " + ", ".join(
+        say(f"  {'':15} the added p50 {f['added_p50_ms']:.3f} ms: " + ", ".join(
             f"{part} {value:.3f}" for value, part in parts) + f" ms; a bare commit alone "
-            f"{r['bare_sqlite_p50_ms']:.3f} ms")
+            f"{f['bare_sqlite_p50_ms']:.3f} ms")
         if r["record_floor_p50_ms"] is not None and r["bare_sqlite_p50_ms"]:
             floor = (r["bare_sqlite_p50_ms"] + r["record_floor_p50_ms"]) / r["bare_sqlite_p50_ms"]
             say(f"  {'':15} the least a chained record takes in Python there: "
