@@ -202,6 +202,7 @@ class Rounds:
     def _common_read(self, step: str) -> Callable[[Any], bool]:
         d = self.d
         rules = d.rules         # its place and next_phase looked up on each card, as `deal` does
+        answers = rules.place_answers   # place answers the next phase: no next_phase asked
         state = dealing(step)
         #: the rules' answer after a card of this step → (the step due, the decision it waits
         #: for, the machine's trigger to it, its one-way move from here or None), learned
@@ -231,13 +232,16 @@ class Rounds:
                 return False
             shoe.reads += 1
             hands = rnd.hands
-            rules.place(hands, step, card)
+            if answers:
+                answer = rules.place(hands, step, card)
+            else:
+                rules.place(hands, step, card)
+                answer = rules.next_phase(hands)
             rnd.cards += 1
             # as inventory.record_hand(card), inline
             n = inventory.drawn = inventory.drawn + 1
             seen[code] = copies + 1
             inventory.hand.append(code)
-            answer = rules.next_phase(hands)
             try:
                 nxt, rnd.pending, trigger, move = after[answer]
             except KeyError:
