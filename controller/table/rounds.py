@@ -10,6 +10,7 @@ from controller.games.deal import RoundDeal
 from controller.games.procedure import RESULT, decision_of, step_of
 from controller.games.rules import Numbers
 from controller.shoe.cards import CARD_OF_CODE, Card
+from controller.shoe.integrity import _BITS, _NUMBER, _STEP
 from controller.table.desk import Desk
 from controller.table.model import RoundState, Stakes
 from controller.table.shoes import flag_list
@@ -259,9 +260,22 @@ class Rounds:
                 self.complete()
             else:
                 d.move(trigger)
-            alarms = d.integrity.feed(code)
-            if alarms:
-                d.reads.integrity_alarms(alarms)
+            # as d.integrity.feed(code), inline for the card almost every card is: no step of
+            # a run in one suit, no window of the shoe before; any other goes the watch's way
+            w = d.integrity
+            num = _NUMBER[code]
+            key = ((w._key << _BITS) | num) & w._mask
+            if w._row[num] or key in w._windows:
+                alarms = w.feed(code)
+                if alarms:
+                    d.reads.integrity_alarms(alarms)
+                return True
+            w.current.append(code)
+            w._row = _STEP[num]
+            w._step = 0
+            w._key = key
+            w._keys.append(key)
+            w._matching = False
             return True
         return read
 
