@@ -63,7 +63,10 @@ class Rounds:
         if bets_after:
             d.move("next_burn" if burn_due > 0 else self._first)
         else:
-            d.move("bets_open")
+            try:            # as d.move("bets_open"), inline where it goes one way (Desk.move)
+                d.mstate, d.state = d._direct["bets_open"][d.mstate]
+            except KeyError:
+                d.move("bets_open")
         demo = shoe.demo_left > 0
         if demo:
             shoe.demo_left -= 1
@@ -103,7 +106,11 @@ class Rounds:
             nxt, rnd.after_bets = rnd.after_bets, None
             d.move(f"next_{nxt}")
         else:
-            d.move("next_burn" if rnd.burn_due > 0 else self._first)
+            trigger = "next_burn" if rnd.burn_due > 0 else self._first
+            try:            # as d.move(trigger), inline where it goes one way (Desk.move)
+                d.mstate, d.state = d._direct[trigger][d.mstate]
+            except KeyError:
+                d.move(trigger)
         e = _BETS_CLOSED.copy()
         e["shoe"], e["round"] = d.shoe_no, rnd.number
         d.outbox.append(e)
@@ -352,7 +359,10 @@ class Rounds:
             # known to the controller now, shown to the table only on the dealer's reveal
             e["reveal"] = "pending"
             d.reveal_due = rnd.number
-        d.move("result")
+        try:                # as d.move("result"), inline where it goes one way (Desk.move)
+            d.mstate, d.state = d._direct["result"][d.mstate]
+        except KeyError:
+            d.move("result")
         if d.banking is not None:
             e.update(self._pass_bank(void=False))
         d.outbox.append(e)
@@ -401,9 +411,15 @@ class Rounds:
                 list(rnd.burned_before) + [c.code for h in rnd.hands.values() for c in h])
             if codes:
                 d.emit("cards_returned", cards=codes)
-        shoe.end_reason = procedure.end_after_round(
-            d.profile, rnd.number, shoe.cut_round, rounds_per_shoe=d.rules.rounds_per_shoe,
-            rounds_in_shoe=shoe.rounds, drawn=shoe.inventory.drawn)
+        p = d.profile
+        if shoe.cut_round is None and not d.rules.rounds_per_shoe and not p.continuous_shuffler:
+            # as procedure.end_after_round, inline for most rounds: no cut card reached, no
+            # rounds to count, no shuffler's load to deal
+            shoe.end_reason = None
+        else:
+            shoe.end_reason = procedure.end_after_round(
+                p, rnd.number, shoe.cut_round, rounds_per_shoe=d.rules.rounds_per_shoe,
+                rounds_in_shoe=shoe.rounds, drawn=shoe.inventory.drawn)
         self.between()
 
     # ------------------------------------------------------------------ settlement
