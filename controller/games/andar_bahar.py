@@ -47,12 +47,16 @@ def dealt(hands) -> list[Card]:
 
 def next_phase(hands) -> str | None:
     """`game_card`, then `andar` / `bahar` alternately; None once a card matches the game card."""
-    if not hands["game_card"]:
+    game = hands["game_card"]
+    if not game:
         return "game_card"
-    cards = dealt(hands)
-    if cards and cards[-1].rank == hands["game_card"][0].rank:
+    andar, bahar = hands["andar"], hands["bahar"]
+    n_a, n_b = len(andar), len(bahar)
+    # the last card of `dealt(hands)`, found without dealing them all again (a table asks for
+    # every card): Bahar's beside Andar's last, if it has one, else Andar's last
+    if n_a and (bahar[n_a - 1] if n_b >= n_a else andar[-1]).rank == game[0].rank:
         return None
-    return "andar" if len(hands["andar"]) == len(hands["bahar"]) else "bahar"
+    return "andar" if n_a == n_b else "bahar"
 
 
 def winner(hands) -> str:
