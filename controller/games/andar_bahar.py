@@ -11,12 +11,12 @@ dealt wins (No Commission mode); `first_three` has no `pays` but the options `st
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Mapping
+from typing import Callable, Mapping
 
 from controller.shoe.cards import Card, codes
 from controller.errors import ProfileError
 from controller.games.procedure import RESULT, Procedure
-from controller.games.rules import Rules
+from controller.games.rules import Hands, Numbers, Rules, bet_numbers
 
 PHASES = ("game_card", "andar", "bahar")
 SIDES = ("andar", "bahar")
@@ -201,6 +201,29 @@ class AndarBaharRules(Rules):
 
     def settle(self, hands, paytable: Mapping) -> dict[str, Fraction]:
         return settle(hands, paytable)
+
+    def settler(self, paytable: Mapping) -> Callable[[Hands], Numbers]:
+        """`settle` as JSON numbers, worked out once per paytable for each of what it depends
+        on: the winner, the cards dealt, and the first three's pattern when the paytable has
+        that bet (a table settles every round; each bet's Fractions made once)."""
+        three = "first_three" in paytable
+        known: dict[tuple, Numbers] = {}
+
+        def settled(hands: Hands) -> Numbers:
+            andar, bahar, game = hands["andar"], hands["bahar"], hands["game_card"]
+            n = len(andar) + len(bahar)
+            if three and n >= 2:
+                if not (andar and bahar and game):      # hands no round deals: bet by bet
+                    return bet_numbers(settle(hands, paytable))
+                key: tuple = (winner(hands), n, first_three_pattern(game[0], andar[0],
+                                                                    bahar[0]))
+            else:
+                key = (winner(hands), n)
+            hit = known.get(key)
+            if hit is None:
+                hit = known[key] = bet_numbers(settle(hands, paytable))
+            return dict(hit)
+        return settled
 
     def validate_paytable(self, paytable: Mapping, where: str) -> None:
         validate_paytable(paytable, where)
