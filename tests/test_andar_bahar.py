@@ -233,3 +233,52 @@ def test_validate_paytable_rejects_incomplete_entries(table, key):
 def test_unknown_bet_in_settle():
     with pytest.raises(KeyError):
         RULES.settle(round_of("7H", "7D"), {"tie": BetRule(Fraction(8))})
+
+
+def test_next_phase_is_its_definition_on_the_cards_dealt():
+    """next_phase looks at the last card of `dealt(hands)` without dealing them again: the same
+    answer as the definition, on hands of every length, Bahar's ahead of Andar's among them."""
+    import random
+
+    from controller.games.andar_bahar import dealt, next_phase
+
+    def defined(hands) -> str | None:
+        if not hands["game_card"]:
+            return "game_card"
+        out = dealt(hands)
+        if out and out[-1].rank == hands["game_card"][0].rank:
+            return None
+        return "andar" if len(hands["andar"]) == len(hands["bahar"]) else "bahar"
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        draw = lambda n: [rng.choice(ALL_CARDS) for _ in range(n)]      # noqa: E731
+        hands = {"game_card": draw(rng.choice([0, 1, 1, 1])), "andar": draw(rng.randrange(5)),
+                 "bahar": draw(rng.randrange(5))}
+        assert next_phase(hands) == defined(hands), hands
+
+
+def test_a_tables_settlement_is_the_rules_on_every_round():
+    """The settlement a table keeps for a paytable (settler, worked out once for each winner,
+    count of cards and first-three pattern) gives the rules' own on every round, round after
+    round, for both modes' paytables."""
+    import random
+
+    from controller.games.andar_bahar import next_phase
+    from controller.games.rules import bet_numbers
+    profile = load_profile("andar-bahar")
+    rng = random.Random(11)
+    for paytable in profile.paytables.values():
+        settled = RULES.settler(paytable)
+        for _ in range(400):
+            deck = list(ALL_CARDS)
+            rng.shuffle(deck)
+            hands = RULES.new_hands()
+            it = iter(deck)
+            while (phase := next_phase(hands)) is not None:
+                RULES.place(hands, phase, next(it))
+            want = bet_numbers(RULES.settle(hands, paytable))
+            got = settled(hands)
+            assert got == want and list(got) == list(want), hands
+            got["andar"] = 99                   # each round's own dict
+            assert settled(hands) == want

@@ -151,3 +151,23 @@ def test_a_tables_settlement_is_the_rules_on_every_hand():
         for banker in hands[::3]:
             hands_ = {"player": player, "banker": banker}
             assert settled(hands_) == bet_numbers(pb.settle_reference(player, banker, paytable))
+
+
+def test_place_answers_what_next_phase_answers_after_it():
+    """`place` gives the phase due next (its inline form of next_phase) for every hand the
+    placed card leaves: the deal's own, and odd ones (a hand of one, four cards, none)."""
+    assert pb.RULES.place_answers
+    ranks = "A2345689TK"
+    hands = [[]] + [[Card(a, "S")] for a in ranks]
+    hands += [[Card(a, "S"), Card(b, "H")] for a in ranks for b in ranks]
+    hands += [h + [Card(c, "D")] for h in hands[11::7] for c in ranks[::3]]
+    hands += [[Card("2", "C")] * 4]
+    card = Card("7", "C")
+    for player in hands[::2]:
+        for banker in hands[::3]:
+            for phase in pb.PHASES:
+                a = {"player": list(player), "banker": list(banker)}
+                b = {"player": list(player), "banker": list(banker)}
+                answer = pb.RULES.place(a, phase, card)
+                b[pb._HAND_OF[phase]].append(card)
+                assert a == b and answer == pb.RULES.next_phase(b), (player, banker, phase)

@@ -11,12 +11,12 @@ dealt wins (No Commission mode); `first_three` has no `pays` but the options `st
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Mapping
+from typing import Callable, Mapping
 
 from controller.shoe.cards import Card, codes
 from controller.errors import ProfileError
 from controller.games.procedure import RESULT, Procedure
-from controller.games.rules import Rules
+from controller.games.rules import Hands, Numbers, Rules, bet_numbers
 
 PHASES = ("game_card", "andar", "bahar")
 SIDES = ("andar", "bahar")
@@ -47,12 +47,16 @@ def dealt(hands) -> list[Card]:
 
 def next_phase(hands) -> str | None:
     """`game_card`, then `andar` / `bahar` alternately; None once a card matches the game card."""
-    if not hands["game_card"]:
+    game = hands["game_card"]
+    if not game:
         return "game_card"
-    cards = dealt(hands)
-    if cards and cards[-1].rank == hands["game_card"][0].rank:
+    andar, bahar = hands["andar"], hands["bahar"]
+    n_a, n_b = len(andar), len(bahar)
+    # the last card of `dealt(hands)`, found without dealing them all again (a table asks for
+    # every card): Bahar's beside Andar's last, if it has one, else Andar's last
+    if n_a and (bahar[n_a - 1] if n_b >= n_a else andar[-1]).rank == game[0].rank:
         return None
-    return "andar" if len(hands["andar"]) == len(hands["bahar"]) else "bahar"
+    return "andar" if n_a == n_b else "bahar"
 
 
 def winner(hands) -> str:
@@ -197,6 +201,29 @@ class AndarBaharRules(Rules):
 
     def settle(self, hands, paytable: Mapping) -> dict[str, Fraction]:
         return settle(hands, paytable)
+
+    def settler(self, paytable: Mapping) -> Callable[[Hands], Numbers]:
+        """`settle` as JSON numbers, worked out once per paytable for each of what it depends
+        on: the winner, the cards dealt, and the first three's pattern when the paytable has
+        that bet (a table settles every round; each bet's Fractions made once)."""
+        three = "first_three" in paytable
+        known: dict[tuple, Numbers] = {}
+
+        def settled(hands: Hands) -> Numbers:
+            andar, bahar, game = hands["andar"], hands["bahar"], hands["game_card"]
+            n = len(andar) + len(bahar)
+            if three and n >= 2:
+                if not (andar and bahar and game):      # hands no round deals: bet by bet
+                    return bet_numbers(settle(hands, paytable))
+                key: tuple = (winner(hands), n, first_three_pattern(game[0], andar[0],
+                                                                    bahar[0]))
+            else:
+                key = (winner(hands), n)
+            hit = known.get(key)
+            if hit is None:
+                hit = known[key] = bet_numbers(settle(hands, paytable))
+            return dict(hit)
+        return settled
 
     def validate_paytable(self, paytable: Mapping, where: str) -> None:
         validate_paytable(paytable, where)

@@ -222,13 +222,14 @@ class RoundDeal:
         """Deal the round from `codes` at `pos` as far as the cards go, each to the phase the
         rules name next: (the position after it, whether the round is complete)."""
         rules = self.rules
+        answers = rules.place_answers       # place answers the next phase: asked once a card
         phase = rules.next_phase(hands)
         while phase is not None:
             if pos >= len(codes):
                 return pos, False
-            rules.place(hands, phase, _CARD_OF_CODE[codes[pos]])
+            answer = rules.place(hands, phase, _CARD_OF_CODE[codes[pos]])
             pos += 1
-            phase = rules.next_phase(hands)
+            phase = answer if answers else rules.next_phase(hands)
         return pos, True
 
 
@@ -340,9 +341,9 @@ class ShoeDeal:
                 if pos >= len(codes):
                     void = True
                     break
-                rules.place(hands, phase, _CARD_OF_CODE[codes[pos]])
+                answer = rules.place(hands, phase, _CARD_OF_CODE[codes[pos]])
                 pos += 1
-                phase = rules.next_phase(hands)
+                phase = answer if rules.place_answers else rules.next_phase(hands)
             if cut_round is None and pos > cut:
                 cut_round = number
             if void:
@@ -481,9 +482,9 @@ class ShoeDeal:
             if pos >= len(codes):
                 complete = False
                 break
-            rules.place(hands, phase, _CARD_OF_CODE[codes[pos]])
+            answer = rules.place(hands, phase, _CARD_OF_CODE[codes[pos]])
             pos += 1
-            phase = rules.next_phase(hands)
+            phase = answer if rules.place_answers else rules.next_phase(hands)
         if not complete:
             return RoundResult(number, {k: [c.code for c in v] for k, v in hands.items()},
                                MappingProxyType({b: Fraction(0) for b in paytable}), burned,

@@ -55,8 +55,12 @@ class GameRules(Protocol):
     def next_phase(self, hands: Hands) -> str | None:
         """The phase whose card is due next, or None when the round is complete."""
 
-    def place(self, hands: Hands, phase: str, card: Card) -> None:
-        """Put a card read in `phase` on its hand."""
+    #: whether `place` answers the phase due next (else it answers None)
+    place_answers: bool
+
+    def place(self, hands: Hands, phase: str, card: Card) -> str | None:
+        """Put a card read in `phase` on its hand; with `place_answers`, the phase due next
+        (`next_phase` of the hands it leaves), else None."""
 
     def outcome(self, hands: Hands) -> dict:
         """Result fields of a complete round (JSON-ready, no bets)."""
@@ -112,8 +116,10 @@ class StakesRules(BankingRules, Protocol):
 
 class Rules:
     """What a game's rules class inherits unless it says otherwise: no rounds-per-shoe limit, a
-    void round shows its hands as they were, no game options, any paytable of its bets."""
+    `place` that leaves the next phase to `next_phase`, a void round shows its hands as they
+    were, no game options, any paytable of its bets."""
     rounds_per_shoe = 0
+    place_answers = False
 
     # every game's rules class defines it; the default settler below builds on it
     settle: Callable[[Hands, Mapping], dict[str, Fraction]]

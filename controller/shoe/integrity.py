@@ -198,7 +198,9 @@ class IntegrityWatch:
 
     The table feeds it every card it reads, so both detectors run in one pass a card on state
     of its own: the same alarms, in the same order, as a FactoryOrderDetector and a
-    RepeatDetector fed the same codes (the tests hold them equal)."""
+    RepeatDetector fed the same codes (the tests hold them equal). The table's common card
+    read (`controller.table.rounds`) takes `feed`'s step inline for a card that is no step of
+    a run and no window of the shoe before: `feed` and it change the same fields alike."""
 
     def __init__(self, factory_length: int = 5, repeat_k: int = 8):
         if factory_length < 2:

@@ -10,6 +10,7 @@ from controller.games.deal import RoundDeal
 from controller.games.procedure import RESULT, decision_of, step_of
 from controller.games.rules import Numbers
 from controller.shoe.cards import CARD_OF_CODE, Card
+from controller.shoe.integrity import _BITS, _NUMBER, _STEP
 from controller.table.desk import Desk
 from controller.table.model import RoundState, Stakes
 from controller.table.shoes import flag_list
@@ -62,7 +63,10 @@ class Rounds:
         if bets_after:
             d.move("next_burn" if burn_due > 0 else self._first)
         else:
-            d.move("bets_open")
+            try:            # as d.move("bets_open"), inline where it goes one way (Desk.move)
+                d.mstate, d.state = d._direct["bets_open"][d.mstate]
+            except KeyError:
+                d.move("bets_open")
         demo = shoe.demo_left > 0
         if demo:
             shoe.demo_left -= 1
@@ -102,7 +106,11 @@ class Rounds:
             nxt, rnd.after_bets = rnd.after_bets, None
             d.move(f"next_{nxt}")
         else:
-            d.move("next_burn" if rnd.burn_due > 0 else self._first)
+            trigger = "next_burn" if rnd.burn_due > 0 else self._first
+            try:            # as d.move(trigger), inline where it goes one way (Desk.move)
+                d.mstate, d.state = d._direct[trigger][d.mstate]
+            except KeyError:
+                d.move(trigger)
         e = _BETS_CLOSED.copy()
         e["shoe"], e["round"] = d.shoe_no, rnd.number
         d.outbox.append(e)
@@ -202,6 +210,7 @@ class Rounds:
     def _common_read(self, step: str) -> Callable[[Any], bool]:
         d = self.d
         rules = d.rules         # its place and next_phase looked up on each card, as `deal` does
+        answers = rules.place_answers   # place answers the next phase: no next_phase asked
         state = dealing(step)
         #: the rules' answer after a card of this step → (the step due, the decision it waits
         #: for, the machine's trigger to it, its one-way move from here or None), learned
@@ -231,13 +240,16 @@ class Rounds:
                 return False
             shoe.reads += 1
             hands = rnd.hands
-            rules.place(hands, step, card)
+            if answers:
+                answer = rules.place(hands, step, card)
+            else:
+                rules.place(hands, step, card)
+                answer = rules.next_phase(hands)
             rnd.cards += 1
             # as inventory.record_hand(card), inline
             n = inventory.drawn = inventory.drawn + 1
             seen[code] = copies + 1
             inventory.hand.append(code)
-            answer = rules.next_phase(hands)
             try:
                 nxt, rnd.pending, trigger, move = after[answer]
             except KeyError:
@@ -255,9 +267,22 @@ class Rounds:
                 self.complete()
             else:
                 d.move(trigger)
-            alarms = d.integrity.feed(code)
-            if alarms:
-                d.reads.integrity_alarms(alarms)
+            # as d.integrity.feed(code), inline for the card almost every card is: no step of
+            # a run in one suit, no window of the shoe before; any other goes the watch's way
+            w = d.integrity
+            num = _NUMBER[code]
+            key = ((w._key << _BITS) | num) & w._mask
+            if w._row[num] or key in w._windows:
+                alarms = w.feed(code)
+                if alarms:
+                    d.reads.integrity_alarms(alarms)
+                return True
+            w.current.append(code)
+            w._row = _STEP[num]
+            w._step = 0
+            w._key = key
+            w._keys.append(key)
+            w._matching = False
             return True
         return read
 
@@ -334,7 +359,10 @@ class Rounds:
             # known to the controller now, shown to the table only on the dealer's reveal
             e["reveal"] = "pending"
             d.reveal_due = rnd.number
-        d.move("result")
+        try:                # as d.move("result"), inline where it goes one way (Desk.move)
+            d.mstate, d.state = d._direct["result"][d.mstate]
+        except KeyError:
+            d.move("result")
         if d.banking is not None:
             e.update(self._pass_bank(void=False))
         d.outbox.append(e)
@@ -383,9 +411,15 @@ class Rounds:
                 list(rnd.burned_before) + [c.code for h in rnd.hands.values() for c in h])
             if codes:
                 d.emit("cards_returned", cards=codes)
-        shoe.end_reason = procedure.end_after_round(
-            d.profile, rnd.number, shoe.cut_round, rounds_per_shoe=d.rules.rounds_per_shoe,
-            rounds_in_shoe=shoe.rounds, drawn=shoe.inventory.drawn)
+        p = d.profile
+        if shoe.cut_round is None and not d.rules.rounds_per_shoe and not p.continuous_shuffler:
+            # as procedure.end_after_round, inline for most rounds: no cut card reached, no
+            # rounds to count, no shuffler's load to deal
+            shoe.end_reason = None
+        else:
+            shoe.end_reason = procedure.end_after_round(
+                p, rnd.number, shoe.cut_round, rounds_per_shoe=d.rules.rounds_per_shoe,
+                rounds_in_shoe=shoe.rounds, drawn=shoe.inventory.drawn)
         self.between()
 
     # ------------------------------------------------------------------ settlement
