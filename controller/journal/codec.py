@@ -34,7 +34,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Sequence
 
 from controller.journal import chain
-from controller.journal.chain import GENESIS, Break, _fast_compact, _quote
+from controller.journal.chain import GENESIS, Break, _compact_chunks, _fast_compact, _quote
 
 _HEAD = struct.Struct(">qqqH")
 try:
@@ -339,27 +339,32 @@ class V5(V4):
         (None when nothing folded: one row an item).
 
         A lone card read (its input and its card event, nothing more) is the live table's
-        commonest write, made where the caches are cold: its one record's text is made from
-        the two objects' own texts (the event's without its '"event":"card"'), the same text
-        `fold` then `chain` make (tests hold the two equal), in as few steps as it takes;
-        anything else goes through `fold` and `chain`."""
+        commonest write, made where the caches are cold: its one record is encoded by one call
+        of the C encoder, over shallow copies of the two objects (the event's without its
+        "event" member) nested as `fold` nests them, so the text is the one `fold` then
+        `chain` make (tests hold the two equal); anything else goes through `fold` and
+        `chain`."""
         if len(items) == 2:
             (kind, data), (second, event) = items
             if kind == "input" and second == "card" and type(data) is dict \
                     and type(event) is dict and data.get("type") == "card" \
                     and event.get("event") == "card" and FOLD not in data:
+                fields = event.copy()
+                del fields["event"]
+                record = data.copy()
+                record[FOLD] = fields
                 try:
-                    text, tail = _fast_compact(data), _fast_compact(event)
-                except (TypeError, ValueError):
-                    tail = ""                       # `fold` and `chain` say what is wrong
-                # the input holds "type" (its text is never "{}"); the event's "event" member
-                # comes first as the table makes it, else it goes the long way
-                if tail[:16] == _CARD_HEAD and text[:16] != _INPUT_HEAD:
-                    text = f"{text[:-1]},{_FOLD_KEY}{{{tail[16:]}}}"
+                    text = _join(_compact_chunks(record, 0))
+                except (TypeError, ValueError, RecursionError):
+                    text = _INPUT_HEAD              # `fold` and `chain` say what is wrong
+                # an input under its own name first goes the long way (its column drops it)
+                if text[:16] != _INPUT_HEAD:
                     seq += 1
+                    # the text is ASCII (the encoder escapes everything else): its UTF-8, the
+                    # encoding str.encode makes without a name to look up, is the same bytes
                     return [(seq, utc, mono, "input", text, _live_sha256(
                         prev + _pack_input(seq, utc, mono, 5, b"input")  # type: ignore
-                        + text.encode("ascii")).digest())], CARD_ALONE
+                        + text.encode()).digest())], CARD_ALONE
         folded, where = V5.fold(items)
         rows = V4.chain(prev, seq, utc, mono, folded)
         return rows, where if len(folded) < len(items) else None
@@ -375,11 +380,9 @@ def _folds(items: list[tuple[str, dict]], i: int) -> bool:
         and isinstance(event, dict) and event.get("event") == "card"
 
 
-#: a card event's text begins so when "event" is its first member (as the table makes them)
-_CARD_HEAD = '{"event":"card",'
 #: an input's data under its own name would have this left out of its column (see `chain`)
 _INPUT_HEAD = '{"event":"input"'
-_FOLD_KEY = _quote(FOLD) + ":"
+_join = "".join
 _pack_input = struct.Struct(">qqqH5s").pack
 #: where a lone card read's two items are: both in its one record
 CARD_ALONE = (0, 0)
