@@ -286,7 +286,7 @@ def test_wal_and_synchronous_levels_are_applied(tmp_path, durable):
     with Journal(path) as j:
         assert j.pragmas() == {"journal_mode": "wal", "synchronous": 1}    # 1 = NORMAL
         spy = SyncSpy(j._conn)
-        j._conn = spy
+        j._conn, j._execute = spy, spy.execute      # the appends' own cursor too
         j.append("device", {"n": 1})
         j.append("card", {"n": 2}, durable=True)
         j.append_event({"event": "override", "shoe": 1, "round": 1}, durable=True)
