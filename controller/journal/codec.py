@@ -151,7 +151,7 @@ class V4:
         one time: each data encoded once, hashed as it is stored; ValueError for a record that
         cannot be one (nothing is kept of the call then)."""
         rows = []
-        sha256, links, encode = _live_sha256, _links, _fast_compact
+        sha256, links, chunks, join = _live_sha256, _links, _compact_chunks, _join
         for kind, data in items:
             try:
                 head, n, pack, kn, kb = links[kind]
@@ -160,9 +160,11 @@ class V4:
             if not isinstance(data, dict):
                 raise _not_a_dict(kind, data)
             try:
-                text = encode(data)
+                text = join(chunks(data, 0))
             except (TypeError, ValueError) as err:
                 raise _not_ready(kind, err) from err
+            except RecursionError:
+                raise _not_ready(kind, ValueError("Circular reference detected")) from None
             seq += 1
             prev = sha256(prev + pack(seq, utc, mono, kn, kb)        # type: ignore[operator]
                           + text.encode("ascii")).digest()
@@ -324,8 +326,10 @@ class V5(V4):
             kind, data = items[i]
             where.append(len(out))
             if _folds(items, i):
-                event = items[i + 1][1]
-                data = {**data, FOLD: {k: v for k, v in event.items() if k != "event"}}
+                fields = items[i + 1][1].copy()
+                del fields["event"]
+                data = data.copy()
+                data[FOLD] = fields
                 where.append(len(out))
                 i += 1
             out.append((kind, data))
@@ -346,9 +350,12 @@ class V5(V4):
         `chain`."""
         if len(items) == 2:
             (kind, data), (second, event) = items
+            # an input with an "event" member goes the long way (under its own name first,
+            # its column would leave it out)
             if kind == "input" and second == "card" and type(data) is dict \
                     and type(event) is dict and data.get("type") == "card" \
-                    and event.get("event") == "card" and FOLD not in data:
+                    and event.get("event") == "card" and FOLD not in data \
+                    and "event" not in data:
                 fields = event.copy()
                 del fields["event"]
                 record = data.copy()
@@ -356,9 +363,8 @@ class V5(V4):
                 try:
                     text = _join(_compact_chunks(record, 0))
                 except (TypeError, ValueError, RecursionError):
-                    text = _INPUT_HEAD              # `fold` and `chain` say what is wrong
-                # an input under its own name first goes the long way (its column drops it)
-                if text[:16] != _INPUT_HEAD:
+                    text = ""                       # `fold` and `chain` say what is wrong
+                if text:
                     seq += 1
                     # the text is ASCII (the encoder escapes everything else): its UTF-8, the
                     # encoding str.encode makes without a name to look up, is the same bytes
@@ -380,8 +386,6 @@ def _folds(items: list[tuple[str, dict]], i: int) -> bool:
         and isinstance(event, dict) and event.get("event") == "card"
 
 
-#: an input's data under its own name would have this left out of its column (see `chain`)
-_INPUT_HEAD = '{"event":"input"'
 _join = "".join
 _pack_input = struct.Struct(">qqqH5s").pack
 #: where a lone card read's two items are: both in its one record
