@@ -394,10 +394,18 @@ class Journal:
         try:
             for sql, params in more:
                 conn.execute(sql, params)
-            if len(rows) == 1:
+            n = len(rows)
+            if n == 1:
                 conn.execute(_INSERT, rows[0])
-            elif rows:
-                conn.executemany(_INSERT, rows)
+            elif n:
+                # a batch by statements of _ONE_STATEMENT rows: SQLite runs one statement a
+                # chunk, where executemany binds, steps and resets one a row
+                cur, full = conn.cursor(), n - n % _ONE_STATEMENT
+                for i in range(0, full, _ONE_STATEMENT):
+                    cur.execute(_INSERT_ROWS[_ONE_STATEMENT],
+                                tuple(_flat(rows[i:i + _ONE_STATEMENT])))
+                if full < n:
+                    cur.execute(_INSERT_ROWS[n - full], tuple(_flat(rows[full:])))
             if cursors:
                 conn.executemany(_SET_CURSOR, list(cursors.items()))
             conn.execute("COMMIT")
