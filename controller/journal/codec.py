@@ -325,7 +325,7 @@ class V5(V4):
         while i < n:
             kind, data = items[i]
             where.append(len(out))
-            if _folds(items, i):
+            if kind == "input" and _folds(items, i):
                 fields = items[i + 1][1].copy()
                 del fields["event"]
                 data = data.copy()
