@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import signal
 import sqlite3
 import struct
@@ -286,7 +287,7 @@ def test_wal_and_synchronous_levels_are_applied(tmp_path, durable):
     with Journal(path) as j:
         assert j.pragmas() == {"journal_mode": "wal", "synchronous": 1}    # 1 = NORMAL
         spy = SyncSpy(j._conn)
-        j._conn = spy
+        j._conn, j._execute = spy, spy.execute      # the appends' own cursor too
         j.append("device", {"n": 1})
         j.append("card", {"n": 2}, durable=True)
         j.append_event({"event": "override", "shoe": 1, "round": 1}, durable=True)
@@ -976,3 +977,20 @@ def test_one_pass_chaining_gives_the_rows_of_the_record_format(version):
                             ("card", [1], "dict"), ("card", {"x": float("nan")}, "JSON-ready")):
         with pytest.raises(ValueError, match=why):
             codec.chain(codec.genesis, 0, utc, mono, [("input", {}), (kind, data)])
+
+
+def test_the_journal_s_lock_has_one_holder_and_every_write_gives_it_back(tmp_path):
+    with Journal(tmp_path / "j.db", durable=False) as j:
+        with j._lock:
+            with pytest.raises(queue.Empty):
+                j._lock.take(False)              # a second writer would wait here
+        for write in (lambda: j.stage([("input", {"type": "card"}), ("card", {"x": {1}})]),
+                      lambda: j.stage([("device", {"n": 1})]), j.commit,
+                      lambda: j.append("device", {"n": 2}, durable=True)):
+            try:
+                write()
+            except ValueError:
+                pass                             # refused, as any write may be
+            j._lock.take(False)                  # free again
+            j._lock.give(True)
+        assert j.last_seq == 2 and j.verify().ok

@@ -28,12 +28,19 @@ def _refuse(value: object) -> object:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+def _chunker(sort_keys: bool) -> Callable[[object, int], Iterable[str]]:
+    """The C encoder itself, made once: (value, 0) → the text's chunks (no check for circular
+    references: a value nested too deep raises RecursionError)."""
+    if c_make_encoder is None:                   # a Python without the C accelerator
+        dumps = _dumps if sort_keys else _compact
+        return lambda value, _level: (dumps(value),)
+    return c_make_encoder(None, _refuse, _quote, None, ":", ",", sort_keys, False, False)
+
+
 def _encoder(sort_keys: bool) -> Callable[[object], str]:
     """The same text as `_dumps` (sorted) or `_compact`, from one C encoder made once rather
     than one made for every value (the journal encodes every record it appends and checks)."""
-    if c_make_encoder is None:                   # a Python without the C accelerator
-        return _dumps if sort_keys else _compact
-    enc = c_make_encoder(None, _refuse, _quote, None, ":", ",", sort_keys, False, False)
+    enc = _chunker(sort_keys)
 
     def encode(value: object) -> str:
         try:
@@ -44,6 +51,8 @@ def _encoder(sort_keys: bool) -> Callable[[object], str]:
 
 
 _fast_canonical, _fast_compact = _encoder(True), _encoder(False)
+#: `_fast_compact`'s C encoder without its Python wrapper, for the append path's loops
+_compact_chunks = _chunker(False)
 
 
 def _scanner() -> Callable[[str, int], tuple[object, int]]:
@@ -53,13 +62,7 @@ def _scanner() -> Callable[[str, int], tuple[object, int]]:
     return make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
-def _chunks() -> Callable[[object, int], Iterable[str]]:
-    if c_make_encoder is None:
-        return lambda value, _level: (_dumps(value),)
-    return c_make_encoder(None, _refuse, _quote, None, ":", ",", True, False, False)
-
-
-_scan, _canon_chunks = _scanner(), _chunks()
+_scan, _canon_chunks = _scanner(), _chunker(True)
 
 
 def canonical(value: object) -> str:

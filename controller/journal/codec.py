@@ -34,7 +34,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Sequence
 
 from controller.journal import chain
-from controller.journal.chain import GENESIS, Break, _fast_compact, _quote
+from controller.journal.chain import GENESIS, Break, _compact_chunks, _fast_compact, _quote
 
 _HEAD = struct.Struct(">qqqH")
 try:
@@ -151,7 +151,7 @@ class V4:
         one time: each data encoded once, hashed as it is stored; ValueError for a record that
         cannot be one (nothing is kept of the call then)."""
         rows = []
-        sha256, links, encode = _live_sha256, _links, _fast_compact
+        sha256, links, chunks, join = _live_sha256, _links, _compact_chunks, _join
         for kind, data in items:
             try:
                 head, n, pack, kn, kb = links[kind]
@@ -160,9 +160,11 @@ class V4:
             if not isinstance(data, dict):
                 raise _not_a_dict(kind, data)
             try:
-                text = encode(data)
+                text = join(chunks(data, 0))
             except (TypeError, ValueError) as err:
                 raise _not_ready(kind, err) from err
+            except RecursionError:
+                raise _not_ready(kind, ValueError("Circular reference detected")) from None
             seq += 1
             prev = sha256(prev + pack(seq, utc, mono, kn, kb)        # type: ignore[operator]
                           + text.encode("ascii")).digest()
@@ -323,9 +325,11 @@ class V5(V4):
         while i < n:
             kind, data = items[i]
             where.append(len(out))
-            if _folds(items, i):
-                event = items[i + 1][1]
-                data = {**data, FOLD: {k: v for k, v in event.items() if k != "event"}}
+            if kind == "input" and _folds(items, i):
+                fields = items[i + 1][1].copy()
+                del fields["event"]
+                data = data.copy()
+                data[FOLD] = fields
                 where.append(len(out))
                 i += 1
             out.append((kind, data))
@@ -339,27 +343,34 @@ class V5(V4):
         (None when nothing folded: one row an item).
 
         A lone card read (its input and its card event, nothing more) is the live table's
-        commonest write, made where the caches are cold: its one record's text is made from
-        the two objects' own texts (the event's without its '"event":"card"'), the same text
-        `fold` then `chain` make (tests hold the two equal), in as few steps as it takes;
-        anything else goes through `fold` and `chain`."""
+        commonest write, made where the caches are cold: its one record is encoded by one call
+        of the C encoder, over shallow copies of the two objects (the event's without its
+        "event" member) nested as `fold` nests them, so the text is the one `fold` then
+        `chain` make (tests hold the two equal); anything else goes through `fold` and
+        `chain`."""
         if len(items) == 2:
             (kind, data), (second, event) = items
+            # an input with an "event" member goes the long way (under its own name first,
+            # its column would leave it out)
             if kind == "input" and second == "card" and type(data) is dict \
                     and type(event) is dict and data.get("type") == "card" \
-                    and event.get("event") == "card" and FOLD not in data:
+                    and event.get("event") == "card" and FOLD not in data \
+                    and "event" not in data:
+                fields = event.copy()
+                del fields["event"]
+                record = data.copy()
+                record[FOLD] = fields
                 try:
-                    text, tail = _fast_compact(data), _fast_compact(event)
-                except (TypeError, ValueError):
-                    tail = ""                       # `fold` and `chain` say what is wrong
-                # the input holds "type" (its text is never "{}"); the event's "event" member
-                # comes first as the table makes it, else it goes the long way
-                if tail[:16] == _CARD_HEAD and text[:16] != _INPUT_HEAD:
-                    text = f"{text[:-1]},{_FOLD_KEY}{{{tail[16:]}}}"
+                    text = _join(_compact_chunks(record, 0))
+                except (TypeError, ValueError, RecursionError):
+                    text = ""                       # `fold` and `chain` say what is wrong
+                if text:
                     seq += 1
+                    # the text is ASCII (the encoder escapes everything else): its UTF-8, the
+                    # encoding str.encode makes without a name to look up, is the same bytes
                     return [(seq, utc, mono, "input", text, _live_sha256(
                         prev + _pack_input(seq, utc, mono, 5, b"input")  # type: ignore
-                        + text.encode("ascii")).digest())], CARD_ALONE
+                        + text.encode()).digest())], CARD_ALONE
         folded, where = V5.fold(items)
         rows = V4.chain(prev, seq, utc, mono, folded)
         return rows, where if len(folded) < len(items) else None
@@ -375,11 +386,7 @@ def _folds(items: list[tuple[str, dict]], i: int) -> bool:
         and isinstance(event, dict) and event.get("event") == "card"
 
 
-#: a card event's text begins so when "event" is its first member (as the table makes them)
-_CARD_HEAD = '{"event":"card",'
-#: an input's data under its own name would have this left out of its column (see `chain`)
-_INPUT_HEAD = '{"event":"input"'
-_FOLD_KEY = _quote(FOLD) + ":"
+_join = "".join
 _pack_input = struct.Struct(">qqqH5s").pack
 #: where a lone card read's two items are: both in its one record
 CARD_ALONE = (0, 0)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import queue
 import shutil
 import sqlite3
 import tempfile
@@ -79,6 +80,8 @@ def _insert_rows(n: int) -> str:
 #: the statement of n rows, made once (SQLite prepares each once: the connection caches it)
 _INSERT_ROWS = ("",) + tuple(_insert_rows(n) for n in range(1, _ONE_STATEMENT + 1))
 _NONE: Mapping[str, int] = {}
+_time_ns, _monotonic_ns = time.time_ns, time.monotonic_ns
+_flat = _chain.from_iterable
 
 
 class Batch(NamedTuple):
@@ -86,7 +89,6 @@ class Batch(NamedTuple):
     rows: list[tuple]
     durable: bool
     cursors: Mapping[str, int]
-_flat = _chain.from_iterable
 
 
 def system_clock() -> tuple[int, int]:
@@ -101,6 +103,26 @@ def device_data(event: object) -> dict:
         value = getattr(event, f.name)
         out[f.name] = value.hex() if isinstance(value, (bytes, bytearray)) else value
     return out
+
+
+class _Mutex:
+    """The journal's lock, not reentrant: one token in a queue, taken (`take`: waits while
+    another thread holds it) and given back (`give`). The append path calls the two itself:
+    a queue's get and put take fewer steps than a Lock's acquire and release, which parse
+    their arguments, and that path is where a live table's caches are cold."""
+
+    __slots__ = ("take", "give")
+
+    def __init__(self) -> None:
+        tokens: queue.SimpleQueue[bool] = queue.SimpleQueue()
+        tokens.put(True)
+        self.take, self.give = tokens.get, tokens.put
+
+    def __enter__(self) -> None:
+        self.take()
+
+    def __exit__(self, *exc: object) -> None:
+        self.give(True)
 
 
 class Journal:
@@ -118,7 +140,7 @@ class Journal:
         self.path = os.fspath(path)
         self.readonly = readonly
         self._clock = clock or system_clock
-        self._lock = threading.Lock()           # the staged records and the chain's head
+        self._lock = _Mutex()                   # the staged records and the chain's head
         self._write_lock = threading.Lock()     # the connection's writes, one at a time
         self._fsync = self.durable_default if durable is None else durable
         self._sync = "NORMAL"                   # the writer connection's synchronous level
@@ -139,6 +161,8 @@ class Journal:
             self._let_go()
             raise
         self._conn = conn
+        # the appends' one cursor, kept: conn.execute makes (and registers) a cursor a call
+        self._execute = conn.cursor().execute
         try:
             self.version = open_schema(conn, self.path, readonly)
             self.codec = for_version(self.version)
@@ -283,7 +307,9 @@ class Journal:
         failed commit loses the whole batch, and the journal is as it was before it."""
         if self.readonly:
             raise JournalError(f"journal {self.path}: opened read-only, cannot append")
-        with self._lock:
+        lock = self._lock
+        lock.take()
+        try:
             if self._conn is None:
                 self._live()                        # says it is closed
             last = self._last_seq
@@ -293,7 +319,7 @@ class Journal:
                 utc: object
                 mono: object
                 if self._int_times:
-                    utc, mono = time.time_ns() // 1000, time.monotonic_ns() // 1000
+                    utc, mono = _time_ns() // 1000, _monotonic_ns() // 1000
                 else:
                     utc, mono = self.codec.times(*self._clock())
                 if self._fold_chain is not None:
@@ -316,6 +342,8 @@ class Journal:
             if where is not None:
                 return [last + 1 + i for i in where]
             return list(range(last + 1, self._last_seq + 1))
+        finally:
+            lock.give(True)
 
     @property
     def staged(self) -> int:
@@ -335,7 +363,9 @@ class Journal:
 
         A live table dealt quickly writes one batch on a thread of its own while its loop
         stages the next: `take` on the loop's thread, `write` on the writer's."""
-        with self._lock:
+        lock = self._lock
+        lock.take()
+        try:
             rows, durable = self._staged, self._staged_durable
             cursors: Mapping[str, int]
             if self._staged_cursors:
@@ -348,6 +378,8 @@ class Journal:
             if not rows and not cursors:
                 return None
             return Batch(rows, durable, cursors)
+        finally:
+            lock.give(True)
 
     def write(self, batch: Batch) -> None:
         """Write a batch `take` gave, in one transaction, batches in the order they were
@@ -368,9 +400,9 @@ class Journal:
                     # one statement is its own transaction, all or none: a card read's one
                     # record (an input and its events) in one round trip instead of BEGIN,
                     # INSERTs, COMMIT
-                    conn.execute(_INSERT, rows[0])
+                    self._execute(_INSERT, rows[0])
                 elif n <= _ONE_STATEMENT and not cursors:
-                    conn.execute(_INSERT_ROWS[n], tuple(_flat(rows)))
+                    self._execute(_INSERT_ROWS[n], tuple(_flat(rows)))
                 else:
                     self._write(conn, rows, cursors)
             except sqlite3.Error as err:
@@ -396,10 +428,18 @@ class Journal:
         try:
             for sql, params in more:
                 conn.execute(sql, params)
-            if len(rows) == 1:
+            n = len(rows)
+            if n == 1:
                 conn.execute(_INSERT, rows[0])
-            elif rows:
-                conn.executemany(_INSERT, rows)
+            elif n:
+                # a batch by statements of _ONE_STATEMENT rows: SQLite runs one statement a
+                # chunk, where executemany binds, steps and resets one a row
+                cur, full = conn.cursor(), n - n % _ONE_STATEMENT
+                for i in range(0, full, _ONE_STATEMENT):
+                    cur.execute(_INSERT_ROWS[_ONE_STATEMENT],
+                                tuple(_flat(rows[i:i + _ONE_STATEMENT])))
+                if full < n:
+                    cur.execute(_INSERT_ROWS[n - full], tuple(_flat(rows[full:])))
             if cursors:
                 conn.executemany(_SET_CURSOR, list(cursors.items()))
             conn.execute("COMMIT")
