@@ -275,20 +275,7 @@ class PuntoBancoRules(Rules):
         """Put the card on its hand; the phase due next, as `next_phase` answers for the
         hands it leaves (the table deals every card with one call)."""
         hands[_HAND_OF[phase]].append(card)
-        # as _next_of_hands, inline
-        player, banker = hands["player"], hands["banker"]
-        n_p, n_b = len(player), len(banker)
-        if n_p + n_b < 4:
-            return _INITIAL[n_p + n_b]
-        if n_p < 2 or n_b < 2:
-            return _next_phase_reference(player, banker)
-        pt = (player[0].point + player[1].point) % 10
-        bt = (banker[0].point + banker[1].point) % 10
-        if pt >= 8 or bt >= 8 or n_b != 2:
-            return None
-        if n_p == 2 and PLAYER_DRAWS[pt]:
-            return "player_third"
-        return "banker_third" if BANKER_DRAWS[bt][player[2].point if n_p == 3 else 10] else None
+        return _next_of_hands(hands)     # the third-card rule has this one home
 
     def outcome(self, hands) -> dict:
         p, b = hands["player"], hands["banker"]
