@@ -136,6 +136,23 @@ def test_a_dealer_ahead_of_the_disk_sends_the_batch_to_the_writer_and_nothing_is
     assert journal.verify().ok and journal.max_seq() == 6
 
 
+def test_what_was_staged_during_a_write_goes_when_the_disk_catches_up(journal, monkeypatch):
+    loop = Loop(journal)
+    gate = threading.Event()
+    slow_disk(journal, gate)
+    gate.set()
+    ahead_of_the_disk(loop)
+    gate.clear()
+    loop.input(1)                           # handed over
+    loop.input(2)                           # the dealer's last card, staged meanwhile
+    monkeypatch.setattr(batches, "HAND_OVER_S", 60.0)   # that write turns out a quick one
+    gate.set()
+    loop.drain()                            # nothing more comes: the last card is not left
+    assert loop.announced == [1, 2, 3] and all(loop.on_disk_when_announced)
+    assert journal.staged == 0 and loop.batches.pending == []
+    loop.batches.close()
+
+
 def test_the_loop_holds_at_most_a_handful_of_inputs_not_on_disk(journal):
     loop = Loop(journal)
     write = journal.write

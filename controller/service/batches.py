@@ -103,8 +103,8 @@ class Batches:
             self._announce(told)
         self._flush()
         writer.ahead = took >= HAND_OVER_S and (bool(self.pending) or self._waiting())
-        if self.pending and not wait:
-            self.hand_over()
+        if self.pending and not wait and not self.hand_over():
+            self.commit()       # the disk caught up: what was staged meanwhile goes now
 
     def close(self) -> None:
         """After the loop (its last batch committed): the writer's thread ends."""
