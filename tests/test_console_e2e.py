@@ -64,7 +64,8 @@ def seeded_shoe(seed: int) -> list[str]:
 class LiveTable:
     """`tablectl run` in a temp directory: accounts, the process, its socket and journal."""
 
-    def __init__(self, where: Path, faults: str = ""):
+    def __init__(self, where: Path, faults: str = "", pace_s: str = PACE_S):
+        self.pace_s = pace_s
         self.dir = where
         self.journal = where / "journal.db"
         self.socket = where / "ctl.sock"
@@ -92,7 +93,7 @@ class LiveTable:
     def start(self) -> None:
         # the supervisor here is a person at the console: no virtual one
         args = ["run", "--config", str(CONFIG), "--journal", str(self.journal),
-                "--socket", str(self.socket), "--pace", PACE_S, "--shoes", "1", "--json",
+                "--socket", str(self.socket), "--pace", self.pace_s, "--shoes", "1", "--json",
                 "--no-virtual-supervisor"]
         # output to files: a full shoe of JSON lines would fill a pipe nobody reads
         with open(self.out, "wb") as out, open(self.err, "wb") as err:
@@ -278,7 +279,9 @@ def test_misread_cleared_through_the_console(live):
 
 @pytest.mark.slow
 def test_wrong_pin_override_is_refused_and_the_table_runs_on(short_dir):
-    live = LiveTable(short_dir)
+    # a shoe that lasts longer than a refused command takes (a process started, a PIN checked)
+    # on a slow machine: the table must still be dealing after it
+    live = LiveTable(short_dir, pace_s="0.03")
     live.add_accounts()
     live.start()
     try:
