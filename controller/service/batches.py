@@ -19,8 +19,10 @@ __all__ = ["Batches", "HAND_OVER_S", "MOST_AHEAD"]
 
 #: a write at least this long (seconds) with inputs coming meanwhile: the next batches go to
 #: the writer. A quicker disk (tmpfs) is written by the loop itself: handing a batch over costs
-#: the wake-ups of two threads, more than such a write
-HAND_OVER_S = 0.0005
+#: the wake-ups of two threads (tens of microseconds each on a virtual machine), more than such
+#: a write. An SSD's fsync (0.2–0.6 ms) is worth it: `run --pace 0` on one deals half as much
+#: again as with a 0.5 ms bar, which only a slow write passed
+HAND_OVER_S = 0.0002
 #: inputs staged live while a batch is being written, at most: what a power cut can take that
 #: was read but not yet on disk stays a handful of cards however slow the disk
 MOST_AHEAD = 16
