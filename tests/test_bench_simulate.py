@@ -18,3 +18,11 @@ def test_a_small_run_measures_both_places(capsys, tmp_path):
         assert run["hands_per_s"] > 0 and run["journal_mb"] > 0
     assert doc["fs"]["tmpfs"] == "tmpfs" and doc["run_over_simulate"] is None
     assert list(tmp_path.iterdir()) == []          # the journals are removed
+
+
+def test_the_thread_round_trip_is_timed_and_its_thread_ends():
+    import threading
+    before = threading.active_count()
+    trip = simulate.thread_round_trip(50)
+    assert 0 < trip["p50"] <= trip["p90"]
+    assert threading.active_count() == before       # the reader was told to stop, and did
