@@ -28,6 +28,7 @@ from controller.service.anchors import ANCHOR_EVERY, Anchors
 from controller.service.announce import Announcement, Fanout
 from controller.service.batches import Batches
 from controller.service.clock import Clock, Timers
+from controller.service.collector import Collector
 from controller.service.conditions import Conditions, Gate
 from controller.service.inputs import (CursorMoved, Note, OutletView, Proven, Query, Refusal,
                                        Retell, Submitted)
@@ -106,6 +107,7 @@ class TableService:
                                     failed=self._journal_failed,
                                     waiting=lambda: not self._inbox.empty())
         self._commit = b.commit
+        self._collector = Collector()
         self._context: tuple = ()           # the log context last bound (thread, shoe, round)
         self._prompting = True              # an outward outlet takes prompts (set by `run`)
         self._finished = self._stopped = self._failed = False
@@ -173,14 +175,19 @@ class TableService:
         # nobody outward takes prompts (a simulation's output): none is made
         self._prompting = self._out.wants("prompt")
         self._publish_status()
-        while not self._stopped:
-            item = self._next_virtual() if self.clock.virtual else self._next_real()
-            if item is _IDLE:
-                break
-            if item is not None:
-                self._handle(item)
-        if self.writable:
-            self._commit()           # the last batch: journaled, then announced
+        if not self.clock.virtual:
+            self._collector.start()  # live: garbage collected while nothing waits
+        try:
+            while not self._stopped:
+                item = self._next_virtual() if self.clock.virtual else self._next_real()
+                if item is _IDLE:
+                    break
+                if item is not None:
+                    self._handle(item)
+            if self.writable:
+                self._commit()       # the last batch: journaled, then announced
+        finally:
+            self._collector.stop()
         self._batches.close()
         if self._refusal is not None:
             raise self._refusal
@@ -192,6 +199,7 @@ class TableService:
             return None
         nxt = self._timers.next_time()
         timeout = 0.5 if nxt is None else min(0.5, max(0.0, nxt - self.clock.now()))
+        self._collector.turn(self._inbox.empty())
         try:
             return self._inbox.get(timeout=timeout)
         except queue.Empty:
