@@ -5,6 +5,7 @@ process gets its collector back when the table stops."""
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import weakref
 
@@ -72,6 +73,8 @@ def test_inputs_waiting_put_a_collection_off_until_far_more_is_due():
         c.stop()
 
 
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14's collector is incremental: "
+                    "its generations are not counted this way")
 def test_the_generations_follow_cpythons_thresholds():
     c = Collector()
     c.start()
