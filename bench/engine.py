@@ -92,8 +92,13 @@ def machine_shoe(table, reads: list, cut: int | None) -> tuple[int, int]:
         return out.events
 
     def count(events: list[dict]) -> int:
-        return sum(1 for e in events if e["event"] == "round_result" and not e.get("void"))
+        n = 0
+        for e in events:        # (a loop: a generator would add its own frames to the timing)
+            if e["event"] == "round_result" and not e.get("void"):
+                n += 1
+        return n
     rounds += count(take(command("new_shoe", cut_position=cut)))
+    cards = len(reads)
     for i, read in enumerate(reads):
         if i == cut:
             take(cut_seen)
@@ -101,11 +106,11 @@ def machine_shoe(table, reads: list, cut: int | None) -> tuple[int, int]:
         out = apply(read)
         if out.refused is not None or out.error is not None:
             raise RuntimeError(f"the table did not take {read}: {out.refused or out.error}")
-        cards += 1
         events = out.events
         if len(events) > 1:             # a card's own event, and more: a round's end, the shoe's
             rounds += count(events)
             if table.state == "shoe_ended":
+                cards = i + 1
                 break
     return rounds, cards
 

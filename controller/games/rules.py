@@ -50,7 +50,9 @@ class GameRules(Protocol):
     #: rounds dealt from one shoe before it ends by itself (0: until the cut card)
     rounds_per_shoe: int
 
-    def new_hands(self) -> Hands: ...
+    def new_hands(self) -> Hands:
+        """A round's empty hands (and, in the games with decisions, their "decisions"): a new
+        dict each call, which the round keeps as its own."""
 
     def next_phase(self, hands: Hands) -> str | None:
         """The phase whose card is due next, or None when the round is complete."""

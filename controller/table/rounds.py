@@ -70,7 +70,7 @@ class Rounds:
         demo = shoe.demo_left > 0
         if demo:
             shoe.demo_left -= 1
-        hands: dict[str, Any] = dict(d.rules.new_hands())
+        hands: dict[str, Any] = d.rules.new_hands()     # a new one each call
         decisions: dict[str, Any] = hands.pop("decisions", {})
         # as _next_number, inline
         number = d.round_count + 1 if d.rules.rounds_per_shoe else shoe.rounds + 1
