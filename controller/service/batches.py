@@ -28,6 +28,11 @@ HAND_OVER_S = 0.0002
 MOST_AHEAD = 16
 
 
+def _ahead(took: float, more: bool) -> bool:
+    """Whether the dealer is ahead of the disk: a slow write, and inputs came meanwhile."""
+    return took >= HAND_OVER_S and more
+
+
 class Batches:
     def __init__(self, journal: Journal, *, live: bool, submit: Callable[[Any], None],
                  announce: Callable[[Announcement], None], flush: Callable[[], None],
@@ -60,8 +65,7 @@ class Batches:
             for observe in self.write_observers:
                 observe(took)
             if self._writer is not None:
-                # a slow write, and the next input came meanwhile
-                self._writer.ahead = took >= HAND_OVER_S and self._waiting()
+                self._writer.ahead = _ahead(took, self._waiting())
         pending, self.pending, self.urgent = self.pending, [], False
         for told in pending:
             self._announce(told)
@@ -104,7 +108,7 @@ class Batches:
         for told in pending:
             self._announce(told)
         self._flush()
-        writer.ahead = took >= HAND_OVER_S and (bool(self.pending) or self._waiting())
+        writer.ahead = _ahead(took, bool(self.pending) or self._waiting())
         if self.pending and not wait and not self.hand_over():
             self.commit()       # the disk caught up: what was staged meanwhile goes now
 

@@ -226,8 +226,7 @@ class TableService:
                 wakes, polled, steady = polled, None, False
             if (next_timer := timers.next_time()) is not None:
                 if next_timer <= (now := clock.now()):
-                    for fn in timers.pop_due(now):      # the timers due, then a look again
-                        fn()
+                    timers.fire_due(now)                # the timers due, then a look again
                     continue
                 wakes.append(next_timer)
             if not wakes:
@@ -240,8 +239,7 @@ class TableService:
                 polled = wake_times(pumps)[0]   # what devices sent by then comes first
             elif inbox.empty():
                 # steady devices would say what they just said: the timer due now goes on
-                for fn in timers.pop_due(clock.now()):
-                    fn()
+                timers.fire_due(clock.now())
 
     def _handle(self, item: Any) -> None:
         if self.conditions.gates and isinstance(item, (*INPUT_TYPES, Submitted)) \
@@ -364,9 +362,10 @@ class TableService:
         self._since_snapshot += 1
         snapshot_due = ended or self._since_snapshot >= self._settings.snapshot_every
         asked = [w for w in self._watches if w.staged()] if self._watches else ()
-        if not (snapshot_due or asked or len(self._batches.pending) >= self._batch
-                or self.anchors.due) or (not (snapshot_due or asked or self.anchors.due)
-                                         and self._batches.hand_over()):
+        # a snapshot, a watch or an anchor ends the batch now; else a full batch does, unless
+        # the journal's writer takes it while the loop goes on (batches.py)
+        if not (snapshot_due or asked or self.anchors.due) and (
+                len(self._batches.pending) < self._batch or self._batches.hand_over()):
             return
         self._batches.pending.pop()
         self._commit()               # this input and those before it; the others announced
