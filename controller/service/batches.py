@@ -1,9 +1,12 @@
 """The loop's open batch: what the inputs staged in the journal announce, told only once their
 transaction is committed.
 
-On a virtual clock many inputs share a batch (nothing outside waits); live, every input is
-committed before the next is taken, unless inputs come faster than the disk: then the batch
-goes to the journal's writer thread (controller/service/writer.py) and the inputs that come
+On a virtual clock many inputs share a batch (nothing outside waits). Live, at a table's pace,
+every input is committed before the next is taken. A dealer quicker than the table (a burst
+from the shoe, a simulator at zero pace: inputs wait, or came while the last was committed)
+has the batch kept open for the inputs that come, up to MOST_AHEAD of them, and committed once
+the loop's inbox is empty: one transaction for the cards that came together. When the disk is slow as well, the batch goes
+to the journal's writer thread (controller/service/writer.py) and the inputs that come
 meanwhile are staged as the next batch, announced once it too is written.
 """
 from __future__ import annotations
@@ -23,8 +26,9 @@ __all__ = ["Batches", "HAND_OVER_S", "MOST_AHEAD"]
 #: a write. An SSD's fsync (0.2–0.6 ms) is worth it: `run --pace 0` on one deals half as much
 #: again as with a 0.5 ms bar, which only a slow write passed
 HAND_OVER_S = 0.0002
-#: inputs staged live while a batch is being written, at most: what a power cut can take that
-#: was read but not yet on disk stays a handful of cards however slow the disk
+#: inputs staged live and not yet on disk, at most (kept open for the inputs waiting, or staged
+#: while a batch is being written): what a power cut can take that was read but not yet on
+#: disk stays a handful of cards however quick the dealer and slow the disk
 MOST_AHEAD = 16
 
 
@@ -40,6 +44,9 @@ class Batches:
         self.journal = journal
         self.pending: list[Announcement] = []       # per input staged, what it announces
         self.urgent = False                         # the batch holds a request to a device
+        self.kept = False       # live: the batch is kept open for the inputs waiting (`settle`)
+        # live: inputs came while the loop last committed (a dealer quicker than the table)
+        self.quick = False
         self.before_commit: list[Callable[[], None]] = []   # e.g. a simulated rig saving itself
         self.write_observers: list[Callable[[float], None]] = []   # a write's time, seconds
         self._announce, self._flush, self._failed = announce, flush, failed
@@ -65,30 +72,53 @@ class Batches:
             for observe in self.write_observers:
                 observe(took)
             if self._writer is not None:
-                self._writer.ahead = _ahead(took, self._waiting())
-        pending, self.pending, self.urgent = self.pending, [], False
+                self.quick = self._waiting()
+                self._writer.ahead = _ahead(took, self.quick)
+        pending, self.pending, self.urgent, self.kept = self.pending, [], False, False
         for told in pending:
             self._announce(told)
         if pending:
             self._flush()
 
     def hand_over(self) -> bool:
-        """Live, inputs coming faster than a slow disk takes them: the batch goes to the writer (when one
-        is in flight, it follows it) and the loop takes the next input meanwhile. False: the
-        loop commits it itself, now."""
+        """Live, after an input is staged: whether the loop may take the next input before this
+        batch is on disk. True while a batch is being written (this one follows it); and, with
+        a dealer quicker than the table (inputs wait, or came during the last commit), while
+        fewer than MOST_AHEAD inputs are open and none asks a device something: the batch is
+        kept open for the inputs that come, and the loop `settle`s it once none waits. False:
+        the loop commits it itself, now (at a table's pace, every input)."""
         writer = self._writer
-        if writer is None or not (writer.busy or writer.ahead):
+        if writer is None:
             return False
         if writer.busy:
             if len(self.pending) + writer.held < MOST_AHEAD:
                 return True
             # the disk far behind: the loop waits for it rather than hold more in memory only
             self.written(wait=True)
+        if not self.urgent and len(self.pending) < MOST_AHEAD and (self.quick
+                                                                   or self._waiting()):
+            self.kept = True
+            return True
+        return self._to_writer()
+
+    def settle(self) -> None:
+        """The loop's inbox is empty: the batch kept open goes to disk now, to the writer when
+        the dealer was ahead of a slow disk (the loop goes on meanwhile), else committed and
+        announced here."""
+        if self.kept and not self._to_writer():
+            self.commit()
+
+    def _to_writer(self) -> bool:
+        """The open batch to the writer's thread, when the last write was slow with inputs coming
+        meanwhile; False (nothing done) otherwise."""
+        writer = self._writer
+        if writer is None or writer.busy or not writer.ahead:
+            return False
         for hook in self.before_commit:
             hook()
         if not writer.hand(self.pending):
             return False
-        self.pending, self.urgent = [], False
+        self.pending, self.urgent, self.kept = [], False, False
         return True
 
     def written(self, *, wait: bool) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from time import sleep as _yield
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
 
@@ -199,6 +200,13 @@ class TableService:
             return None
         nxt = self._timers.next_time()
         timeout = 0.5 if nxt is None else min(0.5, max(0.0, nxt - self.clock.now()))
+        if self._batches.kept and self._inbox.empty():
+            # a quick dealer's next card is likely in a device reader's hands, which needs the
+            # interpreter this thread holds: it gives it first, and the batch kept open takes
+            # it (one commit for both); at a table's pace no batch is kept, nothing yields
+            _yield(0)
+            if self._inbox.empty():
+                self._batches.settle()
         self._collector.turn(self._inbox.empty())
         try:
             return self._inbox.get(timeout=timeout)
@@ -362,8 +370,9 @@ class TableService:
         self._since_snapshot += 1
         snapshot_due = ended or self._since_snapshot >= self._settings.snapshot_every
         asked = [w for w in self._watches if w.staged()] if self._watches else ()
-        # a snapshot, a watch or an anchor ends the batch now; else a full batch does, unless
-        # the journal's writer takes it while the loop goes on (batches.py)
+        # a snapshot, a watch or an anchor ends the batch now; else a full batch does (live,
+        # one input), unless it is kept open for the inputs that wait or the journal's writer
+        # takes it while the loop goes on (batches.py)
         if not (snapshot_due or asked or self.anchors.due) and (
                 len(self._batches.pending) < self._batch or self._batches.hand_over()):
             return
