@@ -5,13 +5,14 @@ On a virtual clock many inputs share a batch (nothing outside waits). Live, at a
 every input is committed before the next is taken. A dealer quicker than the table (a burst
 from the shoe, a simulator at zero pace: inputs wait, or came while the last was committed)
 has the batch kept open for the inputs that come, up to MOST_AHEAD of them, and committed once
-the loop's inbox is empty: one transaction for the cards that came together. When the disk is slow as well, the batch goes
-to the journal's writer thread (controller/service/writer.py) and the inputs that come
-meanwhile are staged as the next batch, announced once it too is written.
+the loop's inbox is empty: one transaction for the cards that came together. When the disk is
+slow as well, the batch goes to the journal's writer thread (controller/service/writer.py) and
+the inputs that come meanwhile are staged as the next batch, announced once it too is written.
 """
 from __future__ import annotations
 
 import time
+from time import sleep as _yield
 from typing import Any, Callable, NoReturn
 
 from controller.journal import Journal, JournalError
@@ -102,10 +103,15 @@ class Batches:
         return self._to_writer()
 
     def settle(self) -> None:
-        """The loop's inbox is empty: the batch kept open goes to disk now, to the writer when
-        the dealer was ahead of a slow disk (the loop goes on meanwhile), else committed and
-        announced here."""
-        if self.kept and not self._to_writer():
+        """The loop is about to wait for its next input: the batch kept open goes to disk now,
+        unless an input waits after all (it joins the batch). To the writer when the dealer was
+        ahead of a slow disk (the loop goes on meanwhile), else committed and announced here."""
+        if not self.kept or self._waiting():
+            return
+        # a quick dealer's next card is likely in a device reader's hands, which needs the
+        # interpreter the loop's thread holds: it gives it first, and the batch takes it
+        _yield(0)
+        if not self._waiting() and not self._to_writer():
             self.commit()
 
     def _to_writer(self) -> bool:

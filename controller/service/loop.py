@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import queue
 import threading
-from time import sleep as _yield
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
 
@@ -200,13 +199,8 @@ class TableService:
             return None
         nxt = self._timers.next_time()
         timeout = 0.5 if nxt is None else min(0.5, max(0.0, nxt - self.clock.now()))
-        if self._batches.kept and self._inbox.empty():
-            # a quick dealer's next card is likely in a device reader's hands, which needs the
-            # interpreter this thread holds: it gives it first, and the batch kept open takes
-            # it (one commit for both); at a table's pace no batch is kept, nothing yields
-            _yield(0)
-            if self._inbox.empty():
-                self._batches.settle()
+        if self._batches.kept:
+            self._batches.settle()   # (at a table's pace no batch is kept open)
         self._collector.turn(self._inbox.empty())
         try:
             return self._inbox.get(timeout=timeout)
