@@ -149,6 +149,45 @@ def test_inputs_that_wait_share_one_commit_on_a_quick_disk_and_nothing_is_told_b
     assert loop.batches._writer._thread is None
 
 
+def reader_holding_the_next_read(loop: Loop, monkeypatch) -> list[int]:
+    """A device reader that hands in the dealer's next card as soon as the loop lets go of the
+    interpreter: each time it does, the card is in the inbox. Counts those times."""
+    yields: list[int] = []
+
+    def let_go(seconds: float) -> None:
+        yields.append(1)
+        loop.inbox.put(NEXT)
+    monkeypatch.setattr(batches, "_yield", let_go)
+    return yields
+
+
+def test_on_a_quick_disk_the_kept_batch_is_committed_without_waiting_for_a_reader(
+        journal, monkeypatch):
+    monkeypatch.setattr(batches, "HAND_OVER_S", 60.0)   # every write quicker than a hand-over
+    loop = Loop(journal)
+    yields = reader_holding_the_next_read(loop, monkeypatch)
+    sizes = commits(journal)
+    loop.input(0, behind=True)
+    loop.input(1, behind=True)
+    loop.idle()         # handing the interpreter over and back costs more than this write
+    assert yields == [] and sizes == [2] and loop.announced == [1, 2]
+
+
+def test_on_a_slow_disk_a_read_the_reader_holds_joins_the_kept_batch(journal, monkeypatch):
+    loop = Loop(journal)
+    slow_disk(journal)
+    ahead_of_the_disk(loop)
+    yields = reader_holding_the_next_read(loop, monkeypatch)
+    loop.batches._writer.ahead = True       # the last write was slow with inputs coming
+    loop.input(1, behind=True)
+    loop.idle()             # the reader is given the interpreter: its card joins the batch
+    assert yields == [1] and loop.batches.kept and loop.announced == [1]
+    assert loop.inbox.get_nowait() is NEXT
+    loop.batches.commit()
+    assert loop.announced == [1, 2] and all(loop.on_disk_when_announced)
+    loop.batches.close()
+
+
 def test_a_table_dealt_at_its_pace_commits_every_input_before_the_next(journal):
     loop = Loop(journal)
     slow_disk(journal)

@@ -108,10 +108,16 @@ class Batches:
         ahead of a slow disk (the loop goes on meanwhile), else committed and announced here."""
         if not self.kept or self._waiting():
             return
-        # a quick dealer's next card is likely in a device reader's hands, which needs the
-        # interpreter the loop's thread holds: it gives it first, and the batch takes it
-        _yield(0)
-        if not self._waiting() and not self._to_writer():
+        writer = self._writer
+        if writer is not None and writer.ahead:
+            # a slow disk: a quick dealer's next card, likely in a device reader's hands, is
+            # worth giving it the interpreter for (two thread wake-ups, far less than the
+            # write the card then shares). On a quick disk the write costs less than those
+            # wake-ups: it is made at once, and lets go of the interpreter itself
+            _yield(0)
+            if self._waiting():
+                return
+        if not self._to_writer():
             self.commit()
 
     def _to_writer(self) -> bool:
