@@ -115,3 +115,47 @@ def test_each_actor_takes_exactly_the_kinds_its_entry_looks_at() -> None:
         entry = getattr(actor, "on_event", None) or actor.publish
         looked_at = set(compared.findall(inspect.getsource(entry)))
         assert looked_at == actor.takes, (actor.__name__, sorted(looked_at), sorted(actor.takes))
+
+
+class _Outward:
+    def __init__(self, takes: frozenset | None = None, ignores: frozenset = frozenset()):
+        if takes is not None:
+            self.takes = takes
+        self.ignores = ignores
+        self.seen: list[str] = []
+
+    def publish(self, event: dict) -> None:
+        self.seen.append(event["event"])
+
+
+def test_an_outward_outlet_is_told_only_the_kinds_it_takes_and_none_it_ignores() -> None:
+    out = Fanout()
+    everything = _Outward()
+    printer = _Outward(ignores=frozenset({"prompt"}))
+    rounds = _Outward(takes=frozenset({"round_result"}))
+    for outlet in (everything, printer, rounds):
+        out.connect(outlet, Tap.OUTWARD)
+    events = [{"event": "card", "seq": 1}, {"event": "round_result", "seq": 2}]
+    told = Announcement(command("reveal"), events, {"event": "status", "shoe": 1},
+                        {"event": "prompt"}, None)
+    out.announce(told)
+    out.outward_only({"event": "prompt"})
+    assert everything.seen == ["card", "round_result", "prompt", "prompt"]
+    assert printer.seen == ["card", "round_result"]
+    assert rounds.seen == ["round_result"]
+    assert out.wants("prompt") and out.wants("card")
+    only = Fanout()
+    only.connect(printer, Tap.OUTWARD)
+    only.connect(rounds, Tap.OUTWARD)
+    assert not only.wants("prompt")     # nobody outward takes prompts: none need be made
+
+
+def test_the_consoles_memory_takes_exactly_the_kinds_it_keeps() -> None:
+    import inspect
+    import re
+    from controller.roads import ShoeRoads
+    from controller.service.control import Memory
+    compared = re.compile(r'kind\s*(?:==|!=)\s*"(\w+)"')
+    looked_at = set(compared.findall(inspect.getsource(Memory.publish))) \
+        | set(compared.findall(inspect.getsource(ShoeRoads.publish)))
+    assert looked_at == Memory.takes, sorted(looked_at)

@@ -135,13 +135,10 @@ def feed_settings(url: str, journal: str | None) -> dict:
 
 
 class _Without:
+    """`feed` for every kind of event but `kinds`: the loop neither makes (a prompt) nor gives
+    it those (`ignores`), so it is given the feed's own calls."""
+
     def __init__(self, feed: Any, kinds: set[str]) -> None:
         self.feed = feed
-        self.ignores = frozenset(kinds)     # what the loop need not make for this outlet
-
-    def publish(self, event: dict) -> None:
-        if event["event"] not in self.ignores:
-            self.feed.publish(event)
-
-    def flush(self) -> None:
-        self.feed.flush()
+        self.ignores = frozenset(kinds)
+        self.publish, self.flush = feed.publish, feed.flush

@@ -35,7 +35,9 @@ class Fanout:
         self.acks: dict[str, Callable[[int], None]] = {}
         self._flushing: list[Flushing] = []
         self.published_seq = 0
-        # per event kind, the actors and the listeners that take it (see `takers`)
+        # per event kind, the outward outlets, the actors and the listeners that take it (see
+        # `takers`)
+        self._outward = _ByKind(self.outward)
         self._acting = _ByKind(self.actors)
         self._listening = _ByKind(self.listeners)
 
@@ -44,6 +46,7 @@ class Fanout:
          Tap.ACTOR: self.actors}[at].append(part)
         if at is Tap.OUTWARD and isinstance(part, Flushing):
             self._flushing.append(part)
+        self._outward.clear()
         self._acting.clear()
         self._listening.clear()
 
@@ -58,11 +61,11 @@ class Fanout:
     def publish(self, events: list[dict], *, actors: bool = True) -> None:
         """Journaled events (each with its seq) to the outward outlets, the listeners and
         (unless they were told as the input was applied: `tell`) the actors."""
-        outward, listening, acting = self.outward, self._listening, self._acting
+        outward, listening, acting = self._outward, self._listening, self._acting
         for e in events:
-            for pub in outward:
-                pub.publish(e)
             kind = e["event"]
+            for pub in outward[kind]:
+                pub.publish(e)
             for sub in listening[kind]:
                 sub.publish(e)
             if actors:
@@ -73,12 +76,11 @@ class Fanout:
                 self.published_seq = seq
 
     def wants(self, kind: str) -> bool:
-        """Whether an outward outlet takes events of `kind` (an outlet may name the kinds it
-        leaves aside in `ignores`)."""
-        return any(kind not in getattr(pub, "ignores", ()) for pub in self.outward)
+        """Whether an outward outlet takes events of `kind` (see `takers`)."""
+        return bool(self._outward[kind])
 
     def outward_only(self, event: dict) -> None:
-        for pub in self.outward:
+        for pub in self._outward[event["event"]]:
             pub.publish(event)
 
     def anchor(self, event: dict) -> None:
@@ -118,11 +120,12 @@ class Fanout:
             if e["event"] in _LOGGED:
                 _log_event(e)
         # `publish(events, actors=False)` written out (the actors were told: `tell`)
-        outward, listening = self.outward, self._listening
+        outward, listening = self._outward, self._listening
         for e in events:
-            for pub in outward:
+            kind = e["event"]
+            for pub in outward[kind]:
                 pub.publish(e)
-            for sub in listening[e["event"]]:
+            for sub in listening[kind]:
                 sub.publish(e)
             seq = e.get("seq")
             if seq and seq > self.published_seq:
@@ -166,10 +169,11 @@ class _ByKind(dict[str, tuple[Outlet, ...]]):
 
 def takers(outlets: list[Outlet], kind: str) -> tuple[Outlet, ...]:
     """The outlets that take events of `kind`: an outlet may name the only kinds it acts on
-    in `takes` (a frozenset), which spares it a call for every other event; without it, it
-    takes everything."""
+    in `takes` (a frozenset), or the kinds it leaves aside in `ignores`, which spares it a
+    call for every other event; with neither, it takes everything."""
     return tuple(o for o in outlets
-                 if (takes := getattr(o, "takes", None)) is None or kind in takes)
+                 if ((takes := getattr(o, "takes", None)) is None or kind in takes)
+                 and kind not in getattr(o, "ignores", ()))
 
 
 #: the kinds of event `_log_event` may log
