@@ -59,14 +59,16 @@ class Desk:
         self._thread = threading.get_ident()
         self.machine: GameMachine = machine_for(profile.game)
         self._fire = self.machine.fire
-        self._direct = self.machine.direct
+        #: the moves that go one way only, by trigger and state (`GameMachine.direct`): the
+        #: rounds' common steps make them without the machine's call
+        self.direct = self.machine.direct
 
     # ------------------------------------------------------------------ the machine
     def move(self, trigger: str) -> None:
         """Make one move of the machine; a move it does not allow raises MoveRefused."""
         try:
             # the one way this move goes from here, if it has only one (GameMachine.direct)
-            self.mstate, self.state = self._direct[trigger][self.mstate]
+            self.mstate, self.state = self.direct[trigger][self.mstate]
             return
         except KeyError:
             pass
@@ -80,7 +82,7 @@ class Desk:
         self._thread = threading.get_ident()
         self.machine = machine_for(self.profile.game)
         self._fire = self.machine.fire
-        self._direct = self.machine.direct
+        self.direct = self.machine.direct
 
     def stand(self, state: str) -> None:
         """Stand in `state` without a move (a restore, or the hold a defect leaves)."""

@@ -64,7 +64,7 @@ class Rounds:
             d.move("next_burn" if burn_due > 0 else self._first)
         else:
             try:            # as d.move("bets_open"), inline where it goes one way (Desk.move)
-                d.mstate, d.state = d._direct["bets_open"][d.mstate]
+                d.mstate, d.state = d.direct["bets_open"][d.mstate]
             except KeyError:
                 d.move("bets_open")
         demo = shoe.demo_left > 0
@@ -108,7 +108,7 @@ class Rounds:
         else:
             trigger = "next_burn" if rnd.burn_due > 0 else self._first
             try:            # as d.move(trigger), inline where it goes one way (Desk.move)
-                d.mstate, d.state = d._direct[trigger][d.mstate]
+                d.mstate, d.state = d.direct[trigger][d.mstate]
             except KeyError:
                 d.move(trigger)
         e = _BETS_CLOSED.copy()
@@ -188,7 +188,7 @@ class Rounds:
             trigger = self._trigger(nxt)
         try:
             # as d.move(trigger), inline where the move goes one way from here (Desk.move)
-            d.mstate, d.state = d._direct[trigger][d.mstate]
+            d.mstate, d.state = d.direct[trigger][d.mstate]
         except KeyError:
             d.move(trigger)
 
@@ -360,7 +360,7 @@ class Rounds:
             e["reveal"] = "pending"
             d.reveal_due = rnd.number
         try:                # as d.move("result"), inline where it goes one way (Desk.move)
-            d.mstate, d.state = d._direct["result"][d.mstate]
+            d.mstate, d.state = d.direct["result"][d.mstate]
         except KeyError:
             d.move("result")
         if d.banking is not None:
