@@ -132,8 +132,7 @@ class Collect:
         self.events: list[dict] = []
 
     def publish(self, event: dict) -> None:
-        if event["event"] != "prompt":
-            self.events.append(event)
+        self.events.append(event)       # (never a prompt: the loop gives it none, `ignores`)
 
 
 def run_simulation(profile: Profile, **kw: Any) -> list[dict]:

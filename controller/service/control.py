@@ -35,8 +35,8 @@ READ_ACTIONS = ("state", "recall", "audit")
 
 class Memory:
     """A publisher that keeps the last rounds, alarms and overrides for `state` requests."""
-    ignores = frozenset({"prompt"})     # the state request asks the prompter itself
-    #: what it keeps (the roads, the last rounds, alarms, overrides): no call for the rest
+    #: what it keeps (the roads, the last rounds, alarms, overrides): no call for the rest,
+    #: prompts among them (the state request asks the prompter itself)
     takes = frozenset({"shoe_started", "round_result", "alarm", "override"})
 
     def __init__(self, keep: int = 10):
