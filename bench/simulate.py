@@ -17,9 +17,18 @@ run, so each range is measured side by side with the others:
                     to the journal's writer thread when the next card comes during an fsync
                     (simulate groups its inputs), beside simulate on disk
 
-Beside `run`, before each round of runs: one round trip between two threads of one process
-with nothing else to do (a condition, as the embedded shoe's port, and a queue, as the loop's
-inbox), the least `run` adds a card at zero pace over simulate, which has no threads.
+Beside `run`, before each round of runs, the two floors under what `run` adds a card at zero
+pace over simulate, which has no threads and commits many inputs at once:
+  a round trip      between two threads of one process with nothing else to do (a condition,
+                    as the embedded shoe's port, and a queue, as the loop's inbox)
+  a bare commit     of a card's record as the journal stores it (a row read back from the
+                    first simulate's journal), alone in its transaction, in a SQLite file of
+                    the journal's shape on the same tmpfs (WAL, synchronous=FULL)
+At zero pace the dealer pulls the next card once told of the last, so at most one card is in
+flight: each card has either a commit of its own or, to join the next card's batch, a hand-off
+to the reader's thread and back. Either way `run` takes at least simulate's time a card plus
+the lesser of a bare commit and one thread wake-up (half a round trip); the bench prints that
+bound as a ratio beside the aim.
 
     python bench/simulate.py [--profile macau] [--shoes 10] [--runs 3] [--tmpfs /dev/shm]
                              [--disk DIR] [--no-run] [--json]
@@ -30,6 +39,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -90,6 +100,7 @@ def one(command: str, profile: str, seed: int, shoes: int, folder: str) -> dict:
         raise RuntimeError(f"{command} exited {code} after {rounds} rounds: {err.strip()[-400:]}")
     size = sum(os.path.getsize(journal + side) for side in ("", "-wal")
                if os.path.exists(journal + side))
+    row = card_row(journal)
     for side in ("", "-wal", "-shm", ".devices.json", ".devices.json.shoe"):
         if os.path.exists(journal + side):
             os.remove(journal + side)
@@ -97,7 +108,53 @@ def one(command: str, profile: str, seed: int, shoes: int, folder: str) -> dict:
     return {"rounds": rounds, "cards": cards, "dealing_s": round(dealing, 3),
             "startup_s": round(first - t0, 3), "total_s": round(end - t0, 3),
             "hands_per_s": round(rounds / dealing, 1), "journal_mb": round(size / 1e6, 2),
-            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3)}
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3), "card_row": row}
+
+
+def card_row(journal: str) -> tuple | None:
+    """One card read's record as the journal stored it (its input with the card event folded
+    in), for the bare commit; None when the journal has none."""
+    try:
+        conn = sqlite3.connect(f"file:{journal}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT seq, utc, mono, kind, data, hash FROM records WHERE "
+                                "kind = 'input' AND data LIKE '%\"card\":{%' LIMIT 1 OFFSET 40"
+                                ).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+
+
+def bare_commit(folder: str, row: tuple, commits: int = 1000) -> dict:
+    """The floor under a card committed alone: `row` inserted again and again, renumbered, each
+    INSERT its own transaction, in a fresh SQLite file in `folder` with the journal's records
+    table (WAL, synchronous=FULL, as the journal writes a card). Median and 90th percentile in
+    microseconds."""
+    path = os.path.join(folder, "bare-commit.db")
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("CREATE TABLE records (seq INTEGER PRIMARY KEY, utc INTEGER NOT NULL,"
+                     " mono INTEGER NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,"
+                     " hash BLOB NOT NULL)")
+        sql = "INSERT INTO records (seq, utc, mono, kind, data, hash) VALUES (?, ?, ?, ?, ?, ?)"
+        times = []
+        for seq in range(1, commits + 1):
+            params = (seq, *row[1:])
+            start = time.perf_counter()
+            conn.execute(sql, params)
+            times.append(time.perf_counter() - start)
+            sum(range(200))             # a little work between commits, as the loop has
+    finally:
+        conn.close()
+        for side in ("", "-wal", "-shm"):
+            if os.path.exists(path + side):
+                os.remove(path + side)
+    times.sort()
+    return {"p50": round(times[len(times) // 2] * 1e6, 1),
+            "p90": round(times[len(times) * 9 // 10] * 1e6, 1)}
 
 
 def thread_round_trip(trips: int = 2000) -> dict:
@@ -167,13 +224,21 @@ def main(argv: list[str] | None = None) -> int:
         ([] if args.no_run else [("run", "tmpfs"), ("run", "disk")])
     results: dict[str, list[dict]] = {f"{c} {p}": [] for c, p in cases}
     trips: list[dict] = []
+    bares: list[dict] = []
+    row = None
     try:
         for k in range(args.runs):
             if not args.no_run:
                 trips.append(thread_round_trip())
+                if row is not None:
+                    bares.append(bare_commit(places["tmpfs"], row))
             for command, place in cases:
                 r = one(command, args.profile, k + 1, args.shoes, places[place])
+                row = row or r.pop("card_row")
+                r.pop("card_row", None)
                 results[f"{command} {place}"].append(r)
+        if not args.no_run and row is not None and len(bares) < args.runs:
+            bares.append(bare_commit(places["tmpfs"], row))     # (the first round had no row)
     finally:
         for folder in places.values():
             shutil.rmtree(folder, ignore_errors=True)
@@ -222,6 +287,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"run's time a card over simulate's (tmpfs): {span(extra)} µs; one round trip "
               f"between two threads, nothing else done (p50, a run each): "
               f"{span([t['p50'] for t in trips])} µs")
+        if bares:
+            # the least run adds a card: a commit of its own, or a wake-up to join the next
+            bound = [(s["dealing_s"] / s["cards"] * 1e6 + min(b["p50"], t["p50"] / 2))
+                     / (s["dealing_s"] / s["cards"] * 1e6)
+                     for s, b, t in zip(results["simulate tmpfs"], bares, trips)]
+            floor.update({"bare_commit_us_p50_tmpfs": {"min": min(b["p50"] for b in bares),
+                                                       "max": max(b["p50"] for b in bares)},
+                          "run_over_simulate_bound_tmpfs": {"min": round(min(bound), 2),
+                                                            "max": round(max(bound), 2)}})
+            print(f"a card's record committed alone (tmpfs, p50, a run each): "
+                  f"{span([b['p50'] for b in bares])} µs; so run / simulate on tmpfs is at "
+                  f"least {span(bound, '{:.2f}')}× (simulate's time a card, plus the lesser of "
+                  f"that commit and half a round trip)")
     else:
         floor = {}
     if args.json:

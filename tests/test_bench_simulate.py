@@ -28,3 +28,21 @@ def test_the_thread_round_trip_is_timed_and_its_thread_ends():
     # the reader it started was told to stop, and did (a thread an earlier test left may end
     # meanwhile: only new ones count)
     assert set(threading.enumerate()) - before == set()
+
+
+def test_the_bare_commit_writes_a_real_card_record_and_leaves_nothing(tmp_path):
+    from controller.commands._simulation import run_simulation
+    from controller.settings.profile import load_profile
+    path = str(tmp_path / "j.db")
+    run_simulation(load_profile("macau"), seed=2, shoes=1, journal_path=path, keep_events=False)
+    row = simulate.card_row(path)
+    # a card read's one record: its input, the card event folded in
+    assert row is not None and row[3] == "input"
+    data = json.loads(row[4])
+    assert data["type"] == "card" and data["card"]["code"] == data["code"] and len(row[5]) == 32
+    folder = tmp_path / "bare"
+    folder.mkdir()
+    commit = simulate.bare_commit(str(folder), row, commits=50)
+    assert 0 < commit["p50"] <= commit["p90"]
+    assert list(folder.iterdir()) == []
+    assert simulate.card_row(str(tmp_path / "none.db")) is None
