@@ -159,3 +159,31 @@ def test_the_consoles_memory_takes_exactly_the_kinds_it_keeps() -> None:
     looked_at = set(compared.findall(inspect.getsource(Memory.publish))) \
         | set(compared.findall(inspect.getsource(ShoeRoads.publish)))
     assert looked_at == Memory.takes, sorted(looked_at)
+
+
+def test_the_consoles_memory_is_kept_only_where_the_control_socket_is_served(tmp_path) -> None:
+    # it serves the socket's state requests alone: a table without the socket (a simulation,
+    # `run --no-control`) is spared its roads on every result, and a restart its rebuild
+    from controller.commands._simulation import run_simulation
+    from controller.service.build import ControlSpec, DeviceSettings, TableSpec
+    from controller.service.clock import VirtualClock
+    from controller.service.runtime import TableRuntime
+    from controller.settings.profile import load_profile
+    profile = load_profile("macau")
+    path = str(tmp_path / "j.db")
+    results = [e for e in run_simulation(profile, seed=5, shoes=1, journal_path=path)
+               if e["event"] == "round_result"]
+    assert results
+    seen = {}
+    for control in (None, ControlSpec(str(tmp_path / "c.sock"), str(tmp_path / "users.db"))):
+        rt = TableRuntime(TableSpec(profile, DeviceSettings(shoe_url="shoesim://unused"),
+                                    plan=lambda n: None, journal_path=path, clock=VirtualClock(),
+                                    control=control))
+        try:
+            # the restart's roads: the last shoe's results (none without the socket)
+            seen[control is None] = rt.memory.roads_view()["counts"]["rounds"]
+            kept = rt.memory in rt.service._out.outward
+            assert kept == (control is not None)
+        finally:
+            rt.close()
+    assert seen == {True: 0, False: len(results)}

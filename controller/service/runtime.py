@@ -86,14 +86,17 @@ class TableRuntime:
             svc.connect(outlet, Tap.OUTWARD)
         for listener in spec.listeners:
             svc.connect(listener, Tap.LISTENER)
+        # what the control socket's state requests show (the roads, the last rounds, alarms,
+        # overrides): kept only where the socket is served
         self.memory = Memory()
-        if self.journal.last_seq:
-            # the console's roads after a restart: the shoe's rounds delivered before it (the
-            # undelivered ones are published again by `resume`)
-            from controller.display.history import shoe_events
-            for e in shoe_events(self.journal)[1]:
-                self.memory.roads.publish(e)
-        svc.connect(self.memory, Tap.OUTWARD)
+        if spec.control is not None:
+            if self.journal.last_seq:
+                # the console's roads after a restart: the shoe's rounds delivered before it
+                # (the undelivered ones are published again by `resume`)
+                from controller.display.history import shoe_events
+                for e in shoe_events(self.journal)[1]:
+                    self.memory.roads.publish(e)
+            svc.connect(self.memory, Tap.OUTWARD)
         self.cycle = ShoeCycle(svc, spec.plan, shoes=spec.shoes, software=spec.software,
                                count_resumed=spec.count_resumed,
                                simulator=spec.simulator_shoes)
