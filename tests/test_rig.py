@@ -97,6 +97,36 @@ def test_the_rig_deals_whole_shoes_with_no_hold_following_the_display(tmp_path):
                                             if e["event"] == "card" and e["shoe"] == 1]
 
 
+@needs_golden
+def test_a_read_lost_with_no_sign_of_a_drop_comes_back_and_the_shoe_deals_on(tmp_path):
+    # the framed shoe drops its link as card 30 leaves it, and a pty shows no hang-up: the
+    # table hears nothing, the dealer waits for the display. The driver's HELLO on the quiet
+    # line brings the read back (never acknowledged, the shoe still has it), in its place
+    port = free_port()
+    env = Rig(tmp_path).env
+    dev = Devices(["--shoe-file", str(GOLDEN / "classic-1.shoe"), "--profile", "classic",
+                   "--shoe-protocol", "framed", "--dealer-display", f"http://127.0.0.1:{port}",
+                   "--pace-ms", "1", "--shuffle-seconds", "0.2", "--fault", "drop@30"],
+                  env, tmp_path)
+    try:
+        journal = tmp_path / "rig.db"
+        run = subprocess.run(
+            TABLECTL + ["run", "--profile", "classic", "--http", f"127.0.0.1:{port}",
+                        "--shoe-url", dev.urls["shoe"], "--shoe-protocol", "framed",
+                        "--shuffler-url", dev.urls["shuffler"], "--journal", str(journal),
+                        "--no-control", "--json", "--shoes", "1"],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+            stdin=subprocess.DEVNULL)
+        assert run.returncode == 0, run.stderr[-2000:] + dev.said()
+    finally:
+        dev.stop()
+    with Journal.open_readonly(journal) as j:
+        assert j.verify().ok
+        records = [r.data for r in j.records() if r.kind != "input"]
+    assert not [e for e in records if e["event"] in ("hold", "irregularity", "alarm")]
+    compare(expected("classic-1"), [e for e in records if e.get("shoe") == 1])
+
+
 def burn_heavy_shoe(path: Path) -> Path:
     """An 8-deck shoe whose first card is a king: the shoe-start burn takes eleven cards."""
     codes = [c.code for c in ordered_shoe(8)]

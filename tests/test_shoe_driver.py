@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 
 from drivers import transport
 from drivers.errors import BadURL, Busy, DevicePermissionError, NotFound
-from drivers.events import CardRead, DeviceWarning, LinkBack, LinkLost
+from drivers.events import CardRead, DeviceWarning, LinkBack, LinkLost, ReadFailed
 from drivers.shoe import PROTOCOLS, open_shoe
 from drivers.shoe.framed import FramedEncoder
 from simulators import registry
@@ -159,9 +159,13 @@ def test_pty_framed_duplicates_dropped_gaps_reported_acks_sent(pty):
         os.write(master, FE.hello(7, 0) + FE.card("AS", seq=1) + FE.card("AS", seq=1)
                  + FE.card("KC", seq=3))
         seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 3)
-        assert [type(e) for e in seen] == [CardRead, DeviceWarning, CardRead]
+        # read 2 was asked for again; a shoe that never resends it: a failed read in its place
+        # (the card that left the shoe unread), after the warning, then read 3
+        assert [type(e) for e in seen] == [CardRead, DeviceWarning, ReadFailed, CardRead]
+        assert read_master(master) == FE.hello_request()
         assert not driver.buffered
         assert seen[1].code == "SEQ_GAP" and "expected read 2, got 3" in seen[1].text
+        assert seen[2].seq == 2 and "lost" in seen[2].reason
         assert driver.stats["duplicates"] == 1 and driver.stats["seq_gaps"] == 1
         driver.ack(3)
         assert read_master(master) == FE.ack(3)
@@ -170,6 +174,60 @@ def test_pty_framed_duplicates_dropped_gaps_reported_acks_sent(pty):
         seen = events_until(driver, lambda e: isinstance(e, CardRead))
         assert [e.seq for e in seen] == [4]
         assert read_master(master) == FE.ack(3)       # the shoe missed our ack: sent again
+
+
+def test_pty_framed_read_missing_behind_a_gap_is_asked_for_and_delivered_in_order(
+        pty, monkeypatch):
+    monkeypatch.setattr("drivers.shoe.framed.GAP_WAIT_S", 3600.0)     # however slow the test
+    master, path = pty
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        read_master(master)
+        os.write(master, FE.hello(9, 0) + FE.card("AS", seq=1) + FE.card("KC", seq=3))
+        assert events_until(driver, lambda e: isinstance(e, CardRead))[-1].seq == 1
+        assert driver.read_event(0.05) is None and driver.buffered     # read 3 waits
+        assert read_master(master) == FE.hello_request()       # the missing read asked for
+        # the shoe's answer: its HELLO, then every read not acknowledged, in order
+        os.write(master, FE.hello(9, 0) + FE.card("AS", seq=1) + FE.card("7D", seq=2)
+                 + FE.card("KC", seq=3))
+        seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 3)
+        assert [(type(e), e.seq) for e in seen] == [(CardRead, 2), (CardRead, 3)]
+        assert [e.code for e in seen] == ["7D", "KC"]
+        assert driver.read_event(0.05) is None      # read 3's resend: a duplicate, dropped
+        assert driver.stats["seq_gaps"] == 0 and driver.stats["duplicates"] == 2
+        assert not driver.buffered
+
+
+def test_pty_framed_resend_without_the_missing_read_gives_it_up_at_once(
+        pty, monkeypatch):
+    monkeypatch.setattr("drivers.shoe.framed.GAP_WAIT_S", 3600.0)     # only the resend tells
+    master, path = pty
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        read_master(master)
+        os.write(master, FE.hello(9, 0) + FE.card("AS", seq=1) + FE.card("KC", seq=3)
+                 + FE.card("5H", seq=4))
+        events_until(driver, lambda e: isinstance(e, CardRead))
+        assert driver.read_event(0.05) is None and driver.buffered     # 3 and 4 wait
+        assert read_master(master) == FE.hello_request()
+        # the shoe has read 2 no more (acknowledged by another controller, say)
+        os.write(master, FE.hello(9, 2) + FE.card("KC", seq=3))
+        seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 4,
+                            timeout=0.01)
+        assert [(type(e), e.seq) for e in seen if not isinstance(e, DeviceWarning)] == \
+            [(ReadFailed, 2), (CardRead, 3), (CardRead, 4)]
+
+
+def test_framed_quiet_line_is_asked_for_a_hello_every_second(pty):
+    # a read lost on the way with the link never seen to drop comes back with the answer
+    from drivers.shoe.framed import PROBE_S
+    master, path = pty
+    with open_shoe(path, "framed", read_timeout_s=0.05) as driver:
+        assert read_master(master) == FE.hello_request()       # on open
+        quiet = round(PROBE_S / 0.05)
+        for _ in range(quiet - 1):
+            assert driver.read_event() is None
+        assert read_master(master, wait=0.01) == b""
+        assert driver.read_event() is None
+        assert read_master(master) == FE.hello_request()
 
 
 def test_framed_keepalive_when_dead_detection_is_on(pty):

@@ -5,11 +5,17 @@
 The CRC covers LEN … PAYLOAD. Reads (card, failed read, cut card) carry sequence numbers 1…65535
 (then 1 again); the controller acknowledges them cumulatively once journaled, and the shoe
 resends unacknowledged reads whenever it answers a HELLO. The driver drops a sequence number it
-has already delivered and reports a gap as a DeviceWarning. Byte-level details and a worked
-example: docs/protocols.md.
+has already delivered. A read that comes after a gap is kept back while the driver asks the
+shoe for the missing reads again (they are unacknowledged, so the shoe still has them); reads
+that never come are handed on as failed reads, in their place, after a SEQ_GAP warning, so
+that no later card takes a lost card's place. A quiet line is asked for a HELLO every second:
+a read lost on the way without the link being seen to drop comes back with the answer.
+Byte-level details and a worked example: docs/protocols.md.
 """
 from __future__ import annotations
 
+import math
+from collections import deque
 from dataclasses import dataclass
 
 from drivers.crc import crc16_ccitt_false
@@ -23,6 +29,14 @@ SOF = 0xA5
 MAX_PAYLOAD = 32
 VERSION = 1
 SEQ_MAX = 65535
+#: a quiet line (blocking reads that found nothing) is asked for a HELLO this often, seconds
+PROBE_S = 1.0
+#: how long reads after a gap are kept back for the shoe to resend the missing ones, seconds
+GAP_WAIT_S = 0.5
+#: reads kept back behind a gap, at most: past that the missing ones are given up at once
+MOST_KEPT = 16
+#: missing reads handed on as failed reads, at most (a longer gap: one alarm instead)
+MOST_LOST = 8
 
 HELLO, CARD, FAILED, CUT, ALARM, WARNING, ACK = 0x01, 0x10, 0x11, 0x12, 0x20, 0x21, 0x30
 FACE_UP, MULTIPLE, MANUAL_BURN = 0x01, 0x02, 0x04
@@ -185,7 +199,9 @@ class FramedEncoder:
 
 
 class FramedDriver(ShoeDriverBase):
-    """Framed shoe: asks for HELLO on every open, drops duplicates, reports gaps, sends acks."""
+    """Framed shoe: asks for HELLO on every open and on a quiet line, drops duplicates, asks
+    again for reads missing behind a gap (failed reads in their place if they never come),
+    sends acks."""
 
     protocol = "framed"
     encoder = FramedEncoder
@@ -196,13 +212,17 @@ class FramedDriver(ShoeDriverBase):
         self._session: int | None = None
         self._last_seq = 0          # last read delivered (or acknowledged before we met the shoe)
         self._acked = 0             # highest read the controller acknowledged
-        self._held: DeviceEvent | None = None
+        # events decoded and due next, in order (a gap given up: its warning's followers)
+        self._ready: deque[DeviceEvent] = deque()
+        self._early: dict[int, DeviceEvent] = {}    # reads after a gap, kept back, by seq
+        self._asked_at = 0.0        # when the reads missing before them were asked for again
         self._resumed = 0           # last read journaled before a restart (resume())
+        self._probe_every = max(2, math.ceil(PROBE_S / self.read_timeout_s))
         return FramedDecoder()
 
     @property
     def buffered(self) -> bool:
-        return self._held is not None or super().buffered
+        return bool(self._ready) or bool(self._early) or super().buffered
 
     def _on_open(self) -> None:
         self._send(FramedEncoder.hello_request())
@@ -215,14 +235,19 @@ class FramedDriver(ShoeDriverBase):
             except GarbageBytes as err:
                 self._count_error(err)
         n = self.dead_after_timeouts
-        if n >= 2 and consecutive_timeouts == n // 2:
-            self._send(FramedEncoder.hello_request())   # keepalive: an idle shoe still answers
+        if (n >= 2 and consecutive_timeouts == n // 2) \
+                or consecutive_timeouts % self._probe_every == 0:
+            # keepalive: an idle shoe still answers, and resends what was never acknowledged
+            # (a read lost on the way, the link never seen to drop: the table would wait for
+            # it, and the dealer for the table)
+            self._send(FramedEncoder.hello_request())
 
     def resume(self, last_seq: int) -> None:
         if not 1 <= last_seq <= SEQ_MAX:
             raise ValueError(f"sequence number {last_seq} outside 1…{SEQ_MAX}")
         self._resumed = last_seq
         self._last_seq = self._acked = last_seq
+        self._early.clear()
         self._send(FramedEncoder.ack(last_seq))
 
     def ack(self, seq: int) -> None:
@@ -233,9 +258,11 @@ class FramedDriver(ShoeDriverBase):
         self._send(FramedEncoder.ack(seq))
 
     def _decode(self) -> DeviceEvent | None:
-        if self._held is not None:
-            held, self._held = self._held, None
-            return held
+        ready = self._ready
+        if ready:
+            return ready.popleft()
+        if self._early and self._clock() - self._asked_at >= GAP_WAIT_S:
+            return self._give_up()      # the shoe had the time to resend them: they are lost
         while True:
             event = self._decoder.next()
             if event is None:
@@ -248,19 +275,60 @@ class FramedDriver(ShoeDriverBase):
             seq = getattr(event, "seq", None)
             if not seq:
                 return event
-            if self._last_seq and seq_at_or_before(seq, self._last_seq):
+            last = self._last_seq
+            if last and seq_at_or_before(seq, last):
                 self.stats["duplicates"] += 1
                 self._log.debug("duplicate read dropped", seq=seq)
                 continue
-            expected = next_seq(self._last_seq)
-            self._last_seq = seq
-            if seq != expected:
-                self.stats["seq_gaps"] += 1
-                self._log.warning("sequence gap", expected=expected, got=seq)
-                self._held = event
-                return DeviceWarning(code="SEQ_GAP", text=f"expected read {expected}, got {seq}",
-                                     raw=event.raw)
-            return event
+            if seq == next_seq(last) or not (last or self._session is not None):
+                # the next read (or the first of a shoe not met yet: it numbers from where it
+                # stands); reads kept back behind it follow it now, in order
+                self._last_seq = seq
+                if self._early:
+                    self._release()
+                return event
+            if seq in self._early:
+                # resent, with the reads before it still missing: the shoe has them no more
+                return self._give_up()
+            if not self._early:
+                # reads are missing before this one, and nothing after the last one delivered
+                # is acknowledged: the shoe still has them. Asked for again, this one waits
+                self._log.info("sequence gap: the missing reads asked for again",
+                               expected=next_seq(last), got=seq)
+                self._asked_at = self._clock()
+                self._send(FramedEncoder.hello_request())
+            self._early[seq] = event
+            if len(self._early) >= MOST_KEPT:
+                return self._give_up()
+
+    def _release(self) -> None:
+        """The reads kept back whose turn has come, to be delivered next in their order."""
+        early, ready = self._early, self._ready
+        while early and (event := early.pop(next_seq(self._last_seq), None)) is not None:
+            self._last_seq = next_seq(self._last_seq)
+            ready.append(event)
+
+    def _give_up(self) -> DeviceEvent:
+        """The reads missing before those kept back never came: a SEQ_GAP warning (returned),
+        then a failed read in the place of each (a card left the shoe unread: the table holds
+        for it, and no later card takes its place), then the reads kept back."""
+        expected = next_seq(self._last_seq)
+        first = min(self._early, key=lambda s: (s - expected) % SEQ_MAX)
+        missing = (first - expected) % SEQ_MAX
+        lost = [(expected - 1 + k) % SEQ_MAX + 1 for k in range(missing)]
+        self.stats["seq_gaps"] += 1
+        self._log.warning("sequence gap", expected=expected, got=first, lost=missing)
+        span = f"read {expected}" if missing == 1 else f"reads {expected}–{lost[-1]}"
+        if missing <= MOST_LOST:
+            self._ready.extend(ReadFailed(reason=f"read {n} lost on the shoe's link", seq=n)
+                               for n in lost)
+        else:
+            self._ready.append(DeviceAlarm(code="READS_LOST", text=f"{span} lost on the shoe's "
+                                           "link: the cards they were are not known"))
+        self._last_seq = lost[-1] if lost else self._last_seq
+        self._release()
+        return DeviceWarning(code="SEQ_GAP", text=f"expected read {expected}, got {first}: "
+                             f"{span} never came, even when asked for again")
 
     def _hello(self, hello: HelloFrame) -> None:
         if hello.session is None:
@@ -269,6 +337,10 @@ class FramedDriver(ShoeDriverBase):
             self._log.info("shoe session", session=hello.session, last_acked=hello.last_acked)
             first = self._session is None
             self._session = hello.session
+            if self._early:
+                # the shoe started again: it resends what it kept, numbered anew
+                self._log.warning("shoe restarted behind a gap", kept_back=len(self._early))
+                self._early.clear()
             self._last_seq = self._acked = hello.last_acked
             if first and self._resumed and (not hello.last_acked or
                                             seq_at_or_before(hello.last_acked, self._resumed)):
