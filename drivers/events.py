@@ -68,13 +68,22 @@ class ReadFailed(DeviceEvent):
     seq: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "device": self.device, "reason": self.reason}
+        d: dict[str, Any] = {"type": self.type, "device": self.device, "reason": self.reason}
+        if self.seq is not None:
+            d["seq"] = self.seq     # a shoe that resends: kept, so that a restart knows it
+        return d
 
 
 @dataclass(frozen=True)
 class CutCardSeen(DeviceEvent):
     type: ClassVar[str] = "cut_card"
     seq: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"type": self.type, "device": self.device}
+        if self.seq is not None:
+            d["seq"] = self.seq
+        return d
 
 
 @dataclass(frozen=True)

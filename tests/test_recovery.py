@@ -151,6 +151,41 @@ def test_a_crash_at_any_card_gives_the_rounds_of_a_clean_run(tmp_path, monkeypat
         assert holds == ([] if protocol == "framed" else ["restart_review"]), f"crash@{at}"
 
 
+def test_a_crash_just_after_a_failed_read_or_the_cut_card_applies_neither_twice(
+        tmp_path, monkeypatch):
+    """A framed shoe numbers its failed reads and the cut card as it numbers cards, and
+    resends them as long as they are not acknowledged: journaled, each is acknowledged and
+    the restart resumes after it, so that a crash just after one does not bring it back as
+    another card left unread (a card the supervisor would be asked to type that never was)."""
+    from simulators.shoe import parse_fault
+    def die():
+        raise Crash()
+    monkeypatch.setattr(fault, "die", die)
+    profile = load_profile("macau")
+    faults = [parse_fault("misread@12")]
+    clean_path = str(tmp_path / "clean.db")
+    run_simulation(profile, seed=3, protocol="framed", faults=faults, journal_path=clean_path)
+    with Journal.open_readonly(clean_path) as j:
+        inputs = [r.data["type"] for r in j.records(kinds=["input"])]
+        clean = [r.data for r in j.records(kinds=["round_result"])]
+    # the N-th journaled input, as crash@N counts them
+    at = {kind: inputs.index(kind) + 1 for kind in ("read_failed", "cut_card")}
+    for kind, n in at.items():
+        path = str(tmp_path / f"{kind}.db")
+        with pytest.raises(Crash):
+            run_simulation(profile, seed=3, protocol="framed", faults=faults,
+                           journal_path=path, crash_after=n)
+        run_simulation(profile, seed=3, protocol="framed", journal_path=path)
+        with Journal.open_readonly(path) as j:
+            assert j.verify().ok
+            rounds = [r.data for r in j.records(kinds=["round_result"])]
+            holds = [r.data["reason"] for r in j.records(kinds=["hold"])]
+            again = [r.data["type"] for r in j.records(kinds=["input"])].count(kind)
+        assert again == 1, f"crash after the {kind}"
+        assert holds == ["unreadable_card"], f"crash after the {kind}"     # the misread's
+        assert same_rounds(rounds, clean), f"crash after the {kind}"
+
+
 @needs_golden
 @pytest.mark.slow
 def test_kill_9_with_devices_in_a_separate_process(tmp_path, durable):

@@ -7,7 +7,7 @@ from typing import Callable
 
 from controller.logsetup import get_logger
 from controller.service.parts import Flushing, Outlet, Tap
-from controller.table.inputs import Input
+from controller.table.inputs import SHOE_READS, Input
 
 log = get_logger("controller.service")
 
@@ -137,7 +137,7 @@ class Fanout:
         for sub in self._listening["status"]:
             sub.publish(told.status)
         inp = told.input
-        if inp.type == "card":
+        if inp.type in SHOE_READS:
             ack = self.acks.get(getattr(inp, "device", ""))
             seq = getattr(inp, "seq", None)
             if ack is not None and seq:

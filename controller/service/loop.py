@@ -37,7 +37,7 @@ from controller.service.prompt import Prompter
 from controller.service.recovery import LOCAL_CURSOR, SNAPSHOT_FORMAT
 from controller.service.writer import WRITTEN
 from controller.table import Table
-from controller.table.inputs import DURABLE, INPUT_TYPES, Input
+from controller.table.inputs import DURABLE, INPUT_TYPES, SHOE_READS, Input
 
 __all__ = ["Gate", "LoopSettings", "Note", "Query", "Submitted", "TableService"]
 
@@ -340,7 +340,7 @@ class TableService:
             seqs = self.journal.stage(items, durable=durable, cursors=self._cursors or None)
         except (JournalError, ValueError) as err:
             self._journal_failed(err)
-        if inp.type == "card" and record.get("seq"):
+        if inp.type in SHOE_READS and record.get("seq"):
             self._shoe_seq = record["seq"]
         for e, seq in zip(events, seqs[1:]):
             e["seq"] = seq

@@ -21,7 +21,7 @@ from controller.journal.store import CURSORS_KIND, SNAPSHOT_KIND, Snapshot
 from controller.logsetup import get_logger
 from controller.settings.profile import Profile
 from controller.table import Table
-from controller.table.inputs import parse_input
+from controller.table.inputs import SHOE_READS, parse_input
 
 log = get_logger("controller.service")
 
@@ -103,7 +103,7 @@ def open_table(profile: Profile, journal: Journal, snapshot: Snapshot | None | o
                 f"the events journaled with it (seq {inp_rec.seq}…); the journal and this "
                 f"release disagree; stop and have it checked (tablectl verify-journal, "
                 f"tablectl recall)")
-        if data.get("type") == "card" and data.get("seq"):
+        if data.get("type") in SHOE_READS and data.get("seq"):
             rec.shoe_seq = data["seq"]
         rec.inputs_replayed += 1
     rec.resumed = True

@@ -84,6 +84,11 @@ DURABLE: dict[str, bool] = {cls.type: True for cls in (
     CardRead, CutCardSeen, ReadFailed, MultipleCards, DeviceAlarm, LinkLost, LinkBack,
     ShuffleDone, ShufflerIdentity, Remainder, Restarted, Command)}
 DURABLE[DeviceWarning.type] = False
+#: the inputs that are the shoe's reads, each numbered by a shoe that resends what is not
+#: acknowledged (framed): each is acknowledged once journaled, and a restart resumes after
+#: the last one journaled, so that none is applied twice (a failed read or the cut card no
+#: less than a card)
+SHOE_READS = frozenset({CardRead.type, ReadFailed.type, CutCardSeen.type})
 
 
 def _card(d: Mapping[str, Any]) -> CardRead:
