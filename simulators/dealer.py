@@ -118,9 +118,13 @@ class VirtualDealer:
         elif kind == "device_request" and e.get("action") == "count_rest":
             self.rig.rest_to_shuffler()
         elif kind == "cards_returned":
-            # the dealer puts the round's cards back into the continuous shuffler
-            if self.rig.machine is not None:
-                self.rig.machine.return_cards(e["cards"])
+            # the dealer puts the round's cards back into the continuous shuffler, once: told
+            # again after a restart (the dealer hears it as the round ends, before the journal
+            # has it), they are in the machine already
+            rig, key = self.rig, [e.get("shoe"), e.get("round")]
+            if rig.machine is not None and rig.returned_for != key:
+                rig.returned_for = key
+                rig.machine.return_cards(e["cards"])
 
     def _maybe_reveal(self) -> None:
         """Hands dealt face down are turned over after a pause, as a dealer would."""

@@ -69,6 +69,9 @@ class SimRig:
         #: the table's shoe the cards in the shoe were loaded for, and the one to load next
         self.loaded_for: int | None = None
         self.next_for: int | None = None
+        #: the table's [shoe, round] whose cards went back into the continuous shuffler last:
+        #: the same round told again (a restart republishes what nobody saw) puts none back
+        self.returned_for: list | None = None
         self._hand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()
         #: told once, on whatever thread loads it, when the shoe is next loaded
         self.on_loaded: Callable[[], None] | None = None
@@ -147,6 +150,7 @@ class SimRig:
             memory = self.shoe.memory()
             head = {"loads": self._loads, "shoe": memory, "rig_cut": self.cut_position,
                     "loaded_for": self.loaded_for, "next_for": self.next_for,
+                    "returned_for": self.returned_for,
                     "shuffler": shuffler.to_state(rng=False)}
             # the generators' states, as `to_state` and `_rng_state` give them, close each
             # object: the shuffler's, then the dealer's hand and the continuous machine's
@@ -173,6 +177,7 @@ class SimRig:
         _set_rng_state(self._hand, state["hand"])
         self._loads, self.next_for = state["loads"], state["next_for"]
         self.loaded_for = state["loaded_for"]
+        self.returned_for = state.get("returned_for")
         self.shoe.recall(state["shoe"])
         if self.machine is not None and state.get("machine") is not None:
             _set_rng_state(self.machine._rng, state["machine"])

@@ -186,6 +186,36 @@ def test_a_crash_just_after_a_failed_read_or_the_cut_card_applies_neither_twice(
         assert same_rounds(rounds, clean), f"crash after the {kind}"
 
 
+def test_a_crash_as_a_round_goes_back_into_the_continuous_shuffler_returns_it_once(
+        tmp_path, monkeypatch):
+    """The simulated dealer puts a round's cards back into the continuous shuffler as the round
+    ends, before the journal has it; a restart tells that end again (nobody outside saw it):
+    the cards are in the machine already, and go back no second time."""
+    def die():
+        raise Crash()
+    monkeypatch.setattr(fault, "die", die)
+    profile = load_profile("macau-csm")
+    clean_path = str(tmp_path / "clean.db")
+    run_simulation(profile, seed=11, protocol="framed", journal_path=clean_path)
+    ends, n = [], 0
+    with Journal.open_readonly(clean_path) as j:
+        for r in j.records():
+            n += r.kind == "input"
+            if r.kind == "cards_returned":
+                ends.append(n)       # the input whose round ended: crash@n comes just after
+        clean = [r.data for r in j.records(kinds=["round_result"])]
+    for at in (ends[3], ends[40]):
+        path = str(tmp_path / f"j{at}.db")
+        with pytest.raises(Crash):
+            run_simulation(profile, seed=11, protocol="framed", journal_path=path,
+                           crash_after=at)
+        run_simulation(profile, seed=11, protocol="framed", journal_path=path)
+        with Journal.open_readonly(path) as j:
+            assert j.verify().ok
+            rounds = [r.data for r in j.records(kinds=["round_result"])]
+        assert same_rounds(rounds, clean), f"crash@{at}"
+
+
 @needs_golden
 @pytest.mark.slow
 def test_kill_9_with_devices_in_a_separate_process(tmp_path, durable):
