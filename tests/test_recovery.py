@@ -186,6 +186,37 @@ def test_a_crash_just_after_a_failed_read_or_the_cut_card_applies_neither_twice(
         assert same_rounds(rounds, clean), f"crash after the {kind}"
 
 
+def test_a_crash_in_a_lost_link_hold_restarts_with_the_link_found_up(tmp_path, monkeypatch):
+    """The hold for a lost link waits for the link to come back before its kept reads can be
+    accepted; a restart that finds the shoe's link up says so (LinkBack), or the hold could
+    never be cleared but by ending the shoe."""
+    from simulators.shoe import parse_fault
+    def die():
+        raise Crash()
+    monkeypatch.setattr(fault, "die", die)
+    profile = load_profile("macau")
+    faults = [parse_fault("drop@40")]
+    clean_path = str(tmp_path / "clean.db")
+    run_simulation(profile, seed=9, protocol="framed", faults=faults, journal_path=clean_path)
+    with Journal.open_readonly(clean_path) as j:
+        inputs = [r.data["type"] for r in j.records(kinds=["input"])]
+        clean = [r.data for r in j.records(kinds=["round_result"])]
+    at = inputs.index("link_lost") + 1
+    path = str(tmp_path / "lost.db")
+    with pytest.raises(Crash):
+        run_simulation(profile, seed=9, protocol="framed", faults=faults, journal_path=path,
+                       crash_after=at)
+    run_simulation(profile, seed=9, protocol="framed", faults=faults, journal_path=path)
+    with Journal.open_readonly(path) as j:
+        assert j.verify().ok
+        after = [r.data["type"] for r in j.records(kinds=["input"])][at:at + 2]
+        rounds = [r.data for r in j.records(kinds=["round_result"])]
+        overrides = [r.data["action"] for r in j.records(kinds=["override"])]
+    assert after == ["restarted", "link_back"]
+    assert "accept_reads" in overrides
+    assert same_rounds(rounds, clean)
+
+
 def test_a_crash_as_a_round_goes_back_into_the_continuous_shuffler_returns_it_once(
         tmp_path, monkeypatch):
     """The simulated dealer puts a round's cards back into the continuous shuffler as the round

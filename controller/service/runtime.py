@@ -31,6 +31,7 @@ from controller.service.parts import Ack, Listener, Source, Tap
 from controller.service.recovery import NOTE_KINDS, Recovery, open_table
 from controller.service.tablepc import NO_DEVICES, NO_SHOE_WORDS, TablePC, waiting_line
 from controller.table.inputs import Restarted, command, parse_input
+from drivers.events import LinkBack
 from controller.table.states import CLOSED, SHOE_ENDED, SHUFFLING
 from controller.words import Words
 
@@ -342,6 +343,12 @@ class TableRuntime:
         # table has the cards checked; a framed one resends what was never acknowledged
         resends = self.shoe.resends if self.shoe is not None else False
         self.service.submit(Restarted(resends=resends))
+        hold = table.hold
+        if hold is not None and "link_lost" in hold.kinds and not hold.link_back \
+                and self.shoe is not None and self.shoe.link == "up":
+            # the hold waits for the shoe's link to come back, and this start found it up: the
+            # reads kept may be reviewed now (no driver reopened says so by itself)
+            self.service.submit(LinkBack(device="shoe"))
         for request in _pending_requests(table):
             if request not in redone:
                 # asked again of the shuffler (and whoever waits for it), not journaled again
