@@ -524,7 +524,14 @@ class PlayersActor:
             for act in self.players.stakes(e["shoe"], e["round"]):
                 self.submit(command(act["action"], act["user"], act["role"], act["reason"],
                                     **act["args"]))
-        if e["event"] != "status" or e.get("step") is None:
+        if e["event"] != "status":
+            return
+        if e.get("state") == "hold":
+            # a hold (a restart's review, say) refuses decisions: the one due is given again
+            # once the table asks for it after the hold
+            self._seen, self.status = None, e
+            return
+        if e.get("step") is None:
             return
         key = (e["shoe"], e["round"], e["step"], e.get("decision"), e.get("reads"))
         if key == self._seen:

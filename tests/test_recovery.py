@@ -217,6 +217,35 @@ def test_a_crash_in_a_lost_link_hold_restarts_with_the_link_found_up(tmp_path, m
     assert same_rounds(rounds, clean)
 
 
+def test_a_crash_as_a_decision_is_due_has_it_given_after_the_restart_review(
+        tmp_path, monkeypatch):
+    """Chemin de fer on a shoe that cannot resend: the restart holds for a review while the
+    Player's decision is due; the simulated player, refused during the hold, decides once the
+    table asks again, and the shoe is dealt to its end with a clean run's rounds."""
+    def die():
+        raise Crash()
+    monkeypatch.setattr(fault, "die", die)
+    profile = load_profile("chemin-de-fer")
+    clean_path = str(tmp_path / "clean.db")
+    run_simulation(profile, seed=11, protocol="beetek", journal_path=clean_path)
+    with Journal.open_readonly(clean_path) as j:
+        inputs = [r.data for r in j.records(kinds=["input"])]
+        clean = [r.data for r in j.records(kinds=["round_result"])]
+    # the card after which the table asks a decision: the next input is the decision
+    at = next(n for n in range(1, len(inputs)) if inputs[n - 1]["type"] == "card"
+              and inputs[n].get("action") == "decide" and n > 40)
+    path = str(tmp_path / "decide.db")
+    with pytest.raises(Crash):
+        run_simulation(profile, seed=11, protocol="beetek", journal_path=path, crash_after=at)
+    run_simulation(profile, seed=11, protocol="beetek", journal_path=path)
+    with Journal.open_readonly(path) as j:
+        assert j.verify().ok
+        rounds = [r.data for r in j.records(kinds=["round_result"])]
+        holds = [r.data["reason"] for r in j.records(kinds=["hold"])]
+    assert "restart_review" in holds
+    assert same_rounds(rounds, clean)
+
+
 def test_a_crash_as_a_round_goes_back_into_the_continuous_shuffler_returns_it_once(
         tmp_path, monkeypatch):
     """The simulated dealer puts a round's cards back into the continuous shuffler as the round
