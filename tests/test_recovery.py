@@ -151,6 +151,43 @@ def test_a_crash_at_any_card_gives_the_rounds_of_a_clean_run(tmp_path, monkeypat
         assert holds == ([] if protocol == "framed" else ["restart_review"]), f"crash@{at}"
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name, protocol, seed, faults", [
+    ("macau", "framed", 5, "misread@12 double_draw@30 noise@50 split@70 face_up@90 "
+     "triple_draw@120 foreign_card@150"),
+    ("macau-csm", "framed", 11, "misread@20 drop@40 double_draw@60 noise@80"),
+    ("chemin-de-fer", "beetek", 11, "misread@20 drop@40 noise@80"),
+])
+def test_a_crash_all_along_a_faulty_shoe_gives_the_rounds_of_a_clean_run(
+        tmp_path, monkeypatch, name, protocol, seed, faults):
+    """Every eleventh input of a shoe with the devices' faults on it (a continuous shuffler,
+    a banking game's decisions, a shoe that cannot resend among them): restarted, the table
+    deals the rounds of a run that never crashed."""
+    from simulators.shoe import parse_fault
+    def die():
+        raise Crash()
+    monkeypatch.setattr(fault, "die", die)
+    profile = load_profile(name)
+    kw = dict(seed=seed, protocol=protocol, keep_events=False)
+
+    def given() -> list:
+        return [parse_fault(f) for f in faults.split()]
+    clean_path = str(tmp_path / "clean.db")
+    run_simulation(profile, faults=given(), journal_path=clean_path, **kw)
+    with Journal.open_readonly(clean_path) as j:
+        inputs = sum(1 for _ in j.records(kinds=["input"]))
+        clean = [r.data for r in j.records(kinds=["round_result"])]
+    for at in range(1, inputs + 1, 11):
+        path = str(tmp_path / f"j{at}.db")
+        with pytest.raises(Crash):
+            run_simulation(profile, faults=given(), journal_path=path, crash_after=at, **kw)
+        run_simulation(profile, faults=given(), journal_path=path, **kw)
+        with Journal.open_readonly(path) as j:
+            assert j.verify().ok, f"crash@{at}"
+            rounds = [r.data for r in j.records(kinds=["round_result"])]
+        assert same_rounds(rounds, clean), f"crash@{at}"
+
+
 def test_a_crash_just_after_a_failed_read_or_the_cut_card_applies_neither_twice(
         tmp_path, monkeypatch):
     """A framed shoe numbers its failed reads and the cut card as it numbers cards, and
