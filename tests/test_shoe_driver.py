@@ -14,6 +14,7 @@ import pytest
 import serial
 from structlog.testing import capture_logs
 
+from controller.shoe.cards import ordered_shoe
 from drivers import transport
 from drivers.errors import BadURL, Busy, DevicePermissionError, NotFound
 from drivers.events import CardRead, DeviceWarning, LinkBack, LinkLost, ReadFailed
@@ -195,6 +196,26 @@ def test_pty_framed_read_missing_behind_a_gap_is_asked_for_and_delivered_in_orde
         assert driver.read_event(0.05) is None      # read 3's resend: a duplicate, dropped
         assert driver.stats["seq_gaps"] == 0 and driver.stats["duplicates"] == 2
         assert not driver.buffered
+
+
+def test_pty_framed_a_burst_behind_a_gap_waits_for_the_resends_that_follow_it(pty):
+    # a shoe that dealt on while the controller restarted sends what it held in one burst;
+    # the port's opening lost its start: the resends come after the burst, and fill the gap
+    master, path = pty
+    codes = [c.code for c in ordered_shoe(1)]
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        read_master(master)
+        os.write(master, FE.hello(9, 0) + FE.card(codes[0], seq=1))
+        assert events_until(driver, lambda e: isinstance(e, CardRead))[-1].seq == 1
+        os.write(master, b"".join(FE.card(codes[n - 1], seq=n) for n in range(12, 51)))
+        assert driver.read_event(0.05) is None and driver.buffered     # 39 reads kept back
+        os.write(master, FE.hello(9, 0) + b"".join(FE.card(codes[n - 1], seq=n)
+                                                   for n in range(1, 51)))
+        seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 50,
+                            limit=400)
+        assert [e.seq for e in seen] == list(range(2, 51))
+        assert [e.code for e in seen] == codes[1:50]
+        assert driver.stats["seq_gaps"] == 0
 
 
 def test_pty_framed_resend_without_the_missing_read_gives_it_up_at_once(

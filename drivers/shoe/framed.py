@@ -31,10 +31,12 @@ VERSION = 1
 SEQ_MAX = 65535
 #: a quiet line (blocking reads that found nothing) is asked for a HELLO this often, seconds
 PROBE_S = 1.0
-#: how long reads after a gap are kept back for the shoe to resend the missing ones, seconds
+#: reads after a gap are kept back for the shoe to resend the missing ones until the line has
+#: said nothing for this long, seconds (a burst of reads and resends at 9600 baud takes longer)
 GAP_WAIT_S = 0.5
-#: reads kept back behind a gap, at most: past that the missing ones are given up at once
-MOST_KEPT = 16
+#: reads kept back behind a gap, at most (a shoe's worth: what a shoe dealing on while the
+#: controller restarted sends in one burst): past that the missing ones are given up at once
+MOST_KEPT = 1024
 #: missing reads handed on as failed reads, at most (a longer gap: one alarm instead)
 MOST_LOST = 8
 
@@ -215,7 +217,7 @@ class FramedDriver(ShoeDriverBase):
         # events decoded and due next, in order (a gap given up: its warning's followers)
         self._ready: deque[DeviceEvent] = deque()
         self._early: dict[int, DeviceEvent] = {}    # reads after a gap, kept back, by seq
-        self._asked_at = 0.0        # when the reads missing before them were asked for again
+        self._heard_at = 0.0        # when the line last said anything while reads are kept
         self._resumed = 0           # last read journaled before a restart (resume())
         self._probe_every = max(2, math.ceil(PROBE_S / self.read_timeout_s))
         return FramedDecoder()
@@ -261,12 +263,15 @@ class FramedDriver(ShoeDriverBase):
         ready = self._ready
         if ready:
             return ready.popleft()
-        if self._early and self._clock() - self._asked_at >= GAP_WAIT_S:
+        early = self._early
+        if early and self._clock() - self._heard_at >= GAP_WAIT_S:
             return self._give_up()      # the shoe had the time to resend them: they are lost
         while True:
             event = self._decoder.next()
             if event is None:
                 return None
+            if early:
+                self._heard_at = self._clock()      # the line is busy: its resends may follow
             if isinstance(event, HelloFrame):
                 self._hello(event)
                 continue
@@ -295,7 +300,7 @@ class FramedDriver(ShoeDriverBase):
                 # is acknowledged: the shoe still has them. Asked for again, this one waits
                 self._log.info("sequence gap: the missing reads asked for again",
                                expected=next_seq(last), got=seq)
-                self._asked_at = self._clock()
+                self._heard_at = self._clock()
                 self._send(FramedEncoder.hello_request())
             self._early[seq] = event
             if len(self._early) >= MOST_KEPT:
