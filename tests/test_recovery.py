@@ -223,6 +223,32 @@ def test_a_crash_just_after_a_failed_read_or_the_cut_card_applies_neither_twice(
         assert same_rounds(rounds, clean), f"crash after the {kind}"
 
 
+def test_a_restart_between_shoes_tells_the_shoe_where_the_journal_stands(tmp_path):
+    """The card that ends a shoe is journaled, and a crash can take its acknowledgement: the
+    framed shoe resends it after the restart, between shoes. Told the last read journaled, the
+    driver drops it; else it came into the next shoe as a card drawn while none was due (seen
+    on the rig: kill -9 as a shoe ended, then a hold at the next shoe's start)."""
+    from controller.service.build import DeviceSettings, TableSpec, build
+    from controller.service.clock import VirtualClock
+    from simulators.install import install
+    from simulators.rig import SimRig
+    profile = load_profile("macau")
+    path = str(tmp_path / "ended.db")
+    run_simulation(profile, seed=3, protocol="framed", journal_path=path, keep_events=False)
+    with Journal.open_readonly(path) as j:
+        last = [r.data["seq"] for r in j.records(kinds=["input"]) if r.data.get("seq")][-1]
+        assert list(j.records(kinds=["shoe_ended"]))
+    install()
+    clock = VirtualClock()
+    rig = SimRig(profile.decks, protocol="framed", seed=4, clock=clock)
+    rt = build(TableSpec(profile, DeviceSettings(shoe_url=rig.shoe_url, protocol="framed"),
+                         plan=lambda n: None, journal_path=path, clock=clock, rig=rig))
+    try:
+        assert rt.shoe is not None and rt.shoe.resume_seq == last
+    finally:
+        rt.close()
+
+
 def test_a_crash_in_a_lost_link_hold_restarts_with_the_link_found_up(tmp_path, monkeypatch):
     """The hold for a lost link waits for the link to come back before its kept reads can be
     accepted; a restart that finds the shoe's link up says so (LinkBack), or the hold could

@@ -108,6 +108,33 @@ def test_framed_resume_after_a_controller_restart(shoe):
     assert pulled == [["AS"], ["TD"], ["KH"]] and model.unacked == []
 
 
+def test_framed_resume_meets_a_shoe_started_afresh_and_drops_none_of_its_reads(pty):
+    # the journal holds 4,005 reads; the shoe met after the restart was powered off meanwhile
+    # and numbers from 1 again (its HELLO: a session never seen, nothing acknowledged)
+    master, path = pty
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        assert read_master(master) == FE.hello_request()
+        driver.resume(4005)
+        os.write(master, FE.hello(21, 0) + FE.card("AS", seq=1) + FE.card("KD", seq=2))
+        seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 2)
+        assert [(e.code, e.seq) for e in seen if isinstance(e, CardRead)] == \
+            [("AS", 1), ("KD", 2)]
+        assert driver.stats["duplicates"] == 0
+        assert FE.ack(4005) not in read_master(master)     # nothing acknowledged blind
+
+
+def test_framed_resume_drops_the_resends_of_reads_a_crash_left_unacknowledged(pty):
+    master, path = pty
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        read_master(master)
+        driver.resume(405)              # 404 was the last acknowledgement the shoe heard
+        os.write(master, FE.hello(21, 404) + FE.card("AS", seq=405) + FE.card("KD", seq=406))
+        seen = events_until(driver, lambda e: isinstance(e, CardRead))
+        assert [(e.code, e.seq) for e in seen if isinstance(e, CardRead)] == [("KD", 406)]
+        assert driver.stats["duplicates"] == 1
+        assert FE.ack(405) in read_master(master)
+
+
 def test_loop_url_split_frame_and_noise():
     with open_shoe("loop://", "beetek") as driver:
         port = driver.transport

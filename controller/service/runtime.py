@@ -319,6 +319,12 @@ class TableRuntime:
         redone = {e.get("action") for e in rec.undelivered if e["event"] == "device_request"}
         where: dict[str, Any] = {"path": self.journal_path, "seq": self.journal.last_seq,
                                  "shoe": table.shoe_no}
+        if self.shoe is not None and rec.shoe_seq and self.shoe.resends \
+                and not self.spec.devices_lost:
+            # the reads journaled whose acknowledgement the crash took come again: dropped,
+            # between shoes too (there they were a card drawn when none was due); a shoe
+            # started afresh meanwhile is told from its acknowledgements (drivers/shoe/framed)
+            self.shoe.resume(rec.shoe_seq)
         state = table.state
         if state in (CLOSED, SHOE_ENDED) and not (table.shoe and table.shoe.counting):
             return [Words("run.restart_no_shoe", where)]
@@ -337,8 +343,6 @@ class TableRuntime:
             # the embedded simulator died with the last process: its shoe is gone
             self.service.submit(command("abandon_shoe", reason="simulated devices restarted"))
             return line + [Words("run.restart_sim_closed")]
-        if self.shoe is not None and rec.shoe_seq and self.shoe.resends:
-            self.shoe.resume(rec.shoe_seq)
         # a shoe that cannot resend (Bee-Tek, barcode) may have lost a read in flight: the
         # table has the cards checked; a framed one resends what was never acknowledged
         resends = self.shoe.resends if self.shoe is not None else False

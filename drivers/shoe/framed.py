@@ -39,6 +39,11 @@ GAP_WAIT_S = 0.5
 MOST_KEPT = 1024
 #: missing reads handed on as failed reads, at most (a longer gap: one alarm instead)
 MOST_LOST = 8
+#: after a restart, the most reads the journal can hold that the shoe never had acknowledged
+#: (a live table's 16 staged before a commit, a simulation's batch of 256 inputs, with room to
+#: spare): a shoe whose acknowledgements lag further behind the journal started numbering
+#: afresh while the controller was away (its reads are new, not resends)
+RESUME_WINDOW = 1024
 
 HELLO, CARD, FAILED, CUT, ALARM, WARNING, ACK = 0x01, 0x10, 0x11, 0x12, 0x20, 0x21, 0x30
 FACE_UP, MULTIPLE, MANUAL_BURN = 0x01, 0x02, 0x04
@@ -250,7 +255,9 @@ class FramedDriver(ShoeDriverBase):
         self._resumed = last_seq
         self._last_seq = self._acked = last_seq
         self._early.clear()
-        self._send(FramedEncoder.ack(last_seq))
+        if self._session is not None:
+            self._send(FramedEncoder.ack(last_seq))     # the shoe met already: its numbering
+        # else the shoe's first HELLO says whether it still numbers the journal's reads
 
     def ack(self, seq: int) -> None:
         if not 1 <= seq <= SEQ_MAX:
@@ -347,11 +354,19 @@ class FramedDriver(ShoeDriverBase):
                 self._log.warning("shoe restarted behind a gap", kept_back=len(self._early))
                 self._early.clear()
             self._last_seq = self._acked = hello.last_acked
-            if first and self._resumed and (not hello.last_acked or
-                                            seq_at_or_before(hello.last_acked, self._resumed)):
-                # the journal is ahead of the shoe's acks: those reads are applied already
-                self._last_seq = self._acked = self._resumed
-                self._send(FramedEncoder.ack(self._resumed))
+            resumed = self._resumed
+            if first and resumed and (not hello.last_acked or
+                                      seq_at_or_before(hello.last_acked, resumed)):
+                if (resumed - hello.last_acked) % SEQ_MAX <= RESUME_WINDOW:
+                    # the journal is ahead of the shoe's acks (lost with the crash): those
+                    # reads are applied already, and their resends are dropped
+                    self._last_seq = self._acked = resumed
+                    self._send(FramedEncoder.ack(resumed))
+                else:
+                    # far more behind than a crash leaves: the shoe started again while the
+                    # controller was away, and numbers its reads afresh
+                    self._log.info("shoe numbering afresh", last_journaled=resumed,
+                                   last_acked=hello.last_acked)
         elif self._acked and (not hello.last_acked
                               or not seq_at_or_before(self._acked, hello.last_acked)):
             self._send(FramedEncoder.ack(self._acked))   # our ack was lost with the link
