@@ -75,6 +75,18 @@ class ReadFailed(DeviceEvent):
 
 
 @dataclass(frozen=True)
+class ShoeSession(DeviceEvent):
+    """A shoe that numbers its reads said which run of numbers they belong to (framed: its
+    HELLO's session, new whenever the shoe starts): journaled, so that a restart can tell the
+    shoe the journal knows from one started afresh meanwhile."""
+    type: ClassVar[str] = "shoe_session"
+    session: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "device": self.device, "session": self.session}
+
+
+@dataclass(frozen=True)
 class CutCardSeen(DeviceEvent):
     type: ClassVar[str] = "cut_card"
     seq: int | None = None

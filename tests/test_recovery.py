@@ -236,8 +236,12 @@ def test_a_restart_between_shoes_tells_the_shoe_where_the_journal_stands(tmp_pat
     path = str(tmp_path / "ended.db")
     run_simulation(profile, seed=3, protocol="framed", journal_path=path, keep_events=False)
     with Journal.open_readonly(path) as j:
-        last = [r.data["seq"] for r in j.records(kinds=["input"]) if r.data.get("seq")][-1]
+        inputs = [r.data for r in j.records(kinds=["input"])]
+        last = [i["seq"] for i in inputs if i.get("seq")][-1]
         assert list(j.records(kinds=["shoe_ended"]))
+    kinds = [i["type"] for i in inputs]
+    assert kinds.count("shoe_session") == 1 and kinds.index("shoe_session") < kinds.index("card")
+    session = inputs[kinds.index("shoe_session")]["session"]
     install()
     clock = VirtualClock()
     rig = SimRig(profile.decks, protocol="framed", seed=4, clock=clock)
@@ -245,6 +249,8 @@ def test_a_restart_between_shoes_tells_the_shoe_where_the_journal_stands(tmp_pat
                          plan=lambda n: None, journal_path=path, clock=clock, rig=rig))
     try:
         assert rt.shoe is not None and rt.shoe.resume_seq == last
+        # the shoe's session, put on record before its first read, goes with it
+        assert rt.shoe.resume_session == session
     finally:
         rt.close()
 

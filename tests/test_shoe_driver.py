@@ -135,6 +135,31 @@ def test_framed_resume_drops_the_resends_of_reads_a_crash_left_unacknowledged(pt
         assert FE.ack(405) in read_master(master)
 
 
+def test_framed_resume_goes_by_the_session_on_record_where_there_is_one(pty):
+    master, path = pty
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        read_master(master)
+        driver.resume_session(7)
+        driver.resume(5)
+        # another session, its acknowledgements close behind the journal: a shoe started
+        # afresh all the same (the session says so), its reads new
+        os.write(master, FE.hello(8, 3) + FE.card("AS", seq=4) + FE.card("KD", seq=5))
+        seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 5)
+        assert [(e.code, e.seq) for e in seen if isinstance(e, CardRead)] == \
+            [("AS", 4), ("KD", 5)]
+        assert driver.session == 8
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        read_master(master)
+        driver.resume_session(7)
+        driver.resume(4005)
+        # the session on record, however far behind its acknowledgements: the shoe the
+        # journal knows, its resends dropped
+        os.write(master, FE.hello(7, 2) + FE.card("AS", seq=4005) + FE.card("KD", seq=4006))
+        seen = events_until(driver, lambda e: isinstance(e, CardRead))
+        assert [(e.code, e.seq) for e in seen if isinstance(e, CardRead)] == [("KD", 4006)]
+        assert FE.ack(4005) in read_master(master)
+
+
 def test_loop_url_split_frame_and_noise():
     with open_shoe("loop://", "beetek") as driver:
         port = driver.transport

@@ -109,6 +109,8 @@ class ShoeSource:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.resume_seq: int | None = None
+        self.resume_session: int | None = None
+        self._session: int | None = None    # the shoe's run of read numbers, as put on record
         # the simulated port's news when a pump last found nothing (None: look every time)
         self._seen: tuple[int, float | None] | None = None
         self._port: object = None
@@ -126,9 +128,10 @@ class ShoeSource:
         """From the loop: this read is journaled (the owner's thread tells the shoe)."""
         self.outbox.append(seq)
 
-    def resume(self, last_seq: int) -> None:
-        """After a restart: reads up to `last_seq` are journaled already."""
-        self.resume_seq = last_seq
+    def resume(self, last_seq: int, session: int | None = None) -> None:
+        """After a restart: reads up to `last_seq` are journaled already, numbered in the run
+        `session` (None: not known)."""
+        self.resume_seq, self.resume_session = last_seq, session
 
     def _waiting(self, why: str) -> None:
         first = not self.waiting
@@ -164,6 +167,10 @@ class ShoeSource:
         if drv is None:             # not there yet: the reader thread is waiting for it
             return False
         if self.resume_seq is not None:
+            # a driver that knows runs of numbers is told which one the journal's reads are of
+            if self.resume_session is not None and \
+                    (same := getattr(drv, "resume_session", None)) is not None:
+                same(self.resume_session)
             drv.resume(self.resume_seq)
             self.resume_seq = None
         while self.outbox:
@@ -171,6 +178,12 @@ class ShoeSource:
         event = drv.read_event(timeout=timeout)
         if event is None:
             return False
+        if (session := getattr(drv, "session", None)) != self._session:
+            # a shoe that numbers its reads in runs (framed) named a new one: on record before
+            # the reads that follow it, for a restart to tell this shoe from one started afresh
+            self._session = session
+            if session is not None:
+                self.submit(ev.ShoeSession(session=session))
         self.last_event_at = now = time.time()
         if isinstance(event, _READS):
             # nearly every event: a read, itself the table's input

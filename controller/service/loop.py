@@ -67,6 +67,10 @@ class LoopSettings:
     simulated: bool = False             # a simulated table says so on every prompt
     virtual_supervisor: bool = False    # holds are cleared by one: its prompts say so
     replayed: int = 0                   # inputs a restart replayed since the last snapshot
+    # where the shoe's numbering stood at the restart: a snapshot taken before its next read
+    # keeps it (else a second restart from that snapshot would not know it)
+    shoe_seq: int = 0
+    shoe_session: int | None = None
     published_seq: int | None = None    # None: everything journaled was published
     # the older part of the journal is still being checked: nothing signs it, a stop leaves
     # it as it is, until a `Proven` input says it verified
@@ -95,7 +99,8 @@ class TableService:
         self._snapshot_cursors: dict[str, int] = {}     # the positions the last snapshot holds
         # what those publishers report for the state view (each value replaced)
         self.reports: dict[str, dict] = {}
-        self._shoe_seq = 0
+        self._shoe_seq = s.shoe_seq
+        self._shoe_session = s.shoe_session         # the shoe's run of read numbers, if known
         self._since_snapshot = s.replayed
         self.anchors = Anchors(journal, s.anchor_key, s.anchor_every)
         self.conditions = Conditions(self._publish_status, self._process)
@@ -342,6 +347,8 @@ class TableService:
             self._journal_failed(err)
         if inp.type in SHOE_READS and record.get("seq"):
             self._shoe_seq = record["seq"]
+        elif inp.type == "shoe_session":
+            self._shoe_session = record.get("session")
         for e, seq in zip(events, seqs[1:]):
             e["seq"] = seq
         notice = None
@@ -445,7 +452,8 @@ class TableService:
     def _snapshot(self) -> None:
         """The table's state, and how far each publisher has got, bound into the chain."""
         self.journal.snapshot({"format": SNAPSHOT_FORMAT, "table": self.table.snapshot(),
-                               "shoe_seq": self._shoe_seq}, self.journal.last_seq,
+                               "shoe_seq": self._shoe_seq, "shoe_session": self._shoe_session},
+                              self.journal.last_seq,
                               cursors={**self._cursors, LOCAL_CURSOR: self._out.published_seq})
         self._since_snapshot = 0
         self._snapshot_cursors = dict(self._cursors)

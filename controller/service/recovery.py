@@ -40,6 +40,7 @@ class Recovery:
     snapshot_seq: int = 0
     inputs_replayed: int = 0
     shoe_seq: int = 0                   # the shoe's own number of its last journaled read
+    shoe_session: int | None = None     # the run of numbers it belongs to (framed), if known
     undelivered: list[dict] = field(default_factory=list)   # events after the local cursor
 
 
@@ -87,6 +88,7 @@ def open_table(profile: Profile, journal: Journal, snapshot: Snapshot | None | o
                                f"journal (--journal NEW.db)")
         table = Table.restore(profile, state["table"], **table_kw)
         rec.snapshot_seq, rec.shoe_seq = after, state.get("shoe_seq", 0)
+        rec.shoe_session = state.get("shoe_session")
     for inp_rec, out_recs in _groups(journal.records(after_seq=after)):
         data = inp_rec.data
         try:
@@ -105,6 +107,8 @@ def open_table(profile: Profile, journal: Journal, snapshot: Snapshot | None | o
                 f"tablectl recall)")
         if data.get("type") in SHOE_READS and data.get("seq"):
             rec.shoe_seq = data["seq"]
+        elif data.get("type") == "shoe_session":
+            rec.shoe_session = data.get("session")
         rec.inputs_replayed += 1
     rec.resumed = True
     last_input = journal.last_record("input")

@@ -74,7 +74,8 @@ class TableRuntime:
                 # pace, not ahead of it)
                 batch_inputs=1 if spec.feed is not None else None,
                 simulated=spec.simulated, virtual_supervisor=spec.virtual_supervisor,
-                replayed=self.recovery.inputs_replayed,
+                replayed=self.recovery.inputs_replayed, shoe_seq=self.recovery.shoe_seq,
+                shoe_session=self.recovery.shoe_session,
                 unproven=bool(self.start_check.pending and journal_path))
             self.service = TableService(table, self.journal, self.clock, settings)
         except BaseException:
@@ -324,7 +325,7 @@ class TableRuntime:
             # the reads journaled whose acknowledgement the crash took come again: dropped,
             # between shoes too (there they were a card drawn when none was due); a shoe
             # started afresh meanwhile is told from its acknowledgements (drivers/shoe/framed)
-            self.shoe.resume(rec.shoe_seq)
+            self.shoe.resume(rec.shoe_seq, session=rec.shoe_session)
         state = table.state
         if state in (CLOSED, SHOE_ENDED) and not (table.shoe and table.shoe.counting):
             return [Words("run.restart_no_shoe", where)]

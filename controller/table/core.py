@@ -31,7 +31,7 @@ from controller.table.holds import Holds
 from controller.table.inputs import (INPUT_TYPES, CardRead, Command, CutCardSeen,
                                      DeviceAlarm, DeviceWarning, Input, LinkBack, LinkLost,
                                      MultipleCards, ReadFailed, Remainder, Restarted,
-                                     ShuffleDone, ShufflerIdentity,
+                                     ShoeSession, ShuffleDone, ShufflerIdentity,
                                      parse_input)
 from controller.table.legal import BY_NAME
 from controller.table.machine import MoveRefused
@@ -355,6 +355,10 @@ class Table:
         rest = [code for code, n in inp.composition.items() for _ in range(int(n))]
         d.shoes.count_done(rest=rest, count=None if rest else inp.total, method="shuffler")
 
+    def _shoe_session(self, inp: ShoeSession) -> None:
+        """The shoe's run of read numbers, on record for a restart (controller/service/runtime):
+        nothing changes at the table."""
+
     def _restarted(self, inp: Restarted) -> None:
         """After a restart, a read in flight may be lost when the shoe cannot resend: whenever
         cards come out of the shoe (the shoe-start burn, a round, between rounds, the
@@ -438,7 +442,8 @@ _APPLY: dict[type, Callable[[Table, Any], None]] = {
     CardRead: Table._card, CutCardSeen: Table._cut, ReadFailed: Table._read_failed,
     MultipleCards: Table._multiple, DeviceAlarm: Table._alarm, DeviceWarning: Table._warning,
     LinkLost: Table._link_lost, LinkBack: Table._link_back, ShuffleDone: Table._shuffled,
-    ShufflerIdentity: Table._identity, Remainder: Table._remainder,
+    ShufflerIdentity: Table._identity, ShoeSession: Table._shoe_session,
+    Remainder: Table._remainder,
     Restarted: Table._restarted,
     Command: Table._command,
 }

@@ -25,8 +25,8 @@ from typing import Any, Callable, ClassVar, Mapping, Union
 
 from controller.errors import InputError
 from drivers.events import (CardRead, CutCardSeen, DeviceAlarm, DeviceEvent, DeviceWarning,
-                            LinkBack, LinkLost, MultipleCards, ReadFailed, ShuffleDone,
-                            ShufflerIdentity)
+                            LinkBack, LinkLost, MultipleCards, ReadFailed, ShoeSession,
+                            ShuffleDone, ShufflerIdentity)
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ INPUT_TYPES: tuple[type, ...] = (DeviceEvent, Remainder, Restarted, Command)
 #: changes nothing at the table, so losing the last one to a power cut loses nothing
 DURABLE: dict[str, bool] = {cls.type: True for cls in (
     CardRead, CutCardSeen, ReadFailed, MultipleCards, DeviceAlarm, LinkLost, LinkBack,
-    ShuffleDone, ShufflerIdentity, Remainder, Restarted, Command)}
+    ShuffleDone, ShufflerIdentity, ShoeSession, Remainder, Restarted, Command)}
 DURABLE[DeviceWarning.type] = False
 #: the inputs that are the shoe's reads, each numbered by a shoe that resends what is not
 #: acknowledged (framed): each is acknowledged once journaled, and a restart resumes after
@@ -129,6 +129,7 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "warning": _plain(DeviceWarning, ("device", "code", "text")),
     "link_lost": _plain(LinkLost, ("device", "reason")),
     "link_back": _plain(LinkBack, ("device",)),
+    "shoe_session": _plain(ShoeSession, ("device", "session")),
     "identity": _plain(ShufflerIdentity, ("device", "model", "serial", "firmware")),
     "remainder": _plain(Remainder, ("device", "composition", "count")),
     "restarted": _plain(Restarted, ("resends",)),
@@ -162,5 +163,5 @@ def command(action: str, *, user: str = "system", role: str = "system", reason: 
 
 __all__ = ["Input", "INPUT_TYPES", "CardRead", "CutCardSeen", "ReadFailed", "MultipleCards",
            "DeviceAlarm", "DeviceWarning", "LinkLost", "LinkBack", "ShuffleDone", "ShufflerIdentity",
-           "Remainder", "Restarted", "Command", "DURABLE", "is_durable", "parse_input",
+           "ShoeSession", "Remainder", "Restarted", "Command", "DURABLE", "is_durable", "parse_input",
            "command"]

@@ -224,6 +224,7 @@ class FramedDriver(ShoeDriverBase):
         self._early: dict[int, DeviceEvent] = {}    # reads after a gap, kept back, by seq
         self._heard_at = 0.0        # when the line last said anything while reads are kept
         self._resumed = 0           # last read journaled before a restart (resume())
+        self._resumed_session: int | None = None    # the run of numbers those reads are of
         self._probe_every = max(2, math.ceil(PROBE_S / self.read_timeout_s))
         return FramedDecoder()
 
@@ -258,6 +259,18 @@ class FramedDriver(ShoeDriverBase):
         if self._session is not None:
             self._send(FramedEncoder.ack(last_seq))     # the shoe met already: its numbering
         # else the shoe's first HELLO says whether it still numbers the journal's reads
+
+    @property
+    def session(self) -> int | None:
+        """The session of the shoe's last HELLO (None before one): its run of read numbers,
+        new whenever the shoe starts."""
+        return self._session
+
+    def resume_session(self, session: int) -> None:
+        """After a restart, before `resume`: the session the journal's reads were numbered in
+        (as a `ShoeSession` put it on record). A shoe answering with another one started
+        afresh meanwhile: its reads are new, whatever their numbers."""
+        self._resumed_session = session
 
     def ack(self, seq: int) -> None:
         if not 1 <= seq <= SEQ_MAX:
@@ -355,18 +368,23 @@ class FramedDriver(ShoeDriverBase):
                 self._early.clear()
             self._last_seq = self._acked = hello.last_acked
             resumed = self._resumed
+            known = self._resumed_session
             if first and resumed and (not hello.last_acked or
                                       seq_at_or_before(hello.last_acked, resumed)):
-                if (resumed - hello.last_acked) % SEQ_MAX <= RESUME_WINDOW:
+                # the shoe the journal knows: the session on record, or (a journal without
+                # one) acknowledgements no further behind than a crash leaves them
+                same = (hello.session == known) if known is not None else \
+                    (resumed - hello.last_acked) % SEQ_MAX <= RESUME_WINDOW
+                if same:
                     # the journal is ahead of the shoe's acks (lost with the crash): those
                     # reads are applied already, and their resends are dropped
                     self._last_seq = self._acked = resumed
                     self._send(FramedEncoder.ack(resumed))
                 else:
-                    # far more behind than a crash leaves: the shoe started again while the
-                    # controller was away, and numbers its reads afresh
+                    # the shoe started again while the controller was away, and numbers its
+                    # reads afresh
                     self._log.info("shoe numbering afresh", last_journaled=resumed,
-                                   last_acked=hello.last_acked)
+                                   last_acked=hello.last_acked, session=hello.session)
         elif self._acked and (not hello.last_acked
                               or not seq_at_or_before(self._acked, hello.last_acked)):
             self._send(FramedEncoder.ack(self._acked))   # our ack was lost with the link
