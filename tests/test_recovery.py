@@ -151,6 +151,22 @@ def test_a_crash_at_any_card_gives_the_rounds_of_a_clean_run(tmp_path, monkeypat
         assert holds == ([] if protocol == "framed" else ["restart_review"]), f"crash@{at}"
 
 
+@pytest.fixture
+def crashing(monkeypatch):
+    """crash@N raises Crash here instead of killing the process (the restart runs here too)."""
+    def die():
+        raise Crash()
+    monkeypatch.setattr(fault, "die", die)
+
+
+def crash_and_restart(profile, path: str, at: int, **kw) -> None:
+    """A simulation stopped by a crash after its `at`-th journaled input, then the same one
+    again on its journal (as rerunning the same command does)."""
+    with pytest.raises(Crash):
+        run_simulation(profile, journal_path=path, crash_after=at, **kw)
+    run_simulation(profile, journal_path=path, **kw)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name, protocol, seed, faults", [
     ("macau", "framed", 5, "misread@12 double_draw@30 noise@50 split@70 face_up@90 "
@@ -159,14 +175,11 @@ def test_a_crash_at_any_card_gives_the_rounds_of_a_clean_run(tmp_path, monkeypat
     ("chemin-de-fer", "beetek", 11, "misread@20 drop@40 noise@80"),
 ])
 def test_a_crash_all_along_a_faulty_shoe_gives_the_rounds_of_a_clean_run(
-        tmp_path, monkeypatch, name, protocol, seed, faults):
+        tmp_path, crashing, name, protocol, seed, faults):
     """Every eleventh input of a shoe with the devices' faults on it (a continuous shuffler,
     a banking game's decisions, a shoe that cannot resend among them): restarted, the table
     deals the rounds of a run that never crashed."""
     from simulators.shoe import parse_fault
-    def die():
-        raise Crash()
-    monkeypatch.setattr(fault, "die", die)
     profile = load_profile(name)
     kw = dict(seed=seed, protocol=protocol, keep_events=False)
 
@@ -179,9 +192,7 @@ def test_a_crash_all_along_a_faulty_shoe_gives_the_rounds_of_a_clean_run(
         clean = [r.data for r in j.records(kinds=["round_result"])]
     for at in range(1, inputs + 1, 11):
         path = str(tmp_path / f"j{at}.db")
-        with pytest.raises(Crash):
-            run_simulation(profile, faults=given(), journal_path=path, crash_after=at, **kw)
-        run_simulation(profile, faults=given(), journal_path=path, **kw)
+        crash_and_restart(profile, path, at, faults=given(), **kw)
         with Journal.open_readonly(path) as j:
             assert j.verify().ok, f"crash@{at}"
             rounds = [r.data for r in j.records(kinds=["round_result"])]
@@ -189,15 +200,12 @@ def test_a_crash_all_along_a_faulty_shoe_gives_the_rounds_of_a_clean_run(
 
 
 def test_a_crash_just_after_a_failed_read_or_the_cut_card_applies_neither_twice(
-        tmp_path, monkeypatch):
+        tmp_path, crashing):
     """A framed shoe numbers its failed reads and the cut card as it numbers cards, and
     resends them as long as they are not acknowledged: journaled, each is acknowledged and
     the restart resumes after it, so that a crash just after one does not bring it back as
     another card left unread (a card the supervisor would be asked to type that never was)."""
     from simulators.shoe import parse_fault
-    def die():
-        raise Crash()
-    monkeypatch.setattr(fault, "die", die)
     profile = load_profile("macau")
     faults = [parse_fault("misread@12")]
     clean_path = str(tmp_path / "clean.db")
@@ -209,10 +217,7 @@ def test_a_crash_just_after_a_failed_read_or_the_cut_card_applies_neither_twice(
     at = {kind: inputs.index(kind) + 1 for kind in ("read_failed", "cut_card")}
     for kind, n in at.items():
         path = str(tmp_path / f"{kind}.db")
-        with pytest.raises(Crash):
-            run_simulation(profile, seed=3, protocol="framed", faults=faults,
-                           journal_path=path, crash_after=n)
-        run_simulation(profile, seed=3, protocol="framed", journal_path=path)
+        crash_and_restart(profile, path, n, seed=3, protocol="framed", faults=faults)
         with Journal.open_readonly(path) as j:
             assert j.verify().ok
             rounds = [r.data for r in j.records(kinds=["round_result"])]
@@ -255,14 +260,11 @@ def test_a_restart_between_shoes_tells_the_shoe_where_the_journal_stands(tmp_pat
         rt.close()
 
 
-def test_a_crash_in_a_lost_link_hold_restarts_with_the_link_found_up(tmp_path, monkeypatch):
+def test_a_crash_in_a_lost_link_hold_restarts_with_the_link_found_up(tmp_path, crashing):
     """The hold for a lost link waits for the link to come back before its kept reads can be
     accepted; a restart that finds the shoe's link up says so (LinkBack), or the hold could
     never be cleared but by ending the shoe."""
     from simulators.shoe import parse_fault
-    def die():
-        raise Crash()
-    monkeypatch.setattr(fault, "die", die)
     profile = load_profile("macau")
     faults = [parse_fault("drop@40")]
     clean_path = str(tmp_path / "clean.db")
@@ -272,10 +274,7 @@ def test_a_crash_in_a_lost_link_hold_restarts_with_the_link_found_up(tmp_path, m
         clean = [r.data for r in j.records(kinds=["round_result"])]
     at = inputs.index("link_lost") + 1
     path = str(tmp_path / "lost.db")
-    with pytest.raises(Crash):
-        run_simulation(profile, seed=9, protocol="framed", faults=faults, journal_path=path,
-                       crash_after=at)
-    run_simulation(profile, seed=9, protocol="framed", faults=faults, journal_path=path)
+    crash_and_restart(profile, path, at, seed=9, protocol="framed", faults=faults)
     with Journal.open_readonly(path) as j:
         assert j.verify().ok
         after = [r.data["type"] for r in j.records(kinds=["input"])][at:at + 2]
@@ -287,13 +286,10 @@ def test_a_crash_in_a_lost_link_hold_restarts_with_the_link_found_up(tmp_path, m
 
 
 def test_a_crash_as_a_decision_is_due_has_it_given_after_the_restart_review(
-        tmp_path, monkeypatch):
+        tmp_path, crashing):
     """Chemin de fer on a shoe that cannot resend: the restart holds for a review while the
     Player's decision is due; the simulated player, refused during the hold, decides once the
     table asks again, and the shoe is dealt to its end with a clean run's rounds."""
-    def die():
-        raise Crash()
-    monkeypatch.setattr(fault, "die", die)
     profile = load_profile("chemin-de-fer")
     clean_path = str(tmp_path / "clean.db")
     run_simulation(profile, seed=11, protocol="beetek", journal_path=clean_path)
@@ -304,9 +300,7 @@ def test_a_crash_as_a_decision_is_due_has_it_given_after_the_restart_review(
     at = next(n for n in range(1, len(inputs)) if inputs[n - 1]["type"] == "card"
               and inputs[n].get("action") == "decide" and n > 40)
     path = str(tmp_path / "decide.db")
-    with pytest.raises(Crash):
-        run_simulation(profile, seed=11, protocol="beetek", journal_path=path, crash_after=at)
-    run_simulation(profile, seed=11, protocol="beetek", journal_path=path)
+    crash_and_restart(profile, path, at, seed=11, protocol="beetek")
     with Journal.open_readonly(path) as j:
         assert j.verify().ok
         rounds = [r.data for r in j.records(kinds=["round_result"])]
@@ -316,13 +310,10 @@ def test_a_crash_as_a_decision_is_due_has_it_given_after_the_restart_review(
 
 
 def test_a_crash_as_a_round_goes_back_into_the_continuous_shuffler_returns_it_once(
-        tmp_path, monkeypatch):
+        tmp_path, crashing):
     """The simulated dealer puts a round's cards back into the continuous shuffler as the round
     ends, before the journal has it; a restart tells that end again (nobody outside saw it):
     the cards are in the machine already, and go back no second time."""
-    def die():
-        raise Crash()
-    monkeypatch.setattr(fault, "die", die)
     profile = load_profile("macau-csm")
     clean_path = str(tmp_path / "clean.db")
     run_simulation(profile, seed=11, protocol="framed", journal_path=clean_path)
@@ -335,10 +326,7 @@ def test_a_crash_as_a_round_goes_back_into_the_continuous_shuffler_returns_it_on
         clean = [r.data for r in j.records(kinds=["round_result"])]
     for at in (ends[3], ends[40]):
         path = str(tmp_path / f"j{at}.db")
-        with pytest.raises(Crash):
-            run_simulation(profile, seed=11, protocol="framed", journal_path=path,
-                           crash_after=at)
-        run_simulation(profile, seed=11, protocol="framed", journal_path=path)
+        crash_and_restart(profile, path, at, seed=11, protocol="framed")
         with Journal.open_readonly(path) as j:
             assert j.verify().ok
             rounds = [r.data for r in j.records(kinds=["round_result"])]

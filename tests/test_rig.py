@@ -58,27 +58,35 @@ class Devices:
         self.err.close()
 
 
-@needs_golden
-@pytest.mark.slow
-def test_the_rig_deals_whole_shoes_with_no_hold_following_the_display(tmp_path):
+def deal_on_rig(tmp_path: Path, shoes: int, *faults: str,
+                timeout: float = 240) -> tuple[Path, str]:
+    """The golden classic shoe on the rig (framed, the dealer following the display), dealt by
+    `tablectl run` for `shoes` shoes: its journal, and what the devices said."""
     port = free_port()
     env = Rig(tmp_path).env
     dev = Devices(["--shoe-file", str(GOLDEN / "classic-1.shoe"), "--profile", "classic",
                    "--shoe-protocol", "framed", "--dealer-display", f"http://127.0.0.1:{port}",
-                   "--pace-ms", "1", "--shuffle-seconds", "0.2"], env, tmp_path)
+                   "--pace-ms", "1", "--shuffle-seconds", "0.2",
+                   *(arg for f in faults for arg in ("--fault", f))], env, tmp_path)
     try:
         journal = tmp_path / "rig.db"
         run = subprocess.run(
             TABLECTL + ["run", "--profile", "classic", "--http", f"127.0.0.1:{port}",
                         "--shoe-url", dev.urls["shoe"], "--shoe-protocol", "framed",
                         "--shuffler-url", dev.urls["shuffler"], "--journal", str(journal),
-                        "--no-control", "--json", "--shoes", "2"],
-            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240,
+                        "--no-control", "--json", "--shoes", str(shoes)],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=timeout,
             stdin=subprocess.DEVNULL)
         assert run.returncode == 0, run.stderr[-2000:] + dev.said()
-        said = dev.said()
+        return journal, dev.said()
     finally:
         dev.stop()
+
+
+@needs_golden
+@pytest.mark.slow
+def test_the_rig_deals_whole_shoes_with_no_hold_following_the_display(tmp_path):
+    journal, said = deal_on_rig(tmp_path, 2)
     assert "following the dealer's display" in said
     with Journal.open_readonly(journal) as j:
         assert j.verify().ok
@@ -102,24 +110,7 @@ def test_a_read_lost_with_no_sign_of_a_drop_comes_back_and_the_shoe_deals_on(tmp
     # the framed shoe drops its link as card 30 leaves it, and a pty shows no hang-up: the
     # table hears nothing, the dealer waits for the display. The driver's HELLO on the quiet
     # line brings the read back (never acknowledged, the shoe still has it), in its place
-    port = free_port()
-    env = Rig(tmp_path).env
-    dev = Devices(["--shoe-file", str(GOLDEN / "classic-1.shoe"), "--profile", "classic",
-                   "--shoe-protocol", "framed", "--dealer-display", f"http://127.0.0.1:{port}",
-                   "--pace-ms", "1", "--shuffle-seconds", "0.2", "--fault", "drop@30"],
-                  env, tmp_path)
-    try:
-        journal = tmp_path / "rig.db"
-        run = subprocess.run(
-            TABLECTL + ["run", "--profile", "classic", "--http", f"127.0.0.1:{port}",
-                        "--shoe-url", dev.urls["shoe"], "--shoe-protocol", "framed",
-                        "--shuffler-url", dev.urls["shuffler"], "--journal", str(journal),
-                        "--no-control", "--json", "--shoes", "1"],
-            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
-            stdin=subprocess.DEVNULL)
-        assert run.returncode == 0, run.stderr[-2000:] + dev.said()
-    finally:
-        dev.stop()
+    journal, _ = deal_on_rig(tmp_path, 1, "drop@30", timeout=120)
     with Journal.open_readonly(journal) as j:
         assert j.verify().ok
         records = [r.data for r in j.records() if r.kind != "input"]

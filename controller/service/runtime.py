@@ -30,8 +30,7 @@ from controller.service.loop import LoopSettings, TableService
 from controller.service.parts import Ack, Listener, Source, Tap
 from controller.service.recovery import NOTE_KINDS, Recovery, open_table
 from controller.service.tablepc import NO_DEVICES, NO_SHOE_WORDS, TablePC, waiting_line
-from controller.table.inputs import Restarted, command, parse_input
-from drivers.events import LinkBack
+from controller.table.inputs import LinkBack, Restarted, command, parse_input
 from controller.table.states import CLOSED, SHOE_ENDED, SHUFFLING
 from controller.words import Words
 
@@ -324,7 +323,7 @@ class TableRuntime:
                 and not self.spec.devices_lost:
             # the reads journaled whose acknowledgement the crash took come again: dropped,
             # between shoes too (there they were a card drawn when none was due); a shoe
-            # started afresh meanwhile is told from its acknowledgements (drivers/shoe/framed)
+            # started afresh meanwhile is told by its session (drivers/shoe/framed)
             self.shoe.resume(rec.shoe_seq, session=rec.shoe_session)
         state = table.state
         if state in (CLOSED, SHOE_ENDED) and not (table.shoe and table.shoe.counting):
