@@ -6,7 +6,9 @@ URLs, the drivers, the one table loop, the durable journal, the `--json` lines o
 reads its output as a consumer would: the rate is the rounds printed between the first
 `shoe_started` line and the last `shoe_ended` line, divided by the time between them (start-up,
 the software digest and the journal's opening are shown apart), and the process's CPU time
-(start-up included), steadier than the clock on a shared machine. The places alternate run by
+(start-up included), steadier than the clock on a shared machine, and its voluntary context
+switches a card ("waits": a thread that blocked and had to be woken, start-up included). The
+places alternate run by
 run, so each range is measured side by side with the others:
 
   simulate, tmpfs   the journal on a RAM file system (/dev/shm): the loop's own cost
@@ -108,7 +110,9 @@ def one(command: str, profile: str, seed: int, shoes: int, folder: str) -> dict:
     return {"rounds": rounds, "cards": cards, "dealing_s": round(dealing, 3),
             "startup_s": round(first - t0, 3), "total_s": round(end - t0, 3),
             "hands_per_s": round(rounds / dealing, 1), "journal_mb": round(size / 1e6, 2),
-            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3), "card_row": row}
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
+            # the process's waits (a thread blocking for another, a sleep): each a wake-up
+            "voluntary_switches": usage.ru_nvcsw, "card_row": row}
 
 
 def card_row(journal: str) -> tuple | None:
@@ -247,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
           f"--json: {args.runs} run(s) each, alternating (tmpfs: {places['tmpfs'].rsplit('/', 1)[0]}"
           f" [{kinds['tmpfs']}], disk: {disk_root} [{kinds['disk']}])")
     print(f"{'':<15} {'hands/s':>15} {'µs a card':>13} {'dealing s':>13} {'start s':>11} "
-          f"{'CPU s':>11} {'journal MB':>11}")
+          f"{'CPU s':>11} {'waits a card':>13} {'journal MB':>11}")
     summary: dict[str, dict] = {}
     for name, rs in results.items():
         rates = [r["hands_per_s"] for r in rs]
@@ -259,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{span([r['dealing_s'] for r in rs], '{:.2f}'):>13} "
               f"{span([r['startup_s'] for r in rs], '{:.2f}'):>11} "
               f"{span([r['cpu_s'] for r in rs], '{:.2f}'):>11} "
+              f"{span([r['voluntary_switches'] / r['cards'] for r in rs], '{:.2f}'):>13} "
               f"{span([r['journal_mb'] for r in rs], '{:.1f}'):>11}")
     met = {}
     for place, aim in AIMS.items():

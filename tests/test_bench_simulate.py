@@ -16,6 +16,8 @@ def test_a_small_run_measures_both_places(capsys, tmp_path):
         run = doc["results"][place]["runs"][0]
         assert run["rounds"] > 60 and run["cards"] > 5 * run["rounds"] // 2
         assert run["hands_per_s"] > 0 and run["journal_mb"] > 0
+        # a process of its own blocks at least once (start-up's reads and its subprocess)
+        assert isinstance(run["voluntary_switches"], int) and run["voluntary_switches"] >= 1
     assert doc["fs"]["tmpfs"] == "tmpfs" and doc["run_over_simulate"] is None
     assert list(tmp_path.iterdir()) == []          # the journals are removed
 
