@@ -20,7 +20,8 @@ from controller.feed.view import TableView
 from controller.journal import Journal
 from controller.service.recovery import NOTE_KINDS
 from tests.eventcheck import check_events, check_payload
-from tests.broker import Mosquitto, Subscriber, make_certificates, need_mosquitto
+from tests.broker import (Mosquitto, Subscriber, delivered_all, make_certificates,
+                          need_mosquitto)
 
 ROOT = Path(__file__).resolve().parents[1]
 PRIVATE_KINDS = NOTE_KINDS | {"input"}      # as the feed is given them: not public
@@ -133,7 +134,7 @@ def test_every_public_event_goes_out_in_journal_order_with_state_and_status(tmp_
     assert sum(state["road"].values()) == len([r for r in rounds if not r.get("void")])
     assert (state["table"], state["game"], state["feed_behind"]) == ("T1", "punto_banco", 0)
     with Journal.open_readonly(journal) as j:
-        assert j.cursor(CURSOR) == j.last_seq          # all acknowledged, recorded durably
+        assert delivered_all(j)          # all acknowledged, recorded durably
     # what a newcomer gets at once: the retained state and status
     late = Subscriber(broker, ["tables/+/state", "tables/+/status"])
     got = late.wait_for(lambda m: len(m) >= 2, timeout=5)
@@ -151,7 +152,9 @@ def test_a_wrong_password_is_one_line_the_table_deals_on_and_nothing_is_lost(tmp
         pw.write_text("wrong-secret\n")
         env = {"TABLECTL_FEED_USERNAME": "t1", "TABLECTL_FEED_PASSWORD_FILE": str(pw)}
         journal = tmp_path / "j.db"
-        done = simulate(journal, b.url, env)
+        # a refusal that lasts is not waited out at the stop: a drain of 10 minutes would
+        # outlast the command's 60 s
+        done = simulate(journal, b.url, {**env, "TABLECTL_FEED_DRAIN_TIMEOUT_S": "600"})
         assert done.returncode == 0, done.stderr[-2000:]
         lines = feed_lines(done.stderr)
         assert len(lines) == 2, lines      # the refusal, then what is owed at the stop
@@ -166,7 +169,7 @@ def test_a_wrong_password_is_one_line_the_table_deals_on_and_nothing_is_lost(tmp
         again = simulate(journal, b.url, {**env, "TABLECTL_FEED_DRAIN_TIMEOUT_S": "30"})
         assert again.returncode == 0 and not feed_lines(again.stderr), again.stderr
         with Journal.open_readonly(journal) as j:
-            assert j.cursor(CURSOR) == j.last_seq
+            assert delivered_all(j)
     finally:
         b.stop()
 
@@ -180,7 +183,7 @@ def test_a_broker_that_refuses_the_tables_topics_is_one_line_not_a_flapping_link
         pw.write_text("secret\n")
         done = simulate(tmp_path / "j.db", b.url, {
             "TABLECTL_FEED_USERNAME": "T1", "TABLECTL_FEED_PASSWORD_FILE": str(pw),
-            "TABLECTL_TABLE_NAME": "T2", "TABLECTL_FEED_DRAIN_TIMEOUT_S": "1"})
+            "TABLECTL_TABLE_NAME": "T2", "TABLECTL_FEED_DRAIN_TIMEOUT_S": "600"})
         assert done.returncode == 0, done.stderr[-2000:]
         lines = feed_lines(done.stderr)
         # Mosquitto answers "not authorised" or just closes: either way one line that names
@@ -212,7 +215,7 @@ def test_an_untrusted_broker_certificate_is_one_line_and_the_right_ca_works(tmp_
                                           "TABLECTL_FEED_DRAIN_TIMEOUT_S": "30"})
         assert again.returncode == 0 and not feed_lines(again.stderr), again.stderr
         with Journal.open_readonly(journal) as j:
-            assert j.cursor(CURSOR) == j.last_seq
+            assert delivered_all(j)
     finally:
         b.stop()
 
@@ -431,3 +434,30 @@ def test_a_tables_pit_is_checked_with_its_config(tmp_path, monkeypatch):
         load_config(bad)
     monkeypatch.setenv("TABLECTL_TABLE_PIT", "7")
     assert load_config(ROOT / "config" / "table.toml").table.pit == "7"
+
+
+def test_a_stop_does_not_wait_out_the_back_off_of_a_broker_that_refuses_the_table(
+        tmp_path, monkeypatch):
+    import time
+
+    from controller.feed.broker import Failure
+    from controller.feed.outbox import FloorFeed
+    from tests.broker import free_port
+    with Journal(tmp_path / "j.db") as j:
+        feed = FloorFeed(broker_from(FeedCfg(), url=f"mqtt://127.0.0.1:{free_port()}"), j,
+                         table="T1", cursors={}, outlets={}, private_kinds=PRIVATE_KINDS,
+                         drain_timeout_s=600, retry_max_s=600)
+        tries: list[float] = []
+
+        def refused() -> bool:          # what a wrong password or a refused topic does
+            tries.append(time.monotonic())
+            feed._fail(Failure("the broker refused user 't1'", lasting=True))
+            return False
+        monkeypatch.setattr(feed, "_session", refused)
+        feed.start()
+        deadline = time.monotonic() + 10
+        while len(tries) < 3 and time.monotonic() < deadline:     # back-off 0.5 s, then 1 s
+            time.sleep(0.02)
+        assert len(tries) == 3
+        feed.close()            # mid-way through a 2 s back-off: no more tries, no waiting
+        assert len(tries) == 3 and feed._thread is None

@@ -148,15 +148,31 @@ class FloorFeed:
         self._thread.start()
         return self
 
-    def close(self) -> None:
-        """Deliver what is owed (waiting at most drain_timeout_s for the broker), publish
-        `offline`, and leave the acknowledged seq for the journal's last write."""
+    def delivered(self, seq: int, timeout: float) -> bool:
+        """Wait (the loop stopped) until the broker has acknowledged every record up to `seq`:
+        True; False once `timeout` seconds passed, or at once for a broker that refuses the
+        table (credentials, certificate, topics)."""
+        deadline = time.monotonic() + timeout
+        self._wake.set()
+        while self.acked < seq:
+            failure = self._failure
+            if self._thread is None or (failure is not None and failure.lasting) \
+                    or time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def close(self, drain_s: float | None = None) -> None:
+        """Deliver what is owed (waiting at most `drain_s`, by default drain_timeout_s, for the
+        broker), publish `offline`, and leave the acknowledged seq for the journal's last
+        write."""
         if self._thread is None:
             return
-        self._deadline = time.monotonic() + self.drain_timeout_s
+        self._deadline = time.monotonic() + (self.drain_timeout_s if drain_s is None
+                                             else max(0.0, drain_s))
         self._closing = True
         self._wake.set()
-        self._thread.join(self.drain_timeout_s + 5.0)
+        self._thread.join(max(0.0, self._deadline - time.monotonic()) + 5.0)
         if not self._thread.is_alive():      # else its pipe stays open for it (a daemon)
             self._wake.close()
         self._thread = None
@@ -178,17 +194,22 @@ class FloorFeed:
                     delay = 0.5
             except JournalError as err:     # the table's own journal: it stops the table itself
                 self._fail(Failure(f"the journal cannot be read: {err}"))
-            if self._done() or (self._closing and self._failure and self._failure.lasting):
+            if self._done():
                 return
             self._wait(delay if not self._closing else 0.2)
             delay = min(delay * 2, self.retry_max_s)
 
     def _done(self) -> bool:
-        return self._closing and (self._finished or time.monotonic() >= self._deadline)
+        """Closing, and nothing more to wait for: all delivered, the drain's time up, or a
+        broker that refuses the table (credentials, certificate, topics) until someone acts."""
+        return self._closing and (self._finished or time.monotonic() >= self._deadline
+                                  or (self._failure is not None and self._failure.lasting))
 
     def _wait(self, seconds: float) -> None:
         end = time.monotonic() + seconds
         while not self._done() and time.monotonic() < end:
+            if self._closing:
+                end = min(end, time.monotonic() + 0.2)     # a stop: the back-off is cut short
             self._wake.wait(min(0.5, end - time.monotonic()))
             self._count_behind_now()
 
