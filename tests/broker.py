@@ -193,3 +193,14 @@ class Subscriber:
     def close(self) -> None:
         self.client.loop_stop()
         self.client.disconnect()
+
+
+def delivered_all(journal: Any) -> bool:
+    """What a clean stop with the broker up leaves: every record acknowledged, the last one
+    the feed's own position (put into the chain once the rest was delivered: the one record
+    the next start sends again), and the working copy of the position at the journal's end."""
+    from controller.feed.outbox import CURSOR
+    last = journal.last_seq
+    kinds = [r.kind for r in journal.records(after_seq=last - 1)]
+    return journal.cursor(CURSOR) == last and kinds == ["cursors"] \
+        and journal.chained_cursors().get(CURSOR) == last - 1

@@ -18,7 +18,7 @@ import pytest
 from controller.feed.outbox import CURSOR
 from controller.journal import Journal
 from controller.service.recovery import NOTE_KINDS
-from tests.broker import Mosquitto, Subscriber
+from tests.broker import Mosquitto, Subscriber, delivered_all
 
 ROOT = Path(__file__).resolve().parents[1]
 PRIVATE_KINDS = NOTE_KINDS | {"input"}      # as the feed is given them: not public
@@ -79,7 +79,7 @@ def test_the_broker_stopped_and_restarted_mid_shoe_loses_nothing(tmp_path):
     assert first_arrivals(events) == expected          # every seq, in journal order
     assert "the connection to" in err and "the broker is back" in err
     with Journal.open_readonly(journal) as j:
-        assert j.cursor(CURSOR) == j.last_seq
+        assert delivered_all(j)
     # recall tells the rounds the subscriber saw
     done = subprocess.run(TABLECTL + ["recall", "--journal", str(journal), "--last", "1000",
                                       "--json"], capture_output=True, text=True, env=env(),
@@ -133,4 +133,43 @@ def test_the_controller_killed_while_the_broker_is_down_loses_nothing(tmp_path):
     assert first_arrivals(events) == expected
     assert [p for p in events if p["event"] == "shoe_ended"][-1]["reason"] == "cut_card"
     with Journal.open_readonly(journal) as j:
-        assert j.cursor(CURSOR) == j.last_seq
+        assert delivered_all(j)
+
+
+def test_a_clean_stop_puts_where_the_feed_got_into_the_chain_and_the_next_start_resends_none(
+        tmp_path):
+    broker = Mosquitto(tmp_path / "broker").start()
+    sub = Subscriber(broker, ["tables/+/records"])
+    journal = tmp_path / "j.db"
+
+    def simulate(seed: str):
+        return subprocess.run(TABLECTL + ["simulate", "--profile", "macau", "--seed", seed,
+                                          "--shoes", "1", "--journal", str(journal),
+                                          "--feed", broker.url],
+                              capture_output=True, text=True,
+                              env=env(TABLECTL_FEED_DRAIN_TIMEOUT_S="30"), cwd=ROOT, timeout=60)
+    try:
+        first = simulate("6")
+        assert first.returncode == 0, first.stderr[-2000:]
+        with Journal.open_readonly(journal) as j:
+            delivered, chained = j.cursor(CURSOR), j.chained_cursors()
+            first_last = j.last_seq
+        # the feed drained all after the stop's snapshot, and a restart trusts the chain alone:
+        # where it got to is in the chain's last record, which the feed delivered too
+        assert delivered == first_last and chained[CURSOR] == first_last - 1
+        sub.wait_for(lambda m: {p["seq"] for _, p, _ in m} >= set(range(2, first_last + 1)))
+        sub.quiet(0.3)
+        before = len(sub.messages)
+        second = simulate("7")
+        assert second.returncode == 0, second.stderr[-2000:]
+        with Journal.open_readonly(journal) as j:
+            second_last = j.last_seq
+        again = sub.wait_for(lambda m: {p["seq"] for _, p, _ in m} >=
+                             set(range(2, second_last + 1)))[before:]
+    finally:
+        sub.close()
+        broker.stop()
+    # the second start sent what it journaled and, once, the record of where the first had got
+    # to: nothing else the first had delivered
+    seqs = [p["seq"] for _, p, _ in again]
+    assert min(seqs) == first_last and seqs.count(first_last) == 1

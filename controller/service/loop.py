@@ -496,5 +496,22 @@ class TableService:
         except JournalError as err:
             log.error("journal could not be closed cleanly", error=str(err))
 
+    def record_positions(self) -> None:
+        """After a clean stop, once the floor feed has delivered its last records: where every
+        publisher got to, into the chain (a `cursors` record), which is all a restart trusts;
+        the stop's snapshot was taken before the feed drained, and a restart would resend from
+        there what the broker had taken."""
+        if not self._finished or not self.writable:
+            return
+        self._drain_reports()
+        if self._cursors == self._snapshot_cursors:
+            return
+        try:
+            self.journal.record_cursors({**self._cursors, LOCAL_CURSOR: self._out.published_seq})
+        except (JournalError, ValueError) as err:
+            log.error("journal could not be closed cleanly", error=str(err))
+            return
+        self._snapshot_cursors = dict(self._cursors)
+
 
 _IDLE = object()

@@ -301,7 +301,13 @@ class TableRuntime:
         def close_feed() -> None:
             svc.close()                         # the stop's anchor goes out with the rest
             feed.read_upto(self.journal.last_seq)   # past the stop's own records too
-            feed.close()
+            end = time.monotonic() + f.drain_timeout_s
+            feed.delivered(self.journal.last_seq, f.drain_timeout_s)
+            # where the feed got to, into the chain, and out with the rest: the next start
+            # resends that one record, nothing the broker had taken before
+            svc.record_positions()
+            feed.read_upto(self.journal.last_seq)
+            feed.close(drain_s=end - time.monotonic())
         self._closers.insert(0, close_feed)     # closed last: after the devices, it drains
         feed.start()
 
