@@ -241,6 +241,36 @@ def test_wrong_credentials_are_one_line_and_tried_again(tmp_path, pg_server, pg_
         broker.stop()
 
 
+def test_a_broker_that_refuses_the_store_is_one_line_however_often_it_tries(
+        tmp_path, pg_url):
+    broker = Mosquitto(tmp_path / "broker", users={"floor": "right-secret"}).start()
+    pw = tmp_path / "pw"
+    pw.write_text("wrong-secret\n")
+    errors = tmp_path / "store.err"
+    store = None
+    try:
+        with open(errors, "w") as log:
+            store = subprocess.Popen(
+                TABLECTL + ["floor-store", "--feed", broker.url, "--db", pg_url, "--name",
+                            "refused-store", "--retry-max-s", "0.5"],
+                stdout=subprocess.DEVNULL, stderr=log, cwd=ROOT,
+                env=env(TABLECTL_FEED_USERNAME="floor", TABLECTL_FEED_PASSWORD_FILE=str(pw)))
+        _wait("the refusal", lambda: "refused user 'floor'" in errors.read_text())
+        time.sleep(2.5)                     # several tries, half a second apart
+        assert store.poll() is None
+        text = errors.read_text()
+        # the refusal once, and not each try's end taken for a lost connection
+        assert [x for x in text.splitlines() if "floor store:" in x] == \
+            [x for x in text.splitlines() if "refused user 'floor'" in x], text
+        assert text.count("refused user") == 1 and "wrong-secret" not in text
+        store.terminate()
+        assert store.wait(15) == 0
+    finally:
+        if store is not None and store.poll() is None:
+            store.kill()
+        broker.stop()
+
+
 @pytest.mark.slow
 def test_stores_sharing_a_floor_keep_each_record_once(tmp_path, pg_server, pg_url):
     """Two stores of one shared subscription: the broker spreads a table's records over both,

@@ -139,11 +139,17 @@ class FloorStore:
 
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason_code: Any,
                        properties: Any) -> None:
-        self.connected = False
+        was, self.connected = self.connected, False
         self.generation += 1          # what came on that connection is not acknowledged now
-        if not self.stopping.is_set():
+        if self.stopping.is_set():
+            return
+        if was:
             self._mqtt_failed(f"the connection to {self.broker.where} was lost "
                               f"({reason_code})")
+        elif self._mqtt_problem is None:
+            self._mqtt_failed(f"the broker at {self.broker.where} closed the connection "
+                              f"before taking it ({reason_code})")
+        # else: the end of a connection the broker refused, which has said why already
 
     def _on_message(self, client: Any, userdata: Any, msg: Any) -> None:
         self.inbox.put(ingest.Message(msg.topic, msg.payload, msg.mid, self.generation,
