@@ -79,3 +79,67 @@ def test_a_blind_dealer_while_the_shuffler_works_is_one_hold_cleared_once(tmp_pa
     assert len(rounds) == ROUNDS_AFTER and not any(r.get("void") for r in rounds)
     assert cards and all(c["code"] in rig.shuffler.last_delivery for c in cards[:20])
     assert cards[0]["n"] == 1                   # the new shoe's first card is its first
+
+
+class Crash(Exception):
+    pass
+
+
+def test_a_crash_in_a_hold_raised_while_the_shuffler_works_has_the_shuffle_asked_again(
+        tmp_path, monkeypatch):
+    """The hold goes back to the shuffle once cleared: a restart inside it asks the shuffler
+    again, as one in the shuffle itself does (without it the table would wait for ever)."""
+    import controller.service.fault as fault
+
+    def die():
+        raise Crash()
+    monkeypatch.setattr(fault, "die", die)
+    profile = load_profile("macau")
+    clock = VirtualClock()
+    rig = SimRig(profile.decks, protocol="framed", seed=4, clock=clock,
+                 shuffle_time_s=SHUFFLE_S)
+    rig.load_shoe(rig.hand_shuffle())       # a shoe from elsewhere, dealt blindly from t=0
+    path = str(tmp_path / "j.db")
+    rounds: list[int] = []
+
+    def spec(crash_after=None, supervisor_at=None, owner=True):
+        def watcher(rt):
+            def supervisor() -> None:
+                rt.service.submit(command("return_reads", user="sam", role="supervisor",
+                                          reason="cards of the old shoe"))
+
+            def watch(e: dict) -> None:
+                if e["event"] == "round_result":
+                    rounds.append(e["round"])
+                    if len(rounds) >= ROUNDS_AFTER:
+                        rt.service.stop("enough rounds")
+            if supervisor_at is not None:
+                rt.service.call_later(supervisor_at, supervisor)
+            # a table that waits for ever stops after a quarter of an hour of the virtual clock
+            rt.service.call_later(900.0, lambda: rt.service.stop("the table waits for ever"))
+            return Listener(watch)
+        return TableSpec(
+            # the devices outlive the process that crashed: only the last one owns (closes) them
+            profile, journal_path=path, shoes=0, clock=clock, rig=rig if owner else None,
+            crash_after=crash_after,
+            devices=DeviceSettings(shoe_url=rig.shoe_url, protocol="framed",
+                                   shoe_options=dict(read_timeout_s=0.01),
+                                   shuffler_url=rig.shuffler_url,
+                                   shuffler_options=dict(response_timeout_s=1.0)),
+            plan=lambda n: ShoePlan(402, shuffler=True),
+            people=(*People(rig, Actors(blind_pace_s=PACE_S), profile).makers(), watcher))
+
+    try:
+        build(spec(crash_after=40, owner=False)).run()     # held at the first stray read
+    except Crash:
+        pass
+    else:
+        raise AssertionError("no crash")
+    with Journal.open_readonly(path) as j:
+        held = [r.data for r in j.records(kinds=["hold"])]
+    assert [(h["reason"], h["resume_to"]) for h in held] == [("card_not_due", "shuffling")]
+    build(spec(supervisor_at=ACT_AT_S)).run()
+    with Journal.open_readonly(path) as j:
+        assert j.verify().ok
+        dealt = [r.data for r in j.records(kinds=["round_result"])]
+    assert len(rounds) == ROUNDS_AFTER and len(dealt) == ROUNDS_AFTER

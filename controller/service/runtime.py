@@ -31,7 +31,7 @@ from controller.service.parts import Ack, Listener, Source, Tap
 from controller.service.recovery import NOTE_KINDS, Recovery, open_table
 from controller.service.tablepc import NO_DEVICES, NO_SHOE_WORDS, TablePC, waiting_line
 from controller.table.inputs import LinkBack, Restarted, command, parse_input
-from controller.table.states import CLOSED, SHOE_ENDED, SHUFFLING
+from controller.table.states import CLOSED, HOLD, SHOE_ENDED, SHUFFLING
 from controller.words import Words
 
 log = get_logger("controller.assembly")
@@ -439,8 +439,11 @@ def _checking_line(done: int, total: int) -> str:
 
 def _pending_requests(table: Any) -> list[str]:
     """What the shuffler was asked and may not have done when the last process died."""
-    shoe = table.shoe
-    if table.state == SHUFFLING:
+    shoe, hold = table.shoe, table.hold
+    # a hold raised while the shuffler worked (a card drawn, the supervisor's own) goes back
+    # to the shuffle: still owed, and without it asked again the table waits for ever
+    if table.state == SHUFFLING or (table.state == HOLD and hold is not None
+                                    and hold.resume_to == SHUFFLING):
         return ["shuffle"]
     if shoe is not None and shoe.counting == "shuffler":
         return ["count_rest"]
