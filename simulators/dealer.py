@@ -97,6 +97,10 @@ class VirtualDealer:
         self._pending = False                     # a pull is on its way
         self._waits = 0                           # the dealer's waits for the shoe, numbered
         self._checking = False                    # a look for reads that never came
+        # (shoe, cards) drawn outside a round whose read never came: the table takes no
+        # report of them (a burn card, say), so the dealer burns on; the shoe's count at its
+        # end shows them
+        self._lost: tuple[object, int] = (None, 0)
         self._revealing: tuple | None = None      # (shoe, round) whose reveal is on its way
 
     def on_event(self, e: dict) -> None:
@@ -156,7 +160,8 @@ class VirtualDealer:
         if status.get("expects") not in _DEALT or shoe is None or rig.loaded_for != shoe:
             return None
         # (`rig.unread` for the shoe it holds, written out: asked at every card)
-        return rig.shoe.position - status.get("reads", 0)
+        lost = self._lost[1] if self._lost[0] == shoe else 0
+        return rig.shoe.position - status.get("reads", 0) - lost
 
     def _maybe_pull(self) -> None:
         if self._pending or self.status.get("expects") not in _DEALT:
@@ -233,11 +238,17 @@ class VirtualDealer:
         self._checking = False
         shoe, position = out
         missing = self.rig.unread(self.status.get("shoe"), self.status.get("reads", 0)) - \
-            max(0, self.rig.shoe.position - position)
+            max(0, self.rig.shoe.position - position) - \
+            (self._lost[1] if self._lost[0] == shoe else 0)
         if self._dealing() and shoe == self.rig.loaded_for and missing > 0:
-            # one at a time: the next look follows the table's answer
-            self.submit(command("report_unread", DEALER, "dealer",
-                                detail="no read arrived from the shoe"))
+            if self.status.get("round_open"):
+                # one at a time: the next look follows the table's answer
+                self.submit(command("report_unread", DEALER, "dealer",
+                                    detail="no read arrived from the shoe"))
+            else:
+                # outside a round the table takes no such report: the dealer goes on as the
+                # display says (asked again and again, the refusals would never end)
+                self._lost = (shoe, (self._lost[1] if self._lost[0] == shoe else 0) + missing)
         self._maybe_pull()
 
 

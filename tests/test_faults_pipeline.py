@@ -216,3 +216,28 @@ def test_a_shuffler_fault_the_run_never_meets_is_said(capsys):
                  "--shuffler-url", "none"]) == 0
     assert "--fault jam@0 was never met: this run loads its shoe without the shuffler" in \
         capsys.readouterr().err
+
+
+def test_a_burn_card_whose_read_is_lost_is_burned_on_and_the_shoe_count_shows_it(tmp_path):
+    """The link dropped with a start-burn card's read (a shoe that cannot resend): outside a
+    round the table takes no report of an unread card, so the dealer burns on as the display
+    says (reporting it again and again, refused every time, never ended); the shoe's count at
+    its end names the card. A process of its own: a dealer who never stops would not let it
+    end."""
+    import os
+    import subprocess
+    import sys
+    path = tmp_path / "j.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
+    done = subprocess.run([sys.executable, "-m", "controller.cli", "simulate", "--profile",
+                           PROFILE, "--seed", "15", "--shoes", "1", "--shoe-protocol", "barcode",
+                           "--fault", "drop@4", "--journal", str(path)],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with Journal.open_readonly(path) as j:
+        records = list(j.records())
+    refused = [r.data for r in records if r.kind == "input" and "refused" in r.data]
+    alarms = [r.data["text"] for r in records if r.kind == "alarm"]
+    assert len(journaled(records, "round_result")) > 60 and not refused
+    assert journaled(records, "shoe_ended")[0]["reason"] == "cut_card"
+    assert any("do not reconcile" in text for text in alarms), alarms
