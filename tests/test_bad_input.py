@@ -475,3 +475,12 @@ def test_a_payout_typed_as_text_and_an_empty_name_are_refused(edit, names, tmp_p
     path = write(tmp_path / "bad.toml", edit(MACAU))
     err = refused(capsys, ["simulate", "--profile", path, "--seed", "1"], names)
     assert "bad.toml" in err
+
+
+def test_a_second_crash_fault_is_refused_not_ignored(capsys, tmp_path):
+    # the process dies at the first: a second would never happen (before, only the last was
+    # kept, silently)
+    err = refused(capsys, ["simulate", "--profile", "macau", "--seed", "1", "--journal",
+                           str(tmp_path / "j.db"), "--fault", "crash@300", "--fault",
+                           "crash@700"], "crash@700")
+    assert "one crash@N" in err and not (tmp_path / "j.db").exists()

@@ -75,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
         if kind == "crash":   # the controller itself dies (kill -9) after N journaled inputs
             if not at.isdigit() or int(at) < 1 or not args.journal:
                 raise InputError(f"--fault {text}: write crash@N with N >= 1, and give --journal")
+            if crash_after is not None:
+                # the process dies at the first: a second is the next command's to give
+                raise InputError(f"--fault {text}: one crash@N a command (crash@{crash_after} "
+                                 f"is given already); give the next to the restart")
             crash_after = int(at)
         else:
             device_faults.append(text)
