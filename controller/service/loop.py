@@ -60,20 +60,17 @@ class LoopSettings:
     anchor_key: AnchorKey | None = None         # the chain head is signed (anchors.py)
     anchor_every: int = ANCHOR_EVERY
     # inputs a batch may hold before it is committed (None: by the clock): on a virtual clock
-    # nothing outside waits, so many inputs share one transaction (and one fsync); with the
-    # floor waiting for each input, and live, every input is its own batch (live, the inputs
-    # that come while one is written share the next: batches.py)
+    # many share one transaction; with the floor waiting for each input, and live, every input
+    # is its own batch (live, those that come while one is written share the next: batches.py)
     batch_inputs: int | None = None
     simulated: bool = False             # a simulated table says so on every prompt
     virtual_supervisor: bool = False    # holds are cleared by one: its prompts say so
     replayed: int = 0                   # inputs a restart replayed since the last snapshot
-    # where the shoe's numbering stood at the restart: a snapshot taken before its next read
-    # keeps it (else a second restart from that snapshot would not know it)
+    # where the shoe's numbering stood at the restart (a snapshot before its next read keeps it)
     shoe_seq: int = 0
     shoe_session: int | None = None
     published_seq: int | None = None    # None: everything journaled was published
-    # the older part of the journal is still being checked: nothing signs it, a stop leaves
-    # it as it is, until a `Proven` input says it verified
+    # the older part of the journal is being checked: nothing signs it until `Proven` says so
     unproven: bool = False
 
 
@@ -93,8 +90,7 @@ class TableService:
         self._before_input: list[Callable[[], None]] = []
         self._batch = s.batch_inputs or (BATCH_INPUTS if clock.virtual else 1)
         self._durable = s.durable
-        # positions of publishers on threads of their own (the floor feed's "acknowledged up
-        # to"), reported through the inbox: written with the next input and at close
+        # positions of publishers on threads of their own (the feed's), through the inbox
         self._cursors: dict[str, int] = {}
         self._snapshot_cursors: dict[str, int] = {}     # the positions the last snapshot holds
         # what those publishers report for the state view (each value replaced)
@@ -481,37 +477,24 @@ class TableService:
         if anchor is not None:
             self._out.anchor(anchor)
 
-    def close(self) -> None:
+    def close(self, *, positions: bool = False) -> None:
         """A clean stop's last records, once: a snapshot of where everything stands and the
-        anchor that signs it, while the outlets are still open; then (every time it is called:
-        the floor feed closes after the first) the publishers' last positions into the working
-        copy."""
+        anchor that signs it, while the outlets are still open; then, each call, where the
+        publishers got to: into the working copy or, with `positions` (the floor feed has
+        drained since the snapshot), into the chain, all a restart trusts (else it resends)."""
         if not self.writable:
             return                  # leave the journal as it is on disk
         self._finish()
         self._drain_reports()
         try:
-            if self.journal.last_seq and self._cursors:
+            if positions and self._finished and self._cursors != self._snapshot_cursors:
+                self.journal.record_cursors({**self._cursors,
+                                             LOCAL_CURSOR: self._out.published_seq})
+                self._snapshot_cursors = dict(self._cursors)
+            elif self.journal.last_seq and self._cursors:
                 self.journal.set_cursors(self._cursors, durable=True)
-        except JournalError as err:
-            log.error("journal could not be closed cleanly", error=str(err))
-
-    def record_positions(self) -> None:
-        """After a clean stop, once the floor feed has delivered its last records: where every
-        publisher got to, into the chain (a `cursors` record), which is all a restart trusts;
-        the stop's snapshot was taken before the feed drained, and a restart would resend from
-        there what the broker had taken."""
-        if not self._finished or not self.writable:
-            return
-        self._drain_reports()
-        if self._cursors == self._snapshot_cursors:
-            return
-        try:
-            self.journal.record_cursors({**self._cursors, LOCAL_CURSOR: self._out.published_seq})
         except (JournalError, ValueError) as err:
             log.error("journal could not be closed cleanly", error=str(err))
-            return
-        self._snapshot_cursors = dict(self._cursors)
 
 
 _IDLE = object()

@@ -305,7 +305,7 @@ class TableRuntime:
             feed.delivered(self.journal.last_seq, f.drain_timeout_s)
             # where the feed got to, into the chain, and out with the rest: the next start
             # resends that one record, nothing the broker had taken before
-            svc.record_positions()
+            svc.close(positions=True)
             feed.read_upto(self.journal.last_seq)
             feed.close(drain_s=end - time.monotonic())
         self._closers.insert(0, close_feed)     # closed last: after the devices, it drains

@@ -46,12 +46,19 @@ def _compare(journal: Any, stored: StoredJournal, table: str) -> StoreCheck:
     first = rec.seq if rec is not None else None
     compared = archived = 0
     store_last = 0
+    lacking: list[list[int]] = []       # the journal's records the store lacks before its last
+    matched = 0                         # the last seq the two hold alike
     for seq, digest in stored.hashes():
         store_last = seq
         if first is not None and seq < first:
             archived += 1
             continue
         while rec is not None and rec.seq < seq:
+            if rec.seq > matched:
+                if lacking and lacking[-1][1] == rec.seq - 1:
+                    lacking[-1][1] = rec.seq
+                else:
+                    lacking.append([rec.seq, rec.seq])
             rec = next(mine, None)
         if rec is None:
             anchor = stored.last_record("anchor")
@@ -68,6 +75,7 @@ def _compare(journal: Any, stored: StoredJournal, table: str) -> StoreCheck:
                                      f"table {table} (its hash differs from the store's): the "
                                      f"journal was rewritten")
         compared += 1
+        matched = seq
     if compared == 0 and archived == 0:
         return StoreCheck(False, f"floor store: it holds no record of table {table} to hold "
                                  f"the journal to")
@@ -75,8 +83,21 @@ def _compare(journal: Any, stored: StoredJournal, table: str) -> StoreCheck:
     return StoreCheck(True, f"floor store: {compared} record(s) of table {table} match, the "
                             f"last at seq {store_last}"
                       + (f" ({archived} older ones are in the archives)" if archived else "")
+                      + _lacking(lacking)
                       + (f"; {behind} later record(s) have not reached the store yet"
                          if behind else ""))
+
+
+def _lacking(ranges: list[list[int]]) -> str:
+    """The journal's records missing from the store between two it holds: not evidence
+    against the journal, but not vouched for by the store either (its gap alarm names them)."""
+    if not ranges:
+        return ""
+    n = sum(b - a + 1 for a, b in ranges)
+    shown = ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in ranges[:5])
+    more = f" and {len(ranges) - 5} more range(s)" if len(ranges) > 5 else ""
+    return (f"; the store lacks {n} record(s) of the journal between those (seq {shown}{more}), "
+            f"which it does not vouch for")
 
 
 def _last(stored: StoredJournal) -> int:
