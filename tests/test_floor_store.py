@@ -241,6 +241,43 @@ def test_wrong_credentials_are_one_line_and_tried_again(tmp_path, pg_server, pg_
         broker.stop()
 
 
+def test_a_new_store_subscribes_before_its_database_is_there_and_loses_nothing(
+        tmp_path, pg_server, capsys, monkeypatch):
+    """A store new to the broker, started while its database cannot be reached: it holds its
+    session from the start, so what a table sends meanwhile waits at the broker for it."""
+    import uuid
+    broker = Mosquitto(tmp_path / "broker").start()
+    name = f"t_{uuid.uuid4().hex[:12]}"            # a database not made yet: unreachable
+    errors = tmp_path / "store.err"
+    store = None
+    try:
+        with open(errors, "w") as log:
+            store = _store(broker, pg_server.url(name), log, level="INFO")
+        _wait("the database's refusal", lambda: "does not exist" in errors.read_text())
+        _wait("the subscription", lambda: "subscribed" in errors.read_text())
+        journal = tmp_path / "j.db"
+        monkeypatch.setenv("TABLECTL_TABLE_NAME", "N1")
+        monkeypatch.setenv("TABLECTL_FEED_DRAIN_TIMEOUT_S", "30")
+        monkeypatch.chdir(ROOT)
+        said = main(["simulate", "--profile", "macau", "--seed", "2", "--shoes", "1",
+                     "--journal", str(journal), "--feed", broker.url])
+        assert said == 0, capsys.readouterr().err[-2000:]
+        pg_server.sql(f"CREATE DATABASE {name}")      # the database is there now
+        with Journal.open_readonly(journal) as j:
+            last = j.last_seq
+        _wait("every record in the store", lambda: pg_server.sql(
+            "SELECT to_regclass('floor.records') IS NOT NULL", name)[0][0] and pg_server.sql(
+            "SELECT count(*), min(seq), max(seq) FROM floor.records", name)[0] ==
+            (last, 1, last), timeout=40)
+        assert "were not on the feed" not in errors.read_text()
+        store.send_signal(signal.SIGTERM)
+        assert store.wait(15) == 0, errors.read_text()[-2000:]
+    finally:
+        if store is not None and store.poll() is None:
+            store.kill()
+        broker.stop()
+
+
 def test_a_broker_that_refuses_the_store_is_one_line_however_often_it_tries(
         tmp_path, pg_url):
     broker = Mosquitto(tmp_path / "broker", users={"floor": "right-secret"}).start()

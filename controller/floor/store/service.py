@@ -76,24 +76,26 @@ class FloorStore:
             conn.close()
 
     def run(self) -> None:
-        """Until `stop()`: the schema first (waiting for the database), then the feed."""
-        backoff = Backoff(0.5, self.retry_max_s)
-        while not self.stopping.is_set():
-            try:
-                found, now = self.migrate()
-                if found != now:
-                    log.info(f"floor store schema {'created' if not found else 'migrated'} "
-                             f"at version {now}", db=self.db.where)
-                self._db_ok()
-                break
-            except psycopg().Error as err:
-                self._db_failed(err)
-                backoff.wait(self.stopping)
-        if self.stopping.is_set():
-            return
+        """Until `stop()`: subscribed at once, then the schema (waiting for the database),
+        then the records. A store new to the broker subscribes before it can write: from then
+        on the broker keeps what the tables send for it, none of it acknowledged before it is
+        committed (waiting for the database first, it lost what was sent meanwhile)."""
         self._connect_broker()
         try:
-            self._write_loop()
+            backoff = Backoff(0.5, self.retry_max_s)
+            while not self.stopping.is_set():
+                try:
+                    found, now = self.migrate()
+                    if found != now:
+                        log.info(f"floor store schema {'created' if not found else 'migrated'}"
+                                 f" at version {now}", db=self.db.where)
+                    self._db_ok()
+                    break
+                except psycopg().Error as err:
+                    self._db_failed(err)
+                    backoff.wait(self.stopping)
+            if not self.stopping.is_set():
+                self._write_loop()
         finally:
             self._close()
 
