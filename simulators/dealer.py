@@ -222,9 +222,11 @@ class VirtualDealer:
             return
         self._look_later()
         # skip_burn@N: the first between-round burn at or after card N goes on Player's box
-        due = [f for f in self.skip_faults if f.at <= index] if self.skip_faults else []
+        due = [f for f in self.skip_faults if f.at <= index and f.at not in self.rig.skips_done] \
+            if self.skip_faults else []
         if due and self.status.get("step") == "burn":
             self.skip_faults.remove(due[0])
+            self.rig.skips_done.append(due[0].at)
             self.submit(command("report_misplaced", DEALER, "dealer",
                                 detail="burn card placed on Player's box"))
 

@@ -72,6 +72,9 @@ class SimRig:
         #: the table's [shoe, round] whose cards went back into the continuous shuffler last:
         #: the same round told again (a restart republishes what nobody saw) puts none back
         self.returned_for: list | None = None
+        #: the card indexes of the skip_burn faults the dealer has made (a restart makes none
+        #: of them again: the devices and the dealer outlive the controller)
+        self.skips_done: list[int] = []
         self._hand = random.Random(self.seed) if self.seed is not None else random.SystemRandom()
         #: told once, on whatever thread loads it, when the shoe is next loaded
         self.on_loaded: Callable[[], None] | None = None
@@ -144,13 +147,13 @@ class SimRig:
         shuffler = self.shuffler
         mark = (self._loads, shuffler.shuffles, shuffler.state, len(shuffler._order),
                 shuffler._door_left, shuffler.tray, self.cut_position, self.next_for,
-                getattr(self.shoe, "returned", 0))
+                getattr(self.shoe, "returned", 0), len(self.skips_done))
         if mark != getattr(self, "_saved_mark", None):
             self._saved_mark = mark
             memory = self.shoe.memory()
             head = {"loads": self._loads, "shoe": memory, "rig_cut": self.cut_position,
                     "loaded_for": self.loaded_for, "next_for": self.next_for,
-                    "returned_for": self.returned_for,
+                    "returned_for": self.returned_for, "skips_done": self.skips_done,
                     "shuffler": shuffler.to_state(rng=False)}
             # the generators' states, as `to_state` and `_rng_state` give them, close each
             # object: the shuffler's, then the dealer's hand and the continuous machine's
@@ -178,6 +181,7 @@ class SimRig:
         self._loads, self.next_for = state["loads"], state["next_for"]
         self.loaded_for = state["loaded_for"]
         self.returned_for = state.get("returned_for")
+        self.skips_done = list(state.get("skips_done", []))
         self.shoe.recall(state["shoe"])
         if self.machine is not None and state.get("machine") is not None:
             _set_rng_state(self.machine._rng, state["machine"])

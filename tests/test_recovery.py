@@ -455,3 +455,30 @@ def test_a_restart_with_a_shoe_that_cannot_resend_holds_for_review(tmp_path, dur
     finally:
         rig.close()
         shutil.rmtree(where, ignore_errors=True)
+
+
+def test_a_crash_after_a_misplaced_burn_card_has_the_dealer_misplace_none_again(
+        tmp_path, crashing):
+    """The dealer's skip_burn fault is the devices' side of the table (saved with them): a
+    restart after it does not have the dealer misplace a second burn card."""
+    from simulators.shoe import parse_fault
+    profile = load_profile("live-commission")
+    kw = dict(seed=5, protocol="barcode", keep_events=False)
+
+    def faults() -> list:
+        return [parse_fault("skip_burn@40")]
+
+    def told(path: str) -> tuple[list, list]:
+        with Journal.open_readonly(path) as j:
+            assert j.verify().ok
+            reports = [r.data for r in j.records(kinds=["input"])
+                       if r.data.get("action") == "report_misplaced"]
+            return reports, [r.data for r in j.records(kinds=["round_result"])]
+    clean_path = str(tmp_path / "clean.db")
+    run_simulation(profile, faults=faults(), journal_path=clean_path, **kw)
+    clean_reports, clean = told(clean_path)
+    assert len(clean_reports) == 1
+    path = str(tmp_path / "j.db")
+    crash_and_restart(profile, path, 60, faults=faults(), **kw)
+    reports, rounds = told(path)
+    assert len(reports) == 1 and same_rounds(rounds, clean)
