@@ -179,6 +179,9 @@ def test_pace_zero_pulls_one_card_per_enter(rigs, shoe_file):
     (["--blind", "--dealer-display", "http://127.0.0.1:8080"], "not allowed with argument"),
     (["--shuffle-seconds", "nan"], "--shuffle-seconds nan: give a number of seconds"),
     (["--shoe-file", "/nonexistent.shoe"], "no such shoe file"),
+    # its dealer would never give a round's cards back to the machine: the shoe ran dry
+    (["--profile", "macau-csm", "--dealer-display", "http://127.0.0.1:8080"],
+     "this rig has no continuous shuffler"),
 ])
 def test_devices_bad_input_is_one_line_and_exit_2(args, message, tablectl_here):
     if args[0] == "--fault" and args[1] == "bogus@1":       # one as a process of its own

@@ -89,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--shuffle-seconds {args.shuffle_seconds}: give a number of seconds, "
                          f"0 or more")
     profile = load_profile_for_use(args.profile)
+    if profile.continuous_shuffler and not args.blind:
+        # its dealer would never put a round's cards back into the machine: the shoe runs dry
+        raise InputError(f"--profile {args.profile}: this rig has no continuous shuffler; deal "
+                         f"a continuous shuffler's table on the embedded simulator (tablectl "
+                         f"run, tablectl simulate)")
     cut_from_end = profile.cut_card.default_from_end if profile.cut_card.enabled else None
     cards, cut = _first_shoe(args, profile.decks, cut_from_end)
     from simulators.rig_dealer import events_url
