@@ -362,6 +362,10 @@ class VirtualSupervisor:
         if kind == "foreign_card":
             return _act("remove_card", "card removed from play; shoe flagged", code=hold.get("code"))
         if kind == "count_mismatch":
+            if hold.get("extra") or hold.get("missing"):
+                # the right number of the wrong cards: no reshuffle mends that; each wrong
+                # card is taken out of play as it comes (a foreign card's hold)
+                return _act("accept_count", "the wrong cards are taken out as they are drawn")
             return _act("reject_count", "count does not match the shoe: reshuffle and recount")
         if kind == "integrity_alarm":
             return _act("end_shoe", f"shoe integrity in doubt ({hold.get('detector')}): "

@@ -331,3 +331,38 @@ def test_a_defect_holds_the_table_journals_the_input_and_survives_replay(tmp_pat
     assert rec.resumed and again.state == "hold"
     assert again.hold.last.kind == "internal_error"
     journal.close()
+
+
+@pytest.mark.parametrize("remedy, then", [("reject_count", "shuffling"), ("accept_count", None)])
+def test_the_right_count_of_the_wrong_cards_holds_the_shoe_at_its_count(remedy, then):
+    """A shuffler that reads the cards says which it counted: one card swapped for another
+    (a seventh 6S in a six-deck shoe where a TD is missing) is the right number and no shoe to
+    deal; the supervisor has it shuffled again, or loads it with the wrong card watched for."""
+    from controller.shoe.cards import ordered_shoe
+    from controller.table.inputs import ShuffleDone
+    from controller.words.problems import problem_words
+    from controller.words import render
+    from simulators.dealer import VirtualSupervisor
+
+    def counted(codes):
+        return ShuffleDone(count=len(codes), composition=tuple(composition(codes).items()))
+    t = Table(load_profile("classic"), auto_open=False)
+    new_shoe(t, cut_position=300, shuffler=True)
+    right = [c.code for c in ordered_shoe(t.profile.decks)]
+    wrong = list(right)
+    wrong[wrong.index("TD")] = "6S"
+    events = t.apply(counted(wrong))
+    hold = of(events, "hold")[0]
+    assert (hold["reason"], hold["extra"], hold["missing"]) == ("count_mismatch", ["6S"], ["TD"])
+    assert set(hold["actions"]) >= {"accept_count", "reject_count"}
+    said = render(problem_words({"kind": "count_mismatch", **hold}))
+    assert "too many of 6 of spades, too few of 10 of diamonds" in said, said
+    # a supervisor nobody can send to the shoe takes the shoe and the wrong card as it comes
+    virtual = VirtualSupervisor(None, lambda _: None, lambda *_: None)
+    assert virtual.decide({"kind": "count_mismatch", **hold}, False, 0)["action"] == \
+        "accept_count"
+    events = t.apply(sup(remedy))
+    if then == "shuffling":
+        assert t.state == "shuffling" and of(events, "device_request")[0]["action"] == "shuffle"
+        t.apply(counted(right))         # the right cards this time: the shoe is loaded
+    assert t.state == "loaded"

@@ -341,7 +341,7 @@ class Table:
         d = self._d
         if d.holds.keep_input(inp.to_dict(), SHUFFLING):
             return
-        d.shoes.shuffled(inp.count)
+        d.shoes.shuffled(inp.count, inp.composition)
 
     def _identity(self, inp: ShufflerIdentity) -> None:
         # the device's own word on what it is: kept with the shoe's record

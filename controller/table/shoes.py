@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from controller.games import procedure
-from controller.shoe.cards import Card
+from controller.shoe.cards import CARD_CODES, Card
 from controller.table.desk import Desk
 from controller.table.model import MachineInventory, ShoeState
 from controller.table.states import BURN, BURNING, CLOSED, IDLE, LOADED, SHOE_ENDED, SHUFFLING
@@ -58,7 +58,7 @@ class Shoes:
             self.d.move("no_burn")
             self.d.rounds.between()
 
-    def shuffled(self, count: int) -> None:
+    def shuffled(self, count: int, composition: tuple[tuple[str, int], ...] = ()) -> None:
         d = self.d
         if d.state != SHUFFLING:
             raise refuse("shuffled_not_now", state=d.state)
@@ -67,6 +67,16 @@ class Shoes:
                             f"must hold {d.profile.cards}", counted=count,
                             expected=d.profile.cards)
             return
+        if composition:
+            # a shuffler that reads the cards says which: the right number of the wrong cards
+            # (one swapped for another) is no shoe to deal either
+            extra, missing = _wrong_cards(dict(composition), d.profile.decks)
+            if extra or missing:
+                d.holds.problem("count_mismatch", f"the shuffler counted {count} cards, "
+                                f"but too many of {', '.join(extra) or 'none'} and too few of "
+                                f"{', '.join(missing) or 'none'}", counted=count,
+                                expected=d.profile.cards, extra=extra, missing=missing)
+                return
         d.move("count_ok")
         d.emit("device_request", device="shuffler", action="deliver")
         self.loaded()
@@ -221,3 +231,17 @@ class Shoes:
 
 
 __all__ = ["Shoes", "flag_list", "IDLE"]
+
+
+def _wrong_cards(composition: Mapping[str, int], decks: int) -> tuple[list[str], list[str]]:
+    """The codes a shuffler's count holds more copies of than `decks`, and those it holds
+    fewer of (each code a shoe of `decks` decks holds `decks` times)."""
+    def copies(n: object) -> int:        # a count that is no whole number: none of them
+        return n if isinstance(n, int) and not isinstance(n, bool) else -1
+    extra = sorted(str(c) for c, n in composition.items()
+                   if c not in _CODES or copies(n) > decks or copies(n) < 0)
+    missing = sorted(c for c in _CODES if copies(composition.get(c, 0)) < decks)
+    return extra, missing
+
+
+_CODES = frozenset(CARD_CODES)

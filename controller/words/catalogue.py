@@ -97,6 +97,8 @@ PROBLEMS: dict[str, Message] = {
     "problem.face_up_reported": "The dealer reports that {card} came out face up.",
     "problem.count_mismatch": "The shuffler counted {counted} cards; this shoe must hold "
                               "{expected}.",
+    "problem.count_wrong_cards": "The shuffler counted {counted} cards, but not the shoe's: too "
+                                 "many of {extra}, too few of {missing}.",
     "problem.device_alarm": "The {device} raised an alarm ({alarm}).",
     "problem.impossible_card": "The shoe reported a card that does not exist.",
     "problem.card_without_shoe": "A card was read while no shoe was loaded.",

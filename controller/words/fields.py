@@ -214,7 +214,8 @@ def mode(value: Any, language: str, _: Mapping[str, Any] = {}) -> str:
 
 
 _WRITERS = {
-    "card": card, "cards": cards, "step": step, "state": state,
+    "card": card, "cards": cards, "extra": cards, "missing": cards, "step": step,
+    "state": state,
     "action": _lookup("action"), "actions": _many("action", "or"),
     "role": _lookup("role"), "roles": _many("role", "or"), "kind": _lookup("kind"),
     "device": _lookup("device"), "decision": _lookup("decision"), "choices": choices,

@@ -26,6 +26,9 @@ def problem_words(problem: Mapping[str, Any]) -> Words:
             code = "problem.face_up_reported"
     elif kind == "count_mismatch":
         fields.update(counted=p.get("counted", "?"), expected=p.get("expected", "?"))
+        if p.get("extra") or p.get("missing"):      # the right number of the wrong cards
+            code = "problem.count_wrong_cards"
+            fields.update(extra=p.get("extra") or [], missing=p.get("missing") or [])
     elif kind in ("device_alarm", "link_lost"):
         fields["device"] = p.get("device") or "unknown"
         if kind == "device_alarm":
