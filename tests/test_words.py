@@ -36,7 +36,8 @@ from controller.words.problems import problem_words
 ROOT = Path(__file__).resolve().parents[1]
 #: a value for each placeholder name the catalogue uses
 SAMPLE = {
-    "n": 3, "card": "TH", "cards": ["9H", "KD"], "state": "dealing.P2", "step": "player_third",
+    "n": 3, "card": "TH", "cards": ["9H", "KD"], "extra": ["6S"], "missing": ["TD", "2C"],
+    "state": "dealing.P2", "step": "player_third",
     "decision": "player_draw", "choices": [True, False], "problem": Words("problem.hold"),
     "counted": 415, "expected": 416, "device": "shoe", "alarm": "E3", "note": "dispute",
     "action": "enter_card", "actions": ["resume", "void_round"], "kind": "card_not_due",
