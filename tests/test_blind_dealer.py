@@ -4,6 +4,8 @@ supervisor action clears it, and the table deals on. The real loop, drivers and 
 virtual clock (a shuffle takes its forty-five seconds there too)."""
 from __future__ import annotations
 
+import pytest
+
 from controller.commands._people import Actors, People
 from controller.journal import Journal
 from controller.service.build import DeviceSettings, TableSpec, build
@@ -15,6 +17,22 @@ from controller.table.inputs import command
 from simulators.rig import SimRig
 
 PACE_S, SHUFFLE_S, ACT_AT_S, ROUNDS_AFTER = 0.1, 45.0, 50.0, 10
+
+
+def blind_table(profile, rig: SimRig, clock: VirtualClock, path: str, watcher, *,
+                owner: bool = True, crash_after: int | None = None) -> TableSpec:
+    """The table on the rig's framed shoe and shuffler, a blind dealer at it, `watcher` among
+    its actors; `owner`: this process closes the rig's devices at its end (a process that
+    crashes leaves them to the next)."""
+    return TableSpec(
+        profile, journal_path=path, shoes=0, clock=clock, rig=rig if owner else None,
+        crash_after=crash_after,
+        devices=DeviceSettings(shoe_url=rig.shoe_url, protocol="framed",
+                               shoe_options=dict(read_timeout_s=0.01),
+                               shuffler_url=rig.shuffler_url,
+                               shuffler_options=dict(response_timeout_s=1.0)),
+        plan=lambda n: ShoePlan(402, shuffler=True),
+        people=(*People(rig, Actors(blind_pace_s=PACE_S), profile).makers(), watcher))
 
 
 def test_a_blind_dealer_while_the_shuffler_works_is_one_hold_cleared_once(tmp_path):
@@ -46,15 +64,7 @@ def test_a_blind_dealer_while_the_shuffler_works_is_one_hold_cleared_once(tmp_pa
         rt.service.call_later(ACT_AT_S, supervisor)
         return Listener(watch)
 
-    spec = TableSpec(
-        profile, journal_path=path, shoes=0, clock=clock, rig=rig,
-        devices=DeviceSettings(shoe_url=rig.shoe_url, protocol="framed",
-                               shoe_options=dict(read_timeout_s=0.01),
-                               shuffler_url=rig.shuffler_url,
-                               shuffler_options=dict(response_timeout_s=1.0)),
-        plan=lambda n: ShoePlan(402, shuffler=True),
-        people=(*People(rig, Actors(blind_pace_s=PACE_S), profile).makers(), watcher))
-    build(spec).run()
+    build(blind_table(profile, rig, clock, path, watcher)).run()
 
     with Journal.open_readonly(path) as j:
         assert j.verify().ok
@@ -82,7 +92,7 @@ def test_a_blind_dealer_while_the_shuffler_works_is_one_hold_cleared_once(tmp_pa
 
 
 class Crash(Exception):
-    pass
+    """crash@N, raised here instead of killing the test's process."""
 
 
 def test_a_crash_in_a_hold_raised_while_the_shuffler_works_has_the_shuffle_asked_again(
@@ -102,7 +112,7 @@ def test_a_crash_in_a_hold_raised_while_the_shuffler_works_has_the_shuffle_asked
     path = str(tmp_path / "j.db")
     rounds: list[int] = []
 
-    def spec(crash_after=None, supervisor_at=None, owner=True):
+    def watching(supervisor_at=None):
         def watcher(rt):
             def supervisor() -> None:
                 rt.service.submit(command("return_reads", user="sam", role="supervisor",
@@ -118,27 +128,15 @@ def test_a_crash_in_a_hold_raised_while_the_shuffler_works_has_the_shuffle_asked
             # a table that waits for ever stops after a quarter of an hour of the virtual clock
             rt.service.call_later(900.0, lambda: rt.service.stop("the table waits for ever"))
             return Listener(watch)
-        return TableSpec(
-            # the devices outlive the process that crashed: only the last one owns (closes) them
-            profile, journal_path=path, shoes=0, clock=clock, rig=rig if owner else None,
-            crash_after=crash_after,
-            devices=DeviceSettings(shoe_url=rig.shoe_url, protocol="framed",
-                                   shoe_options=dict(read_timeout_s=0.01),
-                                   shuffler_url=rig.shuffler_url,
-                                   shuffler_options=dict(response_timeout_s=1.0)),
-            plan=lambda n: ShoePlan(402, shuffler=True),
-            people=(*People(rig, Actors(blind_pace_s=PACE_S), profile).makers(), watcher))
+        return watcher
 
-    try:
-        build(spec(crash_after=40, owner=False)).run()     # held at the first stray read
-    except Crash:
-        pass
-    else:
-        raise AssertionError("no crash")
+    with pytest.raises(Crash):                  # held at the first stray read, then killed
+        build(blind_table(profile, rig, clock, path, watching(), owner=False,
+                          crash_after=40)).run()
     with Journal.open_readonly(path) as j:
         held = [r.data for r in j.records(kinds=["hold"])]
     assert [(h["reason"], h["resume_to"]) for h in held] == [("card_not_due", "shuffling")]
-    build(spec(supervisor_at=ACT_AT_S)).run()
+    build(blind_table(profile, rig, clock, path, watching(supervisor_at=ACT_AT_S))).run()
     with Journal.open_readonly(path) as j:
         assert j.verify().ok
         dealt = [r.data for r in j.records(kinds=["round_result"])]

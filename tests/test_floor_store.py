@@ -164,6 +164,17 @@ def _store(broker, db_url, log, *more, level="WARNING"):
                             env=env(), cwd=ROOT)
 
 
+def _terminated(store, errors) -> None:
+    """SIGTERM: the store stops cleanly (exit 0)."""
+    store.send_signal(signal.SIGTERM)
+    assert store.wait(15) == 0, errors.read_text()[-2000:]
+
+
+def _killed(store) -> None:
+    if store is not None and store.poll() is None:
+        store.kill()
+
+
 def _wait(what, until, timeout=30.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -213,11 +224,9 @@ def test_a_refusing_database_is_one_line_and_nothing_is_acknowledged_before_it_c
         _wait("every record in the store", lambda: pg_server.sql(
             "SELECT count(*), count(DISTINCT seq), max(seq) FROM floor.records", name)[0] ==
             (last, last, last), timeout=40)
-        store.send_signal(signal.SIGTERM)
-        assert store.wait(15) == 0, errors.read_text()[-2000:]
+        _terminated(store, errors)
     finally:
-        if store is not None and store.poll() is None:
-            store.kill()
+        _killed(store)
         broker.stop()
 
 
@@ -270,11 +279,9 @@ def test_a_new_store_subscribes_before_its_database_is_there_and_loses_nothing(
             "SELECT count(*), min(seq), max(seq) FROM floor.records", name)[0] ==
             (last, 1, last), timeout=40)
         assert "were not on the feed" not in errors.read_text()
-        store.send_signal(signal.SIGTERM)
-        assert store.wait(15) == 0, errors.read_text()[-2000:]
+        _terminated(store, errors)
     finally:
-        if store is not None and store.poll() is None:
-            store.kill()
+        _killed(store)
         broker.stop()
 
 

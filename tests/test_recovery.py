@@ -159,6 +159,15 @@ def crashing(monkeypatch):
     monkeypatch.setattr(fault, "die", die)
 
 
+def clean_run(profile, path: str, **kw) -> tuple[list[str], list[dict]]:
+    """A simulation that never crashed: its inputs' types in journal order (crash@N counts
+    them) and its rounds."""
+    run_simulation(profile, journal_path=path, **kw)
+    with Journal.open_readonly(path) as j:
+        return ([r.data["type"] for r in j.records(kinds=["input"])],
+                [r.data for r in j.records(kinds=["round_result"])])
+
+
 def crash_and_restart(profile, path: str, at: int, **kw) -> None:
     """A simulation stopped by a crash after its `at`-th journaled input, then the same one
     again on its journal (as rerunning the same command does)."""
@@ -185,12 +194,8 @@ def test_a_crash_all_along_a_faulty_shoe_gives_the_rounds_of_a_clean_run(
 
     def given() -> list:
         return [parse_fault(f) for f in faults.split()]
-    clean_path = str(tmp_path / "clean.db")
-    run_simulation(profile, faults=given(), journal_path=clean_path, **kw)
-    with Journal.open_readonly(clean_path) as j:
-        inputs = sum(1 for _ in j.records(kinds=["input"]))
-        clean = [r.data for r in j.records(kinds=["round_result"])]
-    for at in range(1, inputs + 1, 11):
+    inputs, clean = clean_run(profile, str(tmp_path / "clean.db"), faults=given(), **kw)
+    for at in range(1, len(inputs) + 1, 11):
         path = str(tmp_path / f"j{at}.db")
         crash_and_restart(profile, path, at, faults=given(), **kw)
         with Journal.open_readonly(path) as j:
@@ -208,11 +213,8 @@ def test_a_crash_just_after_a_failed_read_or_the_cut_card_applies_neither_twice(
     from simulators.shoe import parse_fault
     profile = load_profile("macau")
     faults = [parse_fault("misread@12")]
-    clean_path = str(tmp_path / "clean.db")
-    run_simulation(profile, seed=3, protocol="framed", faults=faults, journal_path=clean_path)
-    with Journal.open_readonly(clean_path) as j:
-        inputs = [r.data["type"] for r in j.records(kinds=["input"])]
-        clean = [r.data for r in j.records(kinds=["round_result"])]
+    inputs, clean = clean_run(profile, str(tmp_path / "clean.db"), seed=3, protocol="framed",
+                              faults=faults)
     # the N-th journaled input, as crash@N counts them
     at = {kind: inputs.index(kind) + 1 for kind in ("read_failed", "cut_card")}
     for kind, n in at.items():
@@ -267,11 +269,8 @@ def test_a_crash_in_a_lost_link_hold_restarts_with_the_link_found_up(tmp_path, c
     from simulators.shoe import parse_fault
     profile = load_profile("macau")
     faults = [parse_fault("drop@40")]
-    clean_path = str(tmp_path / "clean.db")
-    run_simulation(profile, seed=9, protocol="framed", faults=faults, journal_path=clean_path)
-    with Journal.open_readonly(clean_path) as j:
-        inputs = [r.data["type"] for r in j.records(kinds=["input"])]
-        clean = [r.data for r in j.records(kinds=["round_result"])]
+    inputs, clean = clean_run(profile, str(tmp_path / "clean.db"), seed=9, protocol="framed",
+                              faults=faults)
     at = inputs.index("link_lost") + 1
     path = str(tmp_path / "lost.db")
     crash_and_restart(profile, path, at, seed=9, protocol="framed", faults=faults)
