@@ -285,6 +285,78 @@ def test_a_new_store_subscribes_before_its_database_is_there_and_loses_nothing(
         broker.stop()
 
 
+def _deal(monkeypatch, capsys, broker, journal, table: str) -> int:
+    """One shoe of table `table` on the feed; the journal's last seq."""
+    monkeypatch.setenv("TABLECTL_TABLE_NAME", table)
+    monkeypatch.setenv("TABLECTL_FEED_DRAIN_TIMEOUT_S", "30")
+    monkeypatch.chdir(ROOT)
+    said = main(["simulate", "--profile", "macau", "--seed", "4", "--shoes", "1",
+                 "--journal", str(journal), "--feed", broker.url])
+    assert said == 0, capsys.readouterr().err[-2000:]
+    with Journal.open_readonly(journal) as j:
+        return j.last_seq
+
+
+def test_a_database_that_stops_answering_mid_write_is_one_line_and_never_holds_up_a_stop(
+        tmp_path, pg_server, pg_url, capsys, monkeypatch):
+    """The server process behind the store's connection frozen (SIGSTOP): its socket stays
+    open and the kernel takes what is sent, so nothing but the store's own deadline ends the
+    wait. Before it the store hung for ever without a word, and ignored SIGTERM."""
+    broker = Mosquitto(tmp_path / "broker").start()
+    name = pg_url.rsplit("/", 1)[1]
+    errors = tmp_path / "store.err"
+    store, frozen = None, set()
+
+    def stored(table):
+        return pg_server.sql(f"SELECT count(*), count(DISTINCT r.seq), max(r.seq) FROM "
+                             f"floor.records r JOIN floor.tables t ON t.id = r.table_id "
+                             f"WHERE t.name = '{table}'", name)[0]
+
+    def freeze() -> None:
+        pids = [p for (p,) in pg_server.sql(
+            f"SELECT pid FROM pg_stat_activity WHERE datname = '{name}' AND "
+            f"application_name = 'tablectl floor-store'")]
+        assert set(pids) - frozen             # (one frozen before is still there)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+            frozen.add(pid)
+
+    def thaw() -> None:
+        for pid in frozen:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:          # (killed meanwhile: nothing to thaw)
+                pass
+        frozen.clear()
+    try:
+        with open(errors, "w") as log:
+            store = _store(broker, pg_url, log, "--query-timeout-s", "1")
+        last = _deal(monkeypatch, capsys, broker, tmp_path / "a.db", "F1")
+        _wait("the first table stored", lambda: stored("F1") == (last, last, last))
+        freeze()                                # the writer's server, between two writes
+        last = _deal(monkeypatch, capsys, broker, tmp_path / "b.db", "F2")
+        line = _wait("the store giving up on the frozen server", lambda: [
+            x for x in errors.read_text().splitlines() if "did not answer" in x])
+        assert len(line) == 1 and "nothing is acknowledged" in line[0], line
+        # a new connection (a server process not frozen) takes what waited, once each
+        _wait("the second table stored", lambda: stored("F2") == (last, last, last))
+        freeze()                                # and again: this time the store is stopped
+        third = _deal(monkeypatch, capsys, broker, tmp_path / "c.db", "F3")
+        time.sleep(0.5)                         # its first batch sent, unanswered
+        _terminated(store, errors)
+        assert "floor-test-secret" not in errors.read_text()
+        thaw()
+        with open(errors, "a") as log:
+            store = _store(broker, pg_url, log, "--query-timeout-s", "1")
+        # nothing the stopped store held was acknowledged: the broker had kept it
+        _wait("the third table stored", lambda: stored("F3") == (third, third, third))
+        _terminated(store, errors)
+    finally:
+        thaw()
+        _killed(store)
+        broker.stop()
+
+
 def test_a_broker_that_refuses_the_store_is_one_line_however_often_it_tries(
         tmp_path, pg_url):
     broker = Mosquitto(tmp_path / "broker", users={"floor": "right-secret"}).start()

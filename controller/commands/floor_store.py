@@ -35,6 +35,10 @@ def register(sub: Any) -> None:
                    "(default 30)")
     p.add_argument("--retry-max-s", type=float, default=30.0, metavar="S",
                    help="the longest wait between tries when the database refuses (default 30)")
+    p.add_argument("--query-timeout-s", type=float, default=30.0, metavar="S",
+                   help="the longest the database may take over one write: the server cancels "
+                   "a statement after S, and the store drops a connection whose server has "
+                   "not answered by S plus up to 5 s, then tries again (default 30)")
     p.add_argument("--migrate-only", action="store_true",
                    help="create or migrate the schema, then exit")
     p.set_defaults(func=run)
@@ -45,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
 
     from controller.errors import InputError
     from controller.floor.store.db import database, psycopg, refusal
-    for flag, value in (("--gap-after-s", args.gap_after_s), ("--retry-max-s",
-                                                              args.retry_max_s)):
+    for flag, value in (("--gap-after-s", args.gap_after_s),
+                        ("--retry-max-s", args.retry_max_s),
+                        ("--query-timeout-s", args.query_timeout_s)):
         if not math.isfinite(value) or not 0 < value <= 86400:
             raise InputError(f"{flag} {value}: give seconds above 0, at most 86400")
     db = database(args.db or os.environ.get("TABLECTL_FLOOR_DB"))
@@ -55,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.floor.store.service import FloorStore
     if args.migrate_only:
         try:
-            conn = db.connect()
+            conn = db.connect(statement_timeout_s=args.query_timeout_s)
             try:
                 found, now = schema.migrate(conn, where=db.where)
             finally:
@@ -78,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     if args.share is not None and (not args.share or any(c in args.share for c in "/+#")):
         raise InputError(f"--share {args.share!r}: give a group name (no / + #)")
     store = FloorStore(broker, db, name=args.name, share=args.share,
-                       gap_after_s=args.gap_after_s, retry_max_s=args.retry_max_s)
+                       gap_after_s=args.gap_after_s, retry_max_s=args.retry_max_s,
+                       query_timeout_s=args.query_timeout_s)
     signal.signal(signal.SIGTERM, lambda signum, frame: store.stop())
     try:
         store.run()

@@ -32,10 +32,19 @@ class Database:
     url: str
     where: str            # postgresql://user@host:port/db, never the password
 
-    def connect(self, *, timeout_s: float = 5.0, autocommit: bool = False) -> Any:
+    def connect(self, *, timeout_s: float = 5.0, autocommit: bool = False,
+                statement_timeout_s: float | None = None) -> Any:
+        """A connection; with `statement_timeout_s`, the server cancels a statement that runs
+        longer (a lock that is never granted, say), added to the URL's own `options`."""
         pg = psycopg()
+        more: dict[str, Any] = {}
+        if statement_timeout_s is not None:
+            given = pg.conninfo.conninfo_to_dict(self.url).get("options") or ""
+            more["options"] = (f"{given} -c statement_timeout="
+                               f"{max(1, int(statement_timeout_s * 1000))}").strip()
         return pg.connect(self.url, connect_timeout=max(1, int(timeout_s)),
-                          autocommit=autocommit, application_name="tablectl floor-store")
+                          autocommit=autocommit, application_name="tablectl floor-store",
+                          **more)
 
 
 def database(url: str | None, option: str = "--db") -> Database:
@@ -101,6 +110,10 @@ def refusal(db: Database, err: BaseException) -> Refusal:
         return Refusal(f"the database at {db.where} does not let the store write "
                        f"({_after_fatal(first)}); GRANT it INSERT and SELECT on the floor "
                        f"schema", "privileges")
+    if state == "57014" and "statement timeout" in text:
+        return Refusal(f"the database at {db.where} did not finish a write in time "
+                       f"({_after_fatal(first)}): a lock held elsewhere, or a server "
+                       f"overloaded", "down")
     if "connection refused" in text:
         return Refusal(f"nothing listens at {db.where} (connection refused)", "down")
     if "timeout" in text or "timed out" in text:
@@ -122,6 +135,13 @@ def _after_fatal(line: str) -> str:
         if marker in line:
             line = line.rsplit(marker, 1)[1]
     return line.strip()[:200]
+
+
+def unanswered(db: Database, timeout_s: float) -> Refusal:
+    """The store itself gave up on a database that did not answer at all."""
+    return Refusal(f"the database at {db.where} did not answer for {timeout_s:g} s (the "
+                   f"server frozen, or the link to it lost); the connection was dropped",
+                   "down")
 
 
 class Backoff:

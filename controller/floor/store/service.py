@@ -12,6 +12,11 @@ A database that is down, full, read-only or refuses the store's credentials is o
 one more when it is back), retried with a doubling delay capped at `retry_max_s`; meanwhile
 the broker stops sending once `RECEIVE_MAXIMUM` messages wait unacknowledged, so the store's
 memory stays bounded and the rest waits in its session at the broker.
+
+Every exchange with the database has a deadline (`query_timeout_s`): the server cancels a
+statement that runs longer, and the store drops a connection whose server does not answer at
+all (`deadline.py`), so a frozen database is one line and a retry, and a stop is never held up
+by it.
 """
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ from typing import Any, Callable
 
 from controller.feed.broker import Broker, new_client, refused
 from controller.floor.store import ingest, schema
-from controller.floor.store.db import Backoff, Database, psycopg, refusal
+from controller.floor.store.db import Backoff, Database, psycopg, refusal, unanswered
+from controller.floor.store.deadline import Deadline
 from controller.logsetup import get_logger
 
 log = get_logger("controller.floor.store")
@@ -44,7 +50,7 @@ def default_name() -> str:
 class FloorStore:
     def __init__(self, broker: Broker, db: Database, *, name: str | None = None,
                  share: str | None = None, gap_after_s: float = 30.0,
-                 retry_max_s: float = 30.0,
+                 retry_max_s: float = 30.0, query_timeout_s: float = 30.0,
                  on_commit: Callable[[ingest.Written, float], None] | None = None):
         self.broker, self.db = broker, db
         self.name = name or default_name()
@@ -55,6 +61,8 @@ class FloorStore:
         self.topic = f"$share/{share}/{p}/+/records" if share else f"{p}/+/records"
         self.inbox: queue.Queue[ingest.Message] = queue.Queue()
         self.stopping = threading.Event()
+        self.query_timeout_s = query_timeout_s
+        self.deadline = Deadline(query_timeout_s, self.stopping)
         self.generation = 0
         self.connected = False
         self.counts = {"stored": 0, "duplicates": 0, "kept": 0, "batches": 0}
@@ -69,9 +77,10 @@ class FloorStore:
     def migrate(self) -> tuple[int, int]:
         """The schema made or brought up to date (SchemaError when the database's is newer);
         psycopg's errors when the database cannot be reached (the caller retries)."""
-        conn = self.db.connect()
+        conn = self._connect()
         try:
-            return schema.migrate(conn, where=self.db.where)
+            with self.deadline.talk(conn):
+                return schema.migrate(conn, where=self.db.where)
         finally:
             conn.close()
 
@@ -92,6 +101,8 @@ class FloorStore:
                     self._db_ok()
                     break
                 except psycopg().Error as err:
+                    if self.stopping.is_set():
+                        break
                     self._db_failed(err)
                     backoff.wait(self.stopping)
             if not self.stopping.is_set():
@@ -189,13 +200,15 @@ class FloorStore:
                 continue
             while True:
                 try:
-                    written = ingest.write(self._connection(), batch, self.broker.prefix)
+                    conn = self._connection()
+                    with self.deadline.talk(conn):
+                        written = ingest.write(conn, batch, self.broker.prefix)
                     break
                 except psycopg().Error as err:
                     self._drop_connection()
-                    self._db_failed(err)
                     if self.stopping.is_set():
                         return          # nothing acknowledged: the broker keeps it all
+                    self._db_failed(err)
                     backoff.wait(self.stopping)
             backoff.reset()
             self._db_ok()
@@ -235,19 +248,32 @@ class FloorStore:
             return
         self._gaps_at = now
         try:
-            for line in ingest.raise_gaps(self._connection(), self.gap_after_s):
+            conn = self._connection()
+            with self.deadline.talk(conn):
+                lines = ingest.raise_gaps(conn, self.gap_after_s)
+            for line in lines:
                 log.warning(f"floor store: {line}")
         except psycopg().Error as err:
             self._drop_connection()
-            self._db_failed(err)
+            if not self.stopping.is_set():
+                self._db_failed(err)
 
     def _connection(self) -> Any:
         """The writer's connection (made again after a failure). A schema another store
         migrated past this code's version raises SchemaError: this store stops, unacknowledged."""
         if self._conn is None or self._conn.closed:
-            self._conn = self.db.connect()
-            schema.require(self._conn, where=self.db.where)
+            conn = self._connect()
+            try:
+                with self.deadline.talk(conn):
+                    schema.require(conn, where=self.db.where)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
         return self._conn
+
+    def _connect(self) -> Any:
+        return self.db.connect(statement_timeout_s=self.query_timeout_s)
 
     def _drop_connection(self) -> None:
         if self._conn is not None:
@@ -258,7 +284,9 @@ class FloorStore:
         self._conn = None
 
     def _db_failed(self, err: BaseException) -> None:
-        why = refusal(self.db, err)
+        why = unanswered(self.db, self.query_timeout_s + self.deadline.grace_s) \
+            if self.deadline.fired == "timeout" else refusal(self.db, err)
+        self.deadline.fired = None
         if why.text != self._db_problem:
             log.warning(f"floor store: {why.text}; nothing is acknowledged to the broker until "
                         f"it is stored, retrying (at most every {self.retry_max_s:g} s)",
