@@ -330,7 +330,10 @@ def test_a_database_that_stops_answering_mid_write_is_one_line_and_never_holds_u
         frozen.clear()
     try:
         with open(errors, "w") as log:
-            store = _store(broker, pg_url, log, "--query-timeout-s", "1")
+            store = _store(broker, pg_url, log, "--query-timeout-s", "1", level="INFO")
+        _wait("the store subscribed, its schema made", lambda: "subscribed" in
+              errors.read_text() and pg_server.sql(
+                  "SELECT to_regclass('floor.records') IS NOT NULL", name)[0][0])
         last = _deal(monkeypatch, capsys, broker, tmp_path / "a.db", "F1")
         _wait("the first table stored", lambda: stored("F1") == (last, last, last))
         freeze()                                # the writer's server, between two writes
