@@ -481,3 +481,45 @@ def test_a_crash_after_a_misplaced_burn_card_has_the_dealer_misplace_none_again(
     crash_and_restart(profile, path, 60, faults=faults(), **kw)
     reports, rounds = told(path)
     assert len(reports) == 1 and same_rounds(rounds, clean)
+
+
+def shuffler_incident(path: str) -> list[tuple]:
+    """What the journal tells of the shuffler's work and its holds: its alarms, the holds and
+    what cleared them, what the table asked of it, and the counts of the rests."""
+    field = {"alarm": "code", "hold": "reason", "resume": "state", "override": "action",
+             "device_request": "action", "reconciliation": "remainder"}
+    with Journal.open_readonly(path) as j:
+        assert j.verify().ok
+        return [(r.kind, r.data[field[r.kind]]) for r in j.records(kinds=list(field))
+                if r.kind != "alarm" or r.data.get("source") == "shuffler"]
+
+
+@pytest.mark.parametrize("given, report", [
+    ("jam@0", "alarm"),                 # the new shoe's shuffle jams
+    ("count_mismatch@0", "shuffled"),   # the shuffler counts a card short
+    ("jam@1", "alarm"),                 # the count of the first shoe's rest jams
+])
+def test_a_crash_around_a_shuffler_fault_tells_the_incident_of_a_clean_run(
+        tmp_path, crashing, given, report):
+    """A shuffler's fault answers the table's request and holds the table. Killed just before
+    the answer was journaled, the restart asked the shuffler again and the shuffler cleared the
+    fault it found: the jam or the miscount vanished, no hold, no remedy on record. Killed while
+    the hold stood, the restart asked again under the hold: the jam was cleared and the shoe
+    shuffled (or the rest counted) before any remedy. Now the fault found is reported and held
+    again, a hold the shuffler raised is left to its remedy, and the journal tells the incident
+    of a run that never crashed."""
+    from simulators.shoe import parse_fault
+    profile = load_profile("macau")
+    kw = dict(seed=3, protocol="framed", keep_events=False)
+    inputs, clean = clean_run(profile, str(tmp_path / "clean.db"),
+                              faults=[parse_fault(given)], **kw)
+    told = shuffler_incident(str(tmp_path / "clean.db"))
+    assert ("hold", "device_alarm" if report == "alarm" else "count_mismatch") in told
+    at = inputs.index(report)
+    for n in (at, at + 1):              # after the input before the answer, after the answer
+        path = str(tmp_path / f"crash{n}.db")
+        crash_and_restart(profile, path, n, faults=[parse_fault(given)], **kw)
+        assert shuffler_incident(path) == told, f"{given}, crash@{n}"
+        with Journal.open_readonly(path) as j:
+            rounds = [r.data for r in j.records(kinds=["round_result"])]
+        assert same_rounds(rounds, clean), f"{given}, crash@{n}"

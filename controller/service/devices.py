@@ -311,7 +311,8 @@ class ShufflerSource:
         self.last_error = ""
         self.shuffle_timeout_s = shuffle_timeout_s
         self.clock, self.poll_interval_s = clock, max(poll_interval_s, 0.01)
-        self.requests: collections.deque[str] = collections.deque()
+        #: (action, retold): retold, a request a restart found unanswered (see `_work`)
+        self.requests: collections.deque[tuple[str, bool]] = collections.deque()
         self._job: Job | None = None
         self._look_at = 0.0
         self._wake = threading.Event()
@@ -329,7 +330,7 @@ class ShufflerSource:
     def on_event(self, e: dict) -> None:
         """From the loop: the table asks something of the shuffler."""
         if e["event"] == "device_request" and e.get("device") == "shuffler":
-            self.requests.append(e["action"])
+            self.requests.append((e["action"], bool(e.get("retold"))))
             self._wake.set()
 
     publish = on_event      # an outlet at the listeners' tap
@@ -342,7 +343,7 @@ class ShufflerSource:
                 if not self.requests:
                     self.steady = True
                     return None
-                self._job = self._work(self.requests.popleft())
+                self._job = self._work(*self.requests.popleft())
             elif self.clock() < self._look_at:
                 return self._look_at
             wait = next(self._job, None)
@@ -356,12 +357,18 @@ class ShufflerSource:
             self._wake.wait(0.5)
             self._wake.clear()
             while self.requests and not self._stop.is_set():
-                for wait in self._work(self.requests.popleft()):
+                for wait in self._work(*self.requests.popleft()):
                     if self._stop.wait(wait):
                         return
 
-    def _work(self, action: str) -> Job:
-        """One request; yields the seconds to wait before it goes on."""
+    def _work(self, action: str, retold: bool = False) -> Job:
+        """One request; yields the seconds to wait before it goes on.
+
+        A request asked afresh finds the shuffler stopped (a jam, an error) only after the
+        table held for it and a remedy asked again: the fault is cleared. One `retold` by a
+        restart may find it stopped on a fault whose report died with the last process: the
+        fault is reported as the first asking would have reported it (the table holds), never
+        cleared unseen, and a shuffle or count under way is not started again."""
         try:
             drv = self.open_driver()
         except DeviceError as err:     # a device that cannot be opened: tell the table
@@ -370,11 +377,11 @@ class ShufflerSource:
             return
         try:
             if action == "shuffle":
-                yield from self._shuffle(drv)
+                yield from self._shuffle(drv, retold)
             elif action == "deliver":
                 self._deliver(drv)
             elif action == "count_rest":
-                yield from self._count_rest(drv)
+                yield from self._count_rest(drv, retold)
             self.link, self.last_contact_at = "ok", time.time()
         except DeviceError as err:
             self.link, self.last_error = "error", str(err)
@@ -395,7 +402,7 @@ class ShufflerSource:
                 raise Timeout(f"shuffler: still shuffling after {self.shuffle_timeout_s} s")
             yield self.poll_interval_s
 
-    def _shuffle(self, drv: ShufflerDriver) -> Job:
+    def _shuffle(self, drv: ShufflerDriver, retold: bool = False) -> Job:
         ident = drv.identify()
         self.submit(ident)
         if self.approved and ident.firmware not in self.approved:
@@ -404,13 +411,13 @@ class ShufflerSource:
                                        f"list ({', '.join(self.approved)})"))
             return
         state = drv.status().state
-        if state in ("jam", "error"):
+        if state in ("jam", "error") and not retold:
             state = drv.clear().state
         if state == "door_open":
             self.submit(ev.DeviceAlarm(device="shuffler", code="door_open",
                                        text="shuffler door open"))
             return
-        if state not in ("shuffling", "ready"):
+        if state not in ("shuffling", "ready") and not (retold and state in ("jam", "error")):
             drv.shuffle(self.decks)
         try:
             done = yield from self._ready(drv, self.decks)
@@ -426,12 +433,16 @@ class ShufflerSource:
         except DeviceError as err:
             log.warning("shuffler did not deliver; the shoe is taken by hand", error=str(err))
 
-    def _count_rest(self, drv: ShufflerDriver) -> Job:
+    def _count_rest(self, drv: ShufflerDriver, retold: bool = False) -> Job:
         """The rest of the ended shoe goes through the shuffler, which counts it card by card
-        (a count that is not whole decks is what is expected here)."""
-        if drv.status().state in ("jam", "error"):
-            drv.clear()
-        drv.shuffle(self.decks)
+        (a count that is not whole decks is what is expected here, the shuffler's `error`)."""
+        state = drv.status().state
+        if not retold:
+            if state in ("jam", "error"):
+                drv.clear()
+            drv.shuffle(self.decks)
+        elif state not in ("shuffling", "ready", "jam", "error", "door_open"):
+            drv.shuffle(self.decks)     # (retold: one under way or stopped is looked at)
         try:
             done = yield from self._ready(drv, None)
             count, comp = done.count, dict(done.composition)

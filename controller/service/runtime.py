@@ -30,6 +30,7 @@ from controller.service.loop import LoopSettings, TableService
 from controller.service.parts import Ack, Listener, Source, Tap
 from controller.service.recovery import NOTE_KINDS, Recovery, open_table
 from controller.service.tablepc import NO_DEVICES, NO_SHOE_WORDS, TablePC, waiting_line
+from controller.table.holds import shuffler_answered
 from controller.table.inputs import LinkBack, Restarted, command, parse_input
 from controller.table.states import CLOSED, HOLD, SHOE_ENDED, SHUFFLING
 from controller.words import Words
@@ -362,8 +363,10 @@ class TableRuntime:
         for request in _pending_requests(table):
             if request not in redone:
                 # asked again of the shuffler (and whoever waits for it), not journaled again
+                # (`retold`: a fault the shuffler is found stopped in may never have been
+                # reported: it is reported now, not cleared)
                 self.service.submit(Retell({"event": "device_request", "device": "shuffler",
-                                            "action": request}))
+                                            "action": request, "retold": True}))
         return line
 
     # ------------------------------------------------------------------ the rest of the check
@@ -440,6 +443,10 @@ def _checking_line(done: int, total: int) -> str:
 def _pending_requests(table: Any) -> list[str]:
     """What the shuffler was asked and may not have done when the last process died."""
     shoe, hold = table.shoe, table.hold
+    if hold is not None and shuffler_answered(hold):
+        # the shuffler answered (a jam, its door, a count): the hold's remedy asks again;
+        # asked now, the shuffler would clear the fault under the hold before any remedy
+        return []
     # a hold raised while the shuffler worked (a card drawn, the supervisor's own) goes back
     # to the shuffle: still owed, and without it asked again the table waits for ever
     if table.state == SHUFFLING or (table.state == HOLD and hold is not None

@@ -139,3 +139,9 @@ def shuffler_stopped(hold: Hold) -> bool:
     """A hold the shuffler itself raised (a jam, the door): it stopped, so it is asked again."""
     return any(p.kind == "device_alarm" and p.extra.get("device") == "shuffler"
                for p in hold.problems)
+
+
+def shuffler_answered(hold: Hold) -> bool:
+    """A hold the shuffler's answer to the table's request raised (it stopped, or the shoe it
+    counted is held): the shuffler owes nothing more until the hold's remedy asks again."""
+    return shuffler_stopped(hold) or any(p.kind == "count_mismatch" for p in hold.problems)
