@@ -207,6 +207,24 @@ def test_a_jam_while_the_rest_is_counted_back_is_counted_again(tmp_path):
     assert [e["shoe"] for e in events if e["event"] == "shoe_ended"] == [1, 2]
 
 
+def test_a_door_opened_while_the_rest_is_counted_back_is_held_as_the_door(tmp_path):
+    """Shuffle 1, the count of shoe 1's rest, finds the door open: every hold until it is
+    closed says so, and the count goes on where it paused. Before, the count asked the paused
+    shuffler to SHUFFLE again: held as a refused command ("door open") and then as a count
+    that "does not match the decks requested", neither of which the dealer could act on."""
+    path = tmp_path / "j.db"
+    events = list(run_simulation(load_profile(PROFILE), seed=3, shoes=2, journal_path=str(path),
+                                 faults=[parse_fault("door_open@1")]))
+    holds = [e for e in events if e["event"] == "hold"]
+    assert holds and all((h["shoe"], h["reason"], h.get("code"), h["resume_to"]) ==
+                         (1, "device_alarm", "door_open", "shoe_ended") for h in holds), holds
+    alarms = [e["code"] for e in events if e["event"] == "alarm" and e["source"] == "shuffler"]
+    assert alarms == ["door_open"] * len(holds)
+    [counted] = [e for e in events if e["event"] == "reconciliation" and e["shoe"] == 1]
+    assert counted["ok"] and counted["remainder"] > 0 and counted["differences"] == 0
+    assert [e["shoe"] for e in events if e["event"] == "shoe_ended"] == [1, 2]
+
+
 def test_a_shuffler_fault_the_run_never_meets_is_said(capsys):
     from controller.cli import main
     assert main(["simulate", "--profile", "macau", "--seed", "1", "--fault", "jam@9"]) == 0

@@ -437,12 +437,18 @@ class ShufflerSource:
         """The rest of the ended shoe goes through the shuffler, which counts it card by card
         (a count that is not whole decks is what is expected here, the shuffler's `error`)."""
         state = drv.status().state
-        if not retold:
-            if state in ("jam", "error"):
-                drv.clear()
+        if state == "door_open":
+            # paused with the rest inside: the count goes on once the door is closed, and the
+            # table's hold says so (a SHUFFLE now is refused, and was held as a fault)
+            self.submit(ev.DeviceAlarm(device="shuffler", code="door_open",
+                                       text="shuffler door open"))
+            return
+        if state == "jam" and not retold:
+            state = drv.clear().state   # (retold: the jam is looked at, reported, not cleared)
+        if state not in ("shuffling", "ready", "jam", "error"):
             drv.shuffle(self.decks)
-        elif state not in ("shuffling", "ready", "jam", "error", "door_open"):
-            drv.shuffle(self.decks)     # (retold: one under way or stopped is looked at)
+        # `error` is the count of the rest done (it is not whole decks) and not read yet: a
+        # count that went on after a hold's door was closed; it is read, not counted again
         try:
             done = yield from self._ready(drv, None)
             count, comp = done.count, dict(done.composition)
