@@ -11,6 +11,7 @@ from typing import Callable
 import pytest
 
 from controller.console import text
+from controller.errors import CommandRefused
 from controller.settings.profile import load_profile
 from controller.table import Table, command
 from controller.table import legal
@@ -132,6 +133,12 @@ HOLDS: dict[str, Callable[..., Table]] = {
         {"type": "alarm", "device": "shoe", "code": "E3", "text": "head dirty"})),
     "shuffler jam": lambda: _after(shuffling(), lambda t: t.apply(
         {"type": "alarm", "device": "shuffler", "code": "jam", "text": "jam"})),
+    "card while shuffling, then a jam": lambda: _after(shuffling(), lambda t: (
+        card(t, "9D"), t.apply({"type": "alarm", "device": "shuffler", "code": "jam",
+                                "text": "jam"}))),
+    "supervisor's hold while shuffling, then a jam": lambda: _after(shuffling(), lambda t: (
+        t.apply(sup("hold")), t.apply({"type": "alarm", "device": "shuffler", "code": "jam",
+                                       "text": "jam"}))),
     "link down": lambda: link_lost(back=False, reads="5D"),
     "link back, reads kept": lambda: link_lost(back=True, reads="5D 6C"),
     "link back, no reads": lambda: link_lost(back=True),
@@ -219,6 +226,31 @@ def test_a_restart_is_reviewed_in_every_phase_and_confirming_deals_on(name, monk
             c for c in ("KH", "QS", "JD") if t.shoe.inventory.seen[c] < 6)
         after = card(t, code)
         assert of(after, "card") or of(after, "count_back"), (name, after)
+
+
+JAM = {"type": "alarm", "device": "shuffler", "code": "jam", "text": "shuffler jam"}
+
+
+def test_an_alarm_while_held_for_something_else_joins_that_hold_and_its_remedy_asks_again():
+    """A card drawn while the shuffler shuffles holds the table; the shuffler then jams. The
+    jam was only logged: the hold's remedy put the table back to shuffling with nobody asking
+    the jammed shuffler again, and the table waited for a shoe for ever."""
+    t = shuffling()
+    card(t, "9D")
+    events = t.apply(JAM)
+    assert [e["event"] for e in events] == ["alarm", "irregularity", "hold"]
+    assert [p.kind for p in t.hold.problems] == ["card_not_due", "device_alarm"]
+    assert [e["event"] for e in t.apply(JAM)] == ["alarm"]   # said again: nothing new
+    # the stray card first (resuming would pass over it), then the jam
+    assert "resume" not in t.view()["hold"]["actions"]
+    with pytest.raises(CommandRefused, match="give it back or burn it first"):
+        t.apply(sup("resume"))
+    t.apply(sup("return_reads"))
+    assert t.state == "hold" and t.view()["hold"]["actions"] == ["resume"]
+    events = t.apply(sup("resume"))
+    assert t.state == "shuffling"
+    assert [(e["device"], e["action"]) for e in of(events, "device_request")] == [
+        ("shuffler", "shuffle")]
 
 
 def test_confirm_layout_in_the_shoe_start_burn_deals_on():

@@ -77,6 +77,13 @@ _WITH_USER = frozenset({"decide", "call_supervisor", "house_burn", "confirm_hous
                         "withdraw_house_burn"})
 
 
+
+def _holds_alarm(hold: Any, inp: DeviceAlarm) -> bool:
+    """The hold already holds this device's alarm of this code (said again: nothing new)."""
+    return hold is not None and any(
+        p.kind == "device_alarm" and p.extra.get("device") == inp.device
+        and p.extra.get("code") == inp.code for p in hold.problems)
+
 class Table:
     """The table model: its state as typed data, its parts, and the one way in."""
 
@@ -315,7 +322,9 @@ class Table:
         d.emit("alarm", source=inp.device, code=inp.code, text=inp.text, severity="error")
         if inp.code.upper() == "EMPTY":
             d.shoes.empty()
-        elif d.state != HOLD:
+        elif d.state != HOLD or not _holds_alarm(d.hold, inp):
+            # on hold for something else, the alarm joins that hold (its remedy sees it, and
+            # a shuffler that stopped is asked again): one hold, every problem in it
             d.holds.problem("device_alarm", f"{inp.device or 'device'} alarm {inp.code}: "
                             f"{inp.text}", device=inp.device, code=inp.code)
 

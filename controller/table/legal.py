@@ -110,7 +110,15 @@ def _resumable(t: Any) -> bool:
         return False
     if hold.queued and hold.kinds & REVIEWED:
         return False
+    if _strays_first(hold):
+        return False
     return hold.last.kind not in ("count_mismatch", "restart_review")
+
+
+def _strays_first(hold: Any) -> bool:
+    """The hold also holds a card drawn when none was due, which resuming would pass over:
+    it is given back or burned first (a device's alarm joined that hold, say)."""
+    return any(k in STRAY and not BY_NAME["resume"].applies_on(k) for k in hold.kinds)
 
 
 def _resume_refusal(t: Any) -> str:
@@ -121,6 +129,8 @@ def _resume_refusal(t: Any) -> str:
         return "link_down"
     if hold.queued and hold.kinds & REVIEWED:
         return "reads_waiting"
+    if _strays_first(hold):
+        return "stray_first"
     return {"count_mismatch": "count_mismatch", "restart_review": "check_layout"}.get(
         hold.last.kind, "not_now")
 

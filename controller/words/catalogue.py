@@ -306,6 +306,8 @@ REFUSALS: dict[str, Message] = {
                              "first.",
                              "{n} cards were read while the link was down: accept or discard "
                              "them first."),
+    "refuse.stray_first": "A card drawn when none was due is held too: give it back or burn "
+                          "it first.",
     "refuse.count_mismatch": "The shuffler's count does not match: accept or reject it.",
     "refuse.check_layout": "Check the cards on the table against the record first: confirm "
                            "them, enter a card, or void the round.",
