@@ -29,10 +29,17 @@ Move = Callable[[], None]
 
 def after_resume(d: Desk, reshuffle: bool = False) -> None:
     """Carry on from the state a hold returned to: between rounds, the next round; a
-    shuffler that stopped (or a shoe to be shuffled again), a new shuffle; a count-back
-    the shuffler broke off, counted again."""
+    shuffler that stopped (or a shoe to be shuffled again), a new shuffle; a shuffled shoe
+    the shuffler did not hand over, asked for again; a count-back the shuffler broke off,
+    counted again."""
     if d.state == SHUFFLING and reshuffle:
         d.emit("device_request", device="shuffler", action="shuffle", decks=d.profile.decks)
+    elif (d.state == LOADED and reshuffle and d.shoe is not None and d.shoe.shuffler
+          and not d.shoe.inventory.cards_out):
+        # the shuffler was away when the counted shoe was to be delivered (the delivery is
+        # the only request of a loaded shoe): nobody else asks it again, and the table
+        # waited for ever for a first card from a shoe still in the machine
+        d.emit("device_request", device="shuffler", action="deliver")
     elif d.state == IDLE:
         d.rounds.between()
     elif (d.state == SHOE_ENDED and d.shoe is not None and d.shoe.counting == "shuffler"
