@@ -308,6 +308,10 @@ def test_failing_submit_answers_internal_and_server_keeps_serving(short_dir, sto
     (b'{"id": 3, "user": "sam", "pin": "p", "action": "decide", "reason": "r", '
      b'"args": {"name": "x", "value": NaN}}\n', "NaN is not allowed"),
     (b"[" * 30000 + b"\n", "nests deeper"),
+    (b'{"id": 3, "user": "sam", "pin": "p", "action": "state", "reason": "x\\udc00"}\n',
+     "half of a UTF-16 surrogate pair"),
+    (b'{"id": 3, "user": "sam", "pin": "p", "action": "state", "args": {"\\ud800": 1}}\n',
+     "half of a UTF-16 surrogate pair"),
     (b'{"id": 3, "user": "sam", "pin": "p", "action": "state", "args": {"a": '
      + b"[" * 20 + b"]" * 20 + b"}}\n", "nests deeper"),
 ])

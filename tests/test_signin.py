@@ -323,7 +323,9 @@ def test_connection_cap_idle_timeout_and_backlog(short_dir):
         assert (turned["ok"], turned["error"]) == (False, "busy")
         assert extra.recv(10) == b""                      # and closed
         extra.close()
-        for s in idle:                                    # silent: closed by the controller
+        for s in idle:              # silent: told so in one line, and closed by the controller
+            told = json.loads(s.makefile("rb").readline())
+            assert (told["ok"], told["error"]) == (False, "timeout")
             assert s.recv(10) == b""
             s.close()
         while srv._active:

@@ -65,7 +65,15 @@ def request(socket_path: str | os.PathLike[str], payload: Mapping[str, Any],
     for key in ("pin", "token"):
         secret(message.get(key))                # never in a log line of this process
     message.setdefault("id", uuid.uuid4().hex[:12])
-    line = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+    try:
+        line = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        # text from a terminal or a file that is not UTF-8 (the shell hands such bytes on as
+        # lone surrogates): the controller would refuse it; say which field, not the bytes
+        field = next((k for k, v in message.items() if k not in ("pin", "token")
+                      and not _utf8(v)), "the PIN")
+        raise InputError(f"{field} is not UTF-8 text (a byte the terminal or file sent is not "
+                         "UTF-8); type it again in UTF-8") from None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
@@ -102,6 +110,15 @@ def request(socket_path: str | os.PathLike[str], payload: Mapping[str, Any],
     if not isinstance(response, dict) or "ok" not in response:
         raise ControllerUnavailable(f"the controller on {path} answered without 'ok'")
     return response
+
+
+def _utf8(value: Any) -> bool:
+    """Whether `value` (text, or lists and objects of it) can be written as UTF-8."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _read_line(sock: socket.socket) -> bytes:

@@ -68,6 +68,10 @@ SOCKET_MODE = 0o660
 MAX_CONNECTIONS = 32        # a console and a few scripts need a handful
 IDLE_TIMEOUT_S = 60.0       # a client sends its line at once; one that stays silent is gone
 BACKLOG = 128               # connections the kernel holds until they are accepted
+#: the same refusal logged at most this often a minute (the next line says how many were not)
+REFUSALS_LOGGED_A_MINUTE = 20
+#: how long the accepting thread waits when the process has no descriptor left for a client
+ACCEPT_RETRY_S = 0.5
 #: failed PIN sign-ins allowed at once, and their refill a minute: per peer (a client process),
 #: and per account and peer (fewer than the failures that lock an account, accounts.MAX_FAILURES)
 PEER_LIMIT = (10, 10.0)
@@ -78,6 +82,40 @@ _AUTH_ERRORS = {"unknown_user": "auth_failed", "wrong_pin": "auth_failed",
 
 class ControlError(InputError):
     """The control socket cannot be set up: one line naming the path and the fix."""
+
+
+class LogRepeats:
+    """At most `per_minute` log lines a minute for each kind of line: a client looping on a
+    bad request is answered every time, but logged a few times a minute, each line after
+    some were held back saying how many (`not_logged`). Without it one client's 10,000
+    malformed lines a second were 10,000 log lines a second (2.5 MB), on the journal's disk."""
+
+    def __init__(self, per_minute: int = REFUSALS_LOGGED_A_MINUTE,
+                 clock: Callable[[], float] = time.monotonic):
+        self.per_minute, self.clock = per_minute, clock
+        self._lock = threading.Lock()
+        self._kinds: dict[str, list[float]] = {}       # kind → [minute's start, logged, held]
+
+    def let(self, kind: str) -> int | None:
+        """None: hold this line back; else log it, with this many held back before it."""
+        now = self.clock()
+        with self._lock:
+            seen = self._kinds.get(kind)
+            held = 0
+            if seen is None or now - seen[0] >= 60.0:
+                held = int(seen[2]) if seen is not None else 0
+                if len(self._kinds) > 256:
+                    self._kinds.clear()
+                seen = self._kinds[kind] = [now, 0.0, 0.0]
+            if seen[1] >= self.per_minute:
+                seen[2] += 1
+                return None
+            seen[1] += 1
+            return held
+
+
+def _not_logged(held: int) -> dict[str, int]:
+    return {"not_logged": held} if held else {}
 
 
 class ControlServer:
@@ -113,6 +151,8 @@ class ControlServer:
         self._views: dict[str, tuple[str, str, float]] = {}
         self._views_lock = threading.Lock()
         self.view_ttl_s = VIEW_TTL_S
+        self.log_repeats = LogRepeats()
+        self.out_of_descriptors = 0     # accepts that found no file descriptor left
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -139,6 +179,17 @@ class ControlServer:
                     super().process_request(request, client_address)
                 except BaseException:
                     owner._leave()
+                    raise
+
+            def get_request(self) -> Any:
+                try:
+                    return super().get_request()
+                except OSError as err:
+                    if err.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                        # the connection waits in the backlog, and the socket stays readable:
+                        # retried at once, this thread would spin on it and take the
+                        # interpreter from the table's loop; wait a little instead
+                        owner._no_descriptor(err)
                     raise
 
             def process_request_thread(self, request: Any, client_address: Any) -> None:
@@ -250,9 +301,29 @@ class ControlServer:
             self._active += 1
             return True
 
+    def _no_descriptor(self, err: OSError) -> None:
+        """On the accepting thread: no descriptor for a new connection; one line, a pause."""
+        self.out_of_descriptors += 1
+        held = self.log_repeats.let("no_descriptor")
+        if held is not None:
+            log.error("control socket cannot take a connection: the process has no file "
+                      "descriptor left; the console waits until some are closed",
+                      error=err.strerror or str(err), times=self.out_of_descriptors,
+                      **_not_logged(held))
+        time.sleep(ACCEPT_RETRY_S)
+
     def _leave(self) -> None:
         with self._conns_lock:
             self._active -= 1
+
+    @staticmethod
+    def _tell(conn: socket.socket, answer: dict[str, Any]) -> None:
+        """One last line to a client, if its buffer takes it now (never waits)."""
+        try:
+            conn.setblocking(False)
+            conn.send(encode(answer))
+        except OSError:
+            pass
 
     def _turn_away(self, conn: socket.socket) -> None:
         if self.turned_away == 1 or self.turned_away % 1000 == 0:
@@ -293,13 +364,28 @@ class ControlServer:
                     # the framing is lost: answer, then hang up rather than guess
                     wfile.write(encode(self._error(None, "malformed", "request line longer "
                                                    f"than {self.max_line} bytes")))
-                    log.warning("control request too long", limit=self.max_line)
+                    held = self.log_repeats.let("too_long")
+                    if held is not None:
+                        log.warning("control request too long", limit=self.max_line,
+                                    peer=peer, **_not_logged(held))
                     return
                 if not line.strip():
                     continue
-                wfile.write(encode(self.handle_line(line, peer=peer)))
+                wfile.write(self._encoded(self.handle_line(line, peer=peer)))
                 wfile.flush()
-        except (TimeoutError, OSError):
+        except TimeoutError:
+            # silent for the whole timeout, or half a line and then nothing: say so to the
+            # client (if it can take one more line) and in the log, then hang up
+            held = self.log_repeats.let("idle")
+            if held is not None:
+                log.warning("control connection silent; closed", peer=peer,
+                            timeout_s=self.idle_timeout_s, **_not_logged(held))
+            self._tell(conn, self._error(None, "timeout", "no whole request line within "
+                                         f"{self.idle_timeout_s:g} s; the connection is "
+                                         "closed (send each request as one line, ending "
+                                         "with a newline)"))
+            return
+        except OSError:
             return
         finally:
             with self._conns_lock:
@@ -327,6 +413,20 @@ class ControlServer:
             raise Refusal("disabled", f"{user!r} has been disabled")
         return view[1]
 
+    def _encoded(self, answer: dict[str, Any]) -> bytes:
+        """The answer's line; one that cannot be written as JSON (a value no JSON holds)
+        is answered `internal`, never left unanswered with the connection dropped."""
+        try:
+            return encode(answer)
+        except (TypeError, ValueError) as err:
+            log.error("control answer cannot be encoded", id=answer.get("id"),
+                      error=f"{type(err).__name__}: {err}")
+            rid = answer.get("id")
+            return encode(self._error(rid if isinstance(rid, (str, int)) else None, "internal",
+                                      f"internal error: the answer cannot be written as JSON "
+                                      f"({type(err).__name__}); check `state`, the log has "
+                                      "the detail"))
+
     @staticmethod
     def _error(rid: Any, code: str, message: str) -> dict[str, Any]:
         return {"id": rid, "ok": False, "error": code, "message": message}
@@ -340,7 +440,10 @@ class ControlServer:
             result = self._handle(req, peer)
         except Refusal as ref:
             rid = rid if rid is not None else ref.rid
-            log.warning("control request refused", id=rid, error=ref.code, message=ref.message)
+            held = self.log_repeats.let(ref.code)
+            if held is not None:
+                log.warning("control request refused", id=rid, error=ref.code,
+                            message=ref.message, peer=peer, **_not_logged(held))
             answer = self._error(rid, ref.code, ref.message)
             if ref.words is not None:
                 answer["words"] = ref.words.as_dict()

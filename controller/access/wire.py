@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import json
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping
@@ -22,6 +23,10 @@ ERROR_CODES = ("malformed", "unknown_action", "auth_failed", "locked", "disabled
 REQUEST_KEYS = frozenset({"id", "user", "pin", "token", "action", "args", "reason"})
 MAX_LINE = 64 * 1024
 MAX_DEPTH = 8               # a request's args nest two or three levels; deeper is not a request
+#: a JSON escape that can decode to half of a UTF-16 pair (\ud800-\udfff): the line is UTF-8,
+#: so only such an escape can put a lone surrogate, which is no text, into a request
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -65,9 +70,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def encode(message: Mapping[str, Any]) -> bytes:
-    """One response or request line (UTF-8 JSON and a newline)."""
+    """One response or request line (UTF-8 JSON and a newline). Never fails on text that is
+    not Unicode (a lone surrogate in an old journal's record, a file name's undecodable
+    byte): such a character is written as its JSON escape (`\\udcff`), which is what
+    backslashreplace makes of it inside a JSON string, the only place one can be."""
     return (json.dumps(message, default=_jsonable, ensure_ascii=False, allow_nan=False)
-            + "\n").encode("utf-8")
+            + "\n").encode("utf-8", "backslashreplace")
 
 
 def _depth(value: Any) -> int:
@@ -82,6 +90,23 @@ def _depth(value: Any) -> int:
             todo.extend((v, level + 1) for v in (item.values() if isinstance(item, dict)
                                                   else item))
     return deepest
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in a decoded request's keys and strings, or None."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            found = None if item.isascii() else _SURROGATE.search(item)
+            if found:
+                return found.group()
+        elif isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return None
 
 
 def parse_request(line: bytes) -> dict[str, Any]:
@@ -108,6 +133,13 @@ def parse_request(line: bytes) -> dict[str, Any]:
                        rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None)
     if isinstance(rid, bool) or not isinstance(rid, (str, int, type(None))):
         raise Refusal("malformed", "id must be a string, a whole number or null")
+    # an escape such as \ud800 decodes to half a character: it could not be answered (UTF-8
+    # has no such thing), nor journaled as text that audit, recall and the feed can print
+    lone = _lone_surrogate(req) if _SURROGATE_ESCAPE.search(line) else None
+    if lone is not None:
+        raise Refusal("malformed", f"request holds \\u{ord(lone):04x}, half of a UTF-16 "
+                       "surrogate pair, which is no character; send text as UTF-8",
+                       None if _lone_surrogate(rid) else rid)
     for key in ("user", "action"):
         if not isinstance(req.get(key), str) or not req[key]:
             raise Refusal("malformed", f"{key} must be a non-empty string", rid)
