@@ -14,7 +14,7 @@ from controller.cli import main
 from controller.display.pages import labels, page
 from controller.display.public import PublicView, hand_of
 from controller.reveal import RevealGate
-from controller.display.server import bind
+from controller.display.server import Repeats, bind
 from controller.settings.listen import parse_listen
 from controller.errors import InputError
 from controller.settings.profile import load_profile
@@ -276,6 +276,23 @@ def test_the_server_says_simulator_in_the_tables_language():
         assert "{{" not in get(port, "/dealer")[2].decode()
     finally:
         server.close()
+
+
+def test_a_warning_repeated_by_a_flood_is_logged_a_few_times_a_minute_with_its_count():
+    import logging
+    now = [0.0]
+    repeats = Repeats(per_minute=3, clock=lambda: now[0])
+
+    def record(msg: str) -> logging.LogRecord:
+        return logging.LogRecord("uvicorn.error", logging.WARNING, __file__, 1, msg, (), None)
+    let = [repeats.filter(record("Invalid HTTP request received.")) for _ in range(1000)]
+    assert let[:3] == [True] * 3 and not any(let[3:])
+    assert repeats.filter(record("another line"))           # each message has its own count
+    now[0] = 61.0
+    later = record("Invalid HTTP request received.")
+    assert repeats.filter(later)
+    assert later.getMessage() == ("Invalid HTTP request received. (997 more like it in the "
+                                  "minute before were not logged)")
 
 
 def _next_data(stream) -> str:

@@ -157,7 +157,7 @@ def _web(args: argparse.Namespace, broker: Any, config: Any) -> int:
     server = None
     try:
         view.start()
-        server = DisplayServer(create_app(hub, language), sock, hub).start()
+        server = DisplayServer(create_app(hub, language), sock, hub, where="pit view").start()
         print(f"tablectl floor: pit view at {server.url}", file=sys.stderr, flush=True)
         done = threading.Event()
         signal.signal(signal.SIGTERM, lambda signum, frame: done.set())

@@ -41,7 +41,8 @@ class Monitoring:
         """On an address of their own; the URL of /metrics."""
         from controller.display.server import DisplayServer
         from controller.monitor.web import create_app
-        self.server = DisplayServer(create_app(self.metrics), sock, _NoStreams()).start()
+        self.server = DisplayServer(create_app(self.metrics), sock, _NoStreams(),
+                                    where="metrics").start()
         self.asm.closing(self.server.close)
         return self.server.url + "metrics"
 
