@@ -30,7 +30,8 @@ pytestmark = pytest.mark.xdist_group("hostile_clients")
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = ScryptParams(n=2 ** 4, r=1, p=1)
-PINS = {"mia": "manager-pin-1", "sam": "supervisor-pin-1", "aud": "auditor-pin-1"}
+PINS = {"mia": "manager-pin-1", "sam": "supervisor-pin-1", "aud": "auditor-pin-1",
+        "dan": "dealer-pin-1"}
 
 
 def make_accounts(path: Path) -> None:
@@ -38,6 +39,7 @@ def make_accounts(path: Path) -> None:
     store.bootstrap("mia", PINS["mia"])
     store.add("sam", "supervisor", PINS["sam"], by="mia")
     store.add("aud", "auditor", PINS["aud"], by="mia")
+    store.add("dan", "dealer", PINS["dan"], by="mia")
 
 
 class Live:
@@ -184,6 +186,33 @@ def test_text_that_is_not_utf8_from_the_shell_is_one_line_from_tablectl_override
     assert err.count("\n") == 0 and "reason is not UTF-8 text" in err, err
     assert "PIN" not in err and PINS["sam"] not in err
     assert live.ask(sam("state"))["result"]["state"] != "hold"
+
+
+def test_a_request_refused_after_its_sign_in_is_in_the_journal(live):
+    """A dealer's void_round (forbidden), an override without its reason, a card that is no
+    card: refused after a successful sign-in, before the table, they left a record of the
+    sign-in alone, as if the command had been given; a command the table refuses is
+    journaled with why."""
+    asks = [({"id": 1, "user": "dan", "pin": PINS["dan"], "action": "void_round",
+              "reason": "a dealer tries an override"}, "forbidden"),
+            (sam("void_round"), "reason_required"),
+            (sam("enter_card", reason="typed wrong", args={"code": "ZZ"}), "invalid_args")]
+    for line, code in asks:
+        answer = live.ask(line)
+        assert (answer["ok"], answer["error"]) == (False, code), answer
+    want = [(line["user"], line["action"], code) for line, code in asks]
+    deadline = time.monotonic() + 10
+    while True:
+        with Journal.open_readonly(live.journal) as j:
+            refused = [r.data for r in j.records(kinds=["auth"]) if r.data.get("refused")]
+        got = [(a["user"], a["context"], a["refused"]) for a in refused]
+        if got == want or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert got == want
+    assert refused[0]["why"] == "'dan' has the role dealer; void_round needs the role supervisor"
+    assert all(a["ok"] and a["peer"].startswith("uid:") for a in refused)
+    assert not any(PINS[u] in json.dumps(refused) for u in PINS)
 
 
 def test_a_flood_of_malformed_lines_is_answered_every_time_and_logged_a_few_times(live):

@@ -24,6 +24,10 @@ class AuthResult:
     locked_now: bool = False            # this attempt locked the account
     unlocked_at: float | None = None    # a lock that had run out, noticed by this attempt
     peer: str = ""                      # who asked on the control socket (uid and pid)
+    #: signed in, but the request was refused before the table: forbidden (the role),
+    #: reason_required, invalid_args; `why` the refusal's words
+    refused: str | None = None
+    why: str = ""
 
     def record(self) -> dict[str, Any]:
         """JSON-ready journal record (never holds the secret)."""
@@ -32,6 +36,8 @@ class AuthResult:
                                "at": iso_utc(self.at), "failures": self.failures}
         if self.locked_minutes is not None:
             rec["locked_minutes"] = self.locked_minutes
+        if self.refused is not None:
+            rec.update(refused=self.refused, why=self.why, peer=self.peer)
         return rec
 
 

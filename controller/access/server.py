@@ -486,11 +486,12 @@ class ControlServer:
                            f"{', '.join(roles.ACTIONS)}")
         if "token" in req and "pin" not in req:
             role = self._view_role(user, req["token"], action)
+            self._authorise(user, role, action, args, reason)
         else:
             auth = self._sign_in(user, req["pin"], action, peer)
-            if self.on_auth is not None:
-                self.on_auth(auth)
             if not auth.ok:
+                if self.on_auth is not None:
+                    self.on_auth(auth)
                 # a lock says how it ends: by itself in so many minutes, or by a manager now
                 words = Words("refuse.locked", {"user": user, "n": auth.locked_minutes}) \
                     if auth.locked_minutes and (auth.code == "locked" or auth.locked_now) \
@@ -498,22 +499,19 @@ class ControlServer:
                 raise Refusal(_AUTH_ERRORS.get(auth.code, auth.code if auth.code in ERROR_CODES
                                                 else "auth_failed"), auth.message, words=words)
             role = auth.role or ""
+            try:
+                self._authorise(user, role, action, args, reason)
+            except Refusal as ref:
+                # signed in, and refused before the table: the sign-in's record says so (a
+                # dealer's void_round, an override without its reason), so the journal
+                # has the attempt as it has a command the table refused
+                if self.on_auth is not None:
+                    self.on_auth(dataclasses.replace(auth, refused=ref.code, why=ref.message))
+                raise
+            if self.on_auth is not None:
+                self.on_auth(auth)
             if action in roles.READ_ACTIONS:
                 req["_view_token"] = self._open_view(user, role)
-        if not roles.allowed(role, action):
-            needs = roles.roles_for(action)
-            raise Refusal("forbidden", f"{user!r} has the role {role}; {action} needs the role "
-                           f"{' or '.join(needs)}", words=Words("refuse.forbidden", {
-                               "user": user, "role": role, "roles": needs}))
-        if roles.needs_reason(action) and not reason:
-            raise Refusal("reason_required", f"{action} is an override; give a reason",
-                           words=Words("refuse.reason_required"))
-        if len(reason) > roles.REASON_MAX_CHARS:
-            raise Refusal("invalid_args", f"reason is longer than {roles.REASON_MAX_CHARS} "
-                           "characters")
-        problem = roles.check_args(action, args)
-        if problem:
-            raise Refusal("invalid_args", problem)
         command = Command(user, role, action, dict(args), reason)
         log.info("control command", id=req.get("id"), user=user, role=role, action=action,
                  args=args, reason=reason)
@@ -529,3 +527,21 @@ class ControlServer:
                            words=words_of(err)) from None
         except InputError as err:
             raise Refusal("invalid_args", str(err)) from None
+
+    @staticmethod
+    def _authorise(user: str, role: str, action: str, args: Any, reason: str) -> None:
+        """The role, the reason and the arguments of a signed-in person's request."""
+        if not roles.allowed(role, action):
+            needs = roles.roles_for(action)
+            raise Refusal("forbidden", f"{user!r} has the role {role}; {action} needs the role "
+                           f"{' or '.join(needs)}", words=Words("refuse.forbidden", {
+                               "user": user, "role": role, "roles": needs}))
+        if roles.needs_reason(action) and not reason:
+            raise Refusal("reason_required", f"{action} is an override; give a reason",
+                           words=Words("refuse.reason_required"))
+        if len(reason) > roles.REASON_MAX_CHARS:
+            raise Refusal("invalid_args", f"reason is longer than {roles.REASON_MAX_CHARS} "
+                           "characters")
+        problem = roles.check_args(action, args)
+        if problem:
+            raise Refusal("invalid_args", problem)

@@ -7,7 +7,10 @@ by action asked and by peer (the client process: uid and pid), the first and las
 account being locked (its last allowed failure) and a lock found run out are security events:
 each is its own durable record at once.
 A successful sign-in for a command is journaled as before, one record each (the command itself
-is journaled too); successful reads by a console are not.
+is journaled too); successful reads by a console are not. A request refused after a successful
+sign-in, before it reached the table (`forbidden`: the role may not; `reason_required`;
+`invalid_args`), has `refused` and `why` in its sign-in's record, written durably: the journal
+keeps the attempt as it keeps a command the table refused.
 
 All records are of kind "auth" (private: neither replayed nor sent on the floor feed); `event`
 tells them apart: "auth" (a success), "auth_failures", "auth_lock", "auth_unlock".
@@ -46,8 +49,10 @@ class SignInJournal:
                         "locked_until": _iso(result.unlocked_at), "noticed": _iso(result.at),
                         "by": "the lock ran out"}, True)
         if result.ok:
+            # a request refused after its sign-in (a role's, a missing reason) is an attempt
+            # the journal keeps durably, as it keeps a command the table refused
             if result.context not in READ_ACTIONS:
-                self.write(result.record(), False)
+                self.write(result.record(), result.refused is not None)
             return
         self._count(result)
         if result.locked_now:
