@@ -264,6 +264,36 @@ def test_a_half_line_then_silence_is_told_and_logged_before_the_hang_up(tmp_path
     assert "manag" not in json.dumps(seen)
 
 
+def test_a_client_that_never_reads_its_answers_is_hung_up_on_and_logged(tmp_path):
+    """Requests sent and sent, answers never read: the server waited on the full socket for
+    the timeout and hung up without a line in the log."""
+    store = AccountStore(tmp_path / "u.db", kdf=FAST)
+    store.bootstrap("mia", PINS["mia"])
+    path = Path(tempfile.mkdtemp(prefix="hst", dir="/tmp")) / "c.sock"
+    seen: list[str] = []
+    srv = ControlServer(path, store, lambda cmd: cmd.reply.set_result({"pad": "x" * 4000}),
+                        idle_timeout_s=0.5)
+    import controller.access.server as server_module
+
+    class Spy:
+        def __getattr__(self, level):
+            return lambda event, **kw: seen.append(event)
+    real_log, server_module.log = server_module.log, Spy()
+    try:
+        with srv, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(10)
+            s.connect(str(path))
+            line = b'{"id": 1, "user": "mia", "token": "t", "action": "nope"}\n'
+            with pytest.raises(OSError):            # until the server hangs up
+                for _ in range(100_000):
+                    s.sendall(line * 100)
+    finally:
+        server_module.log = real_log
+        shutil.rmtree(path.parent, ignore_errors=True)
+    assert "control client does not read its answers; closed" in seen
+    assert "control connection silent; closed" not in seen
+
+
 def test_no_file_descriptor_left_does_not_spin_the_control_socket(tmp_path):
     """With the process out of descriptors (its limit lowered while it deals, as a flood of
     connections or a leak would leave it), a client waiting in the socket's backlog kept the

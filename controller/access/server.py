@@ -355,6 +355,7 @@ class ControlServer:
             if self._server is None:
                 return
             self._conns.add(conn)
+        reading = True
         try:
             while True:
                 line = rfile.readline(self.max_line + 1)
@@ -371,9 +372,20 @@ class ControlServer:
                     return
                 if not line.strip():
                     continue
-                wfile.write(self._encoded(self.handle_line(line, peer=peer)))
+                answer = self._encoded(self.handle_line(line, peer=peer))
+                reading = False
+                wfile.write(answer)
                 wfile.flush()
+                reading = True
         except TimeoutError:
+            if not reading:
+                # its answers pile up unread (a client that only sends): nothing more can
+                # reach it; the command it sent last was done all the same
+                held = self.log_repeats.let("not_reading")
+                if held is not None:
+                    log.warning("control client does not read its answers; closed", peer=peer,
+                                timeout_s=self.idle_timeout_s, **_not_logged(held))
+                return
             # silent for the whole timeout, or half a line and then nothing: say so to the
             # client (if it can take one more line) and in the log, then hang up
             held = self.log_repeats.let("idle")
