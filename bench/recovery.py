@@ -15,9 +15,8 @@ whole chain once (the full check) and signs a checkpoint, and the restart measur
 one after the crash, as a table's after a year. Then, each run on a fresh connection, side
 by side:
   restart:      what `tablectl run` does before its table starts: check_at_start (with the
-                key: the last anchor, a checkpoint, its signature and head, and the records
-                after it; without: the latest snapshot and the records after it, up to the
-                configured number at once) and open_table from that snapshot, replaying the
+                key also the last anchor, its signature and head; the latest snapshot and the
+                records after it, and the rest when it is at most the configured number) and open_table from that snapshot, replaying the
                 inputs after it against the events the journal holds for them;
   full replay:  open_table without a snapshot: every input from seq 1 (what snapshots save);
   rest check:   the older records the start left, checked before the first card;

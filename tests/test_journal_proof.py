@@ -3,8 +3,9 @@
 - A snapshot rewritten and rehashed (no key needed to rehash it) is found by verify-journal and
   refused by run, with and without the anchor key; run never deals on it.
 - A card edited anywhere in a journal, without rehashing, makes run exit 2 in one line naming
-  the record, with and without the key: checked before the table starts, or (a journal longer
-  than [storage] verify_before_start) before its first card, and then nothing is dealt.
+  the record, with and without the key (a signed checkpoint vouches for nothing after it was
+  signed): checked before the table starts, or (a journal longer than [storage]
+  verify_before_start) before its first card, and then nothing is dealt.
 - A second run on a journal in use exits 2 before printing anything else, naming the first
   one's pid; the first deals on, and readers (recall, backup, verify-journal) work meanwhile.
 The second writer, the table that deals on beyond the budget and one refused start are `tablectl`
@@ -154,13 +155,11 @@ def test_a_card_edited_anywhere_is_refused_before_the_table_starts(journals, tmp
     path, extra, verify = _copy(journals, tmp_path, kind)
     seq = _edit_card(path, where)
     before = records(path)
-    if kind == "keyed":
-        # the last anchor is a checkpoint: its signer had proven the chain up to the head it
-        # signs, so a start checks only what follows it; verify-journal checks every record
-        check = here("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
-        assert check.returncode == 1 and f"chain broken at seq {seq}" in check.stdout
-        return
-    # the first edit's refusal by a process of its own, the others' in this process
+    check = here("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
+    assert check.returncode == 1 and f"chain broken at seq {seq}" in check.stdout
+    # with the key the last anchor is a checkpoint, whose head an edit in place leaves as it
+    # was: it vouches for nothing, and the start finds the edit as verify-journal does.
+    # The first edit's refusal by a process of its own, the others' in this process
     via = tablectl if where == 0.0 else here
     refused_before_anything(run_once(path, extra, via=via), "does not verify",
                             f"chain broken at seq {seq}")
@@ -173,7 +172,11 @@ def _last_anchor(path: Path) -> tuple[int, dict]:
     return last.seq, last.data
 
 
-def test_a_restart_checks_only_what_follows_the_signed_checkpoint(journals, tmp_path):
+def test_a_signed_checkpoint_leaves_the_records_before_it_to_the_start_check(journals,
+                                                                            tmp_path):
+    """The last anchor is a checkpoint (its signer had proven the chain up to it): the start
+    still checks the records before it, the part it leaves within the budget at once, beyond
+    it before the first card."""
     from controller.journal.anchor import load_key
     path, _, _ = _copy(journals, tmp_path, "keyed")
     where, key, _ = journals
@@ -181,7 +184,14 @@ def test_a_restart_checks_only_what_follows_the_signed_checkpoint(journals, tmp_
     assert anchor["verified"] == anchor["upto_seq"] == seq - 1     # the stop's: a checkpoint
     with Journal(path) as j:
         check = check_at_start(j, load_key(str(key)), budget=None)
-    assert check.checkpoint == seq and check.checked_after == seq - 1 and check.pending == 0
+        # at once: from what the restart builds on (the stop's snapshot) to the end, then
+        # the rest, all of it
+        assert check.checkpoint == seq and check.checked_after == check.snapshot.upto_seq
+        assert check.pending == 0
+        left = check_at_start(j, load_key(str(key)), budget=10)
+    # beyond the budget the rest waits for the first card: from the first record, not from
+    # the checkpoint
+    assert left.rest_after == 0 and left.pending == check.snapshot.upto_seq
 
 
 @pytest.mark.parametrize("forgery", ["claim moved", "claim removed"])

@@ -43,7 +43,9 @@ KIND = "anchor"
 KEY_MODE = 0o600
 SIGNED = ("n", "upto_seq", "head", "prev", "reason", "key_id")
 #: signed too when present: the writer had proven the whole chain up to the head it signs
-#: (its start check, then its own records): a checkpoint a restart need not check before
+#: (its start check, then its own records): a checkpoint. True when signed, it says nothing of
+#: the file since (a record edited in place keeps the head it signs): a restart checks the
+#: records before it all the same (controller/journal/proof.py)
 CHECKPOINT = "verified"
 #: records between two anchors (besides the shoe ends and the stops): about 330 inputs (a card
 #: read and its card event are one record)

@@ -8,14 +8,15 @@ checkpoint that bounds this first check: with the key it is one the last anchor 
 restart after a clean stop checks a handful of records here.
 
 With the key, the last anchor may be a checkpoint: its signer had proven the whole chain up to
-the head it signs (controller/journal/anchor.py), so what lies before it is not checked again
-here; its signature, its place in the anchors' sequence, and that its record still has the
-hash it signs are. A change to an older record is still found by `tablectl verify-journal`,
-which checks every record. Without the key nothing vouches for the older records.
+the head it signs (controller/journal/anchor.py). That was true when it was signed; it says
+nothing of the file since: a record before it edited in place keeps every stored hash, so the
+checkpoint's head still matches and only the record's own check finds the change. So a
+checkpoint is checked like any anchor (its signature, its place in the anchors' sequence, that
+its record still has the hash it signs) and vouches for nothing: the records before it are
+checked again, as without the key.
 
-The rest of the chain (from the first record, or the checkpoint, to the snapshot), every
-snapshot after it and, with the key, every anchor from it are checked too, before the first
-card is accepted: at once when that is at most `budget` records, otherwise by the table while
+The rest of the chain (from the first record to the snapshot), every snapshot and, with the
+key, every anchor are checked too, before the first card is accepted: at once when that is at most `budget` records, otherwise by the table while
 it waits (controller/service/runtime.py runs
 `check_rest` on a reader of its own and holds the cards back until it is done). Either way a
 journal that does not verify is refused with one line naming the first bad record, and the table
@@ -45,7 +46,8 @@ class StartCheck:
     rest_after: int                 # still to check: the records after rest_after …
     rest_upto: int                  # … up to rest_upto (nothing when rest_upto <= rest_after)
     anchored: bool                  # with the key, and the journal has anchors to check
-    checkpoint: int = 0             # seq of the checkpoint anchor vouching for what is before
+    checkpoint: int = 0             # seq of the last anchor when it is a checkpoint (it bounds
+                                    # nothing: the file may have changed since it was signed)
 
     @property
     def pending(self) -> int:
@@ -80,7 +82,9 @@ def check_at_start(journal: Journal, key: AnchorKey | None, *,
             raise refused(journal, why)
         before, anchor_upto = last.seq, int(last.data["upto_seq"])
         if last.data.get(CHECKPOINT) is not None:
-            checkpoint, origin = last.seq, max(origin, anchor_upto)
+            # its signer had proven the chain then; a record edited in place since keeps the
+            # head it signs: what lies before it is checked all the same (check_rest)
+            checkpoint = last.seq
     try:
         # with the key, a snapshot the last anchor signs: one after it could have been
         # rewritten with the records after the anchor
@@ -111,11 +115,11 @@ def check_rest(journal: Journal, check: StartCheck, key: AnchorKey | None,
                                 snapshots=False, progress=progress)
         if not result.ok:
             raise refused(journal, result)
-    snaps = journal.check_snapshots(since=check.rest_after if check.checkpoint else 0)
+    snaps = journal.check_snapshots()
     if not snaps.ok:
         raise refused(journal, snaps)
     if key is not None and check.anchored:
-        anchors = verify_anchors(journal, key, since=check.checkpoint)
+        anchors = verify_anchors(journal, key)
         if not anchors.ok:
             raise refused(journal, anchors.problem)
 
