@@ -213,6 +213,8 @@ async def test_enter_card_sends_the_request(server, table):
         [cmd] = table.commands
         assert (cmd.user, cmd.role, cmd.action, dict(cmd.args), cmd.reason) == \
             ("sam", "supervisor", "enter_card", {"code": "10h"}, "reader missed it")
+        # for the shoe and round on the screen: the table refuses it if it has moved on
+        assert cmd.expect == {"shoe": 3, "round": 10}
         assert "Enter card: done. The table now: a round is being dealt." in screen_text(app)
 
 

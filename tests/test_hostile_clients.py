@@ -215,6 +215,46 @@ def test_a_request_refused_after_its_sign_in_is_in_the_journal(live):
     assert not any(PINS[u] in json.dumps(refused) for u in PINS)
 
 
+def test_two_consoles_voiding_the_round_on_hold_void_it_once(live):
+    """Two supervisors see round N on hold and both send void_round: the first voided it, and
+    the second, arriving a moment later, voided round N + 1, which the dealer had just begun
+    and neither had seen. Each console sends the shoe and round it shows (`expect`), and the
+    table refuses a command for a round that is no longer in play; it is journaled, refused."""
+    assert live.ask(sam("hold", reason="a dispute at the table"))["ok"]
+    state = live.ask(sam("state"))["result"]
+    assert state["state"] == "hold" and state["round"] is not None
+    where = {"shoe": state["shoe"]["number"], "round": state["round"]["number"]}
+    go = threading.Barrier(2)
+    answers: list[dict] = []
+
+    def console(reason: str) -> None:
+        go.wait()
+        answers.append(live.ask(sam("void_round", reason=reason, expect=where)))
+    both = [threading.Thread(target=console, args=(r,)) for r in ("void it", "void it too")]
+    for t in both:
+        t.start()
+    for t in both:
+        t.join(30)
+    assert sorted(a["ok"] for a in answers) == [False, True], answers
+    refused, = [a for a in answers if not a["ok"]]
+    assert refused["error"] == "wrong_state"
+    assert refused["message"] == (f"That was for round {where['round']} of shoe "
+                                  f"{where['shoe']}, which is no longer in play. Nothing was "
+                                  "done: look at the table again.")
+    assert refused["words"]["code"] == "refuse.moved_on"
+    time.sleep(0.3)
+    with Journal.open_readonly(live.journal) as j:
+        voided = [r.data for r in j.records(kinds=["override"])
+                  if r.data["action"] == "void_round"]
+        tried = [r.data for r in j.records(kinds=["input"])
+                 if r.data.get("action") == "void_round"]
+    assert [v["before"]["round"] for v in voided] == [where["round"]]
+    assert [(t.get("expect"), "refused" in t) for t in tried] == [(where, False), (where, True)]
+    # without `expect` (a script as before) a command applies to the table as it is now
+    assert live.ask(sam("hold", reason="again"))["ok"]
+    assert live.ask(sam("resume", reason="go on"))["ok"]
+
+
 def test_a_flood_of_malformed_lines_is_answered_every_time_and_logged_a_few_times(live):
     before = [e for e in live.log_lines() if e.get("error") == "malformed"]
     flood = 3000

@@ -1,7 +1,10 @@
 """The control API: authenticated commands to the running controller over a Unix socket.
 
 One JSON object per line each way. Request:
-    {"id": 7, "user": "ann", "pin": "…", "action": "hold", "args": {}, "reason": "…"}
+    {"id": 7, "user": "ann", "pin": "…", "action": "hold", "args": {}, "reason": "…",
+     "expect": {"shoe": 3, "round": 41}}
+(`expect`, optional: where the person saw the table; a table command is refused, `wrong_state`,
+when the table is no longer there, rather than done to a round the person never saw).
 Response:
     {"id": 7, "ok": true, "result": …}
     {"id": 7, "ok": false, "error": CODE, "message": …}
@@ -524,7 +527,7 @@ class ControlServer:
                 self.on_auth(auth)
             if action in roles.READ_ACTIONS:
                 req["_view_token"] = self._open_view(user, role)
-        command = Command(user, role, action, dict(args), reason)
+        command = Command(user, role, action, dict(args), reason, req.get("expect"))
         log.info("control command", id=req.get("id"), user=user, role=role, action=action,
                  args=args, reason=reason)
         try:

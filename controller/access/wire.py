@@ -20,7 +20,9 @@ from controller.logsetup import secret as keep_out_of_logs
 ERROR_CODES = ("malformed", "unknown_action", "auth_failed", "locked", "disabled", "forbidden",
                "reason_required", "wrong_state", "invalid_args", "timeout", "internal", "busy",
                "rate_limited")
-REQUEST_KEYS = frozenset({"id", "user", "pin", "token", "action", "args", "reason"})
+REQUEST_KEYS = frozenset({"id", "user", "pin", "token", "action", "args", "reason", "expect"})
+#: what `expect` may name: where the person saw the table (a number, or null for none)
+EXPECT_KEYS = ("shoe", "round")
 MAX_LINE = 64 * 1024
 MAX_DEPTH = 8               # a request's args nest two or three levels; deeper is not a request
 #: a JSON escape that can decode to half of a UTF-16 pair (\ud800-\udfff): the line is UTF-8,
@@ -37,6 +39,9 @@ class Command:
     action: str
     args: Mapping[str, Any]
     reason: str
+    #: the shoe and round the person saw when they chose it (None: not said); the table
+    #: refuses the command when it is no longer there
+    expect: Mapping[str, Any] | None = None
     reply: concurrent.futures.Future = dataclasses.field(
         default_factory=concurrent.futures.Future, compare=False, repr=False)
 
@@ -150,4 +155,11 @@ def parse_request(line: bytes) -> dict[str, Any]:
         raise Refusal("malformed", "args must be a JSON object", rid)
     if not isinstance(req.setdefault("reason", ""), str):
         raise Refusal("malformed", "reason must be a string", rid)
+    expect = req.setdefault("expect", None)
+    if expect is not None and not (
+            isinstance(expect, dict) and expect and set(expect) <= set(EXPECT_KEYS)
+            and all(v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+                    for v in expect.values())):
+        raise Refusal("malformed", "expect must be an object naming the shoe and the round "
+                       'the table was at, e.g. {"shoe": 3, "round": 41} (null for none)', rid)
     return req

@@ -30,6 +30,10 @@ from controller.console.widgets import (ActionBar, AlarmList, Banner, HeaderBar,
                                         StatusLine)
 
 
+#: actions about the table as it is when they arrive, whatever round is in play (a hold, a
+#: call for the supervisor): sent without the round the screen showed
+NOW_ACTIONS = frozenset({"hold", "call_supervisor"})
+
 class ConsoleApp(App[int]):
     """The full-screen console for one table's controller."""
 
@@ -256,8 +260,18 @@ class ConsoleApp(App[int]):
             return                  # not for this role, or not now: no form to be refused
         user = self.user or (self.viewer.user if self.viewer else "")
         screen = ActionScreen(name, self.client, user=user, needed=name in self.needed_actions(),
-                              language=self.language)
+                              language=self.language,
+                              expect=None if name in NOW_ACTIONS else self.where())
         self.push_screen(screen, lambda outcome: self._action_done(name, outcome))
+
+    def where(self) -> dict[str, Any] | None:
+        """The shoe and round on the screen (None before the first state): a command is sent
+        for them, and refused if the table has moved on by the time it arrives."""
+        if not isinstance(self.state, dict):
+            return None
+        shoe, rnd = self.state.get("shoe"), self.state.get("round")
+        return {"shoe": shoe.get("number") if isinstance(shoe, dict) else None,
+                "round": rnd.get("number") if isinstance(rnd, dict) else None}
 
     def _action_done(self, name: str, outcome: Outcome | None) -> None:
         status = self.query_one(StatusLine)

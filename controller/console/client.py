@@ -108,12 +108,16 @@ class ConsoleClient:
         self._request = requester
 
     def call(self, action: str, credentials: Credentials, *, args: Mapping[str, Any] | None = None,
-             reason: str = "", timeout: float | None = None) -> Outcome:
-        """One request; never raises for the controller's absence or its refusal."""
+             reason: str = "", timeout: float | None = None,
+             expect: Mapping[str, Any] | None = None) -> Outcome:
+        """One request; never raises for the controller's absence or its refusal. `expect`:
+        the shoe and round the person saw (the table refuses the command if it moved on)."""
         secret = ({"token": credentials.token} if credentials.token and not credentials.pin
                   else {"pin": credentials.pin})
         payload = {"user": credentials.user, **secret, "action": action,
                    "args": dict(args or {}), "reason": reason}
+        if expect is not None:
+            payload["expect"] = dict(expect)
         try:
             response = self._request(self.socket_path, payload,
                                      timeout=timeout or self.send_timeout_s)
@@ -139,6 +143,7 @@ class ConsoleClient:
         return outcome
 
     def send(self, action: str, credentials: Credentials, *, args: Mapping[str, Any],
-             reason: str) -> Outcome:
-        """One override (or any other action) with its arguments and reason."""
-        return self.call(action, credentials, args=args, reason=reason)
+             reason: str, expect: Mapping[str, Any] | None = None) -> Outcome:
+        """One override (or any other action) with its arguments and reason, for the shoe
+        and round the person saw (`expect`)."""
+        return self.call(action, credentials, args=args, reason=reason, expect=expect)

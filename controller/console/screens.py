@@ -112,9 +112,12 @@ class ActionScreen(ModalScreen[Outcome | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, action: str, client: ConsoleClient, *, user: str = "",
-                 needed: bool = False, language: str = "en") -> None:
+                 needed: bool = False, language: str = "en",
+                 expect: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.action_name = action
+        # the shoe and round on the screen when the form was opened: what the person acts on
+        self.expect = expect
         self.info = text.ACTIONS[action]
         self.client = client
         self.user = user
@@ -234,7 +237,7 @@ class ActionScreen(ModalScreen[Outcome | None]):
 
     async def _send(self, credentials: Credentials, args: dict[str, Any], reason: str) -> None:
         outcome = await asyncio.to_thread(self.client.send, self.action_name, credentials,
-                                          args=args, reason=reason)
+                                          args=args, reason=reason, expect=self.expect)
         del credentials
         self.sending = False
         self.query_one("#send", Button).disabled = False

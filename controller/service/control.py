@@ -173,8 +173,9 @@ class ControlAdapter:
                 raise CommandRefused("no software waits to be accepted: the table is not held "
                                      "for it")
             args["software"] = self.software     # the journal names what was accepted
+        expect = getattr(cmd, "expect", None)
         return TableCommand(action=cmd.action, args=args, user=cmd.user, role=cmd.role,
-                            reason=cmd.reason)
+                            reason=cmd.reason, expect=dict(expect) if expect else None)
 
     def _read(self, action: str, args: dict) -> dict:
         last = int(args.get("count") or args.get("limit") or 10)

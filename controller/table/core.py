@@ -84,6 +84,24 @@ def _holds_alarm(hold: Any, inp: DeviceAlarm) -> bool:
         p.kind == "device_alarm" and p.extra.get("device") == inp.device
         and p.extra.get("code") == inp.code for p in hold.problems)
 
+
+def _moved_on(d: Any, expect: Any) -> CommandRefused | None:
+    """A person's command may name the shoe and the round they saw when they chose it (the
+    console does): when the table is no longer there it is refused, not done to a round they
+    never saw (a second supervisor's void_round, sent as the first one's voided the round on
+    hold, voided the next round; a script's retry likewise)."""
+    if not isinstance(expect, dict):
+        return refuse("bad_value", "invalid_args", action="expect")
+    shoe = d.shoe.number if d.shoe is not None else None
+    rnd = d.round.number if d.round is not None and d.round_open() else None
+    seen = (expect.get("shoe", shoe), expect.get("round", rnd))
+    if seen == (shoe, rnd):
+        return None
+    if seen[0] is not None and seen[1] is not None:
+        return refuse("moved_on", shoe=seen[0], round=seen[1])
+    return refuse("moved_on_table")
+
+
 class Table:
     """The table model: its state as typed data, its parts, and the one way in."""
 
@@ -249,6 +267,10 @@ class Table:
         handler = HANDLERS.get(cmd.action)
         if spec is None or handler is None:
             raise refuse("unknown_action")
+        if cmd.expect is not None:
+            stale = _moved_on(d, cmd.expect)
+            if stale is not None:
+                raise stale
         if spec.override and not str(cmd.reason).strip():
             raise refuse("needs_reason")
         why = offers.refusal(d, cmd.action)

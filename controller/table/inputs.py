@@ -69,10 +69,16 @@ class Command:
     user: str = "system"
     role: str = "system"
     reason: str = ""
+    #: where the person saw the table when they chose the command ({"shoe": N, "round": M},
+    #: either None when there was none): refused if the table has moved on since
+    expect: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, "action": self.action, "args": dict(self.args),
-                "user": self.user, "role": self.role, "reason": self.reason}
+        d = {"type": self.type, "action": self.action, "args": dict(self.args),
+             "user": self.user, "role": self.role, "reason": self.reason}
+        if self.expect is not None:
+            d["expect"] = dict(self.expect)
+        return d
 
 
 Input = Union[DeviceEvent, Remainder, Restarted, Command]
@@ -133,7 +139,7 @@ _PARSERS: dict[str, Callable[[Mapping[str, Any]], Any]] = {
     "identity": _plain(ShufflerIdentity, ("device", "model", "serial", "firmware")),
     "remainder": _plain(Remainder, ("device", "composition", "count")),
     "restarted": _plain(Restarted, ("resends",)),
-    "command": _plain(Command, ("action", "args", "user", "role", "reason")),
+    "command": _plain(Command, ("action", "args", "user", "role", "reason", "expect")),
 }
 _KEYS = {"type", "refused", "error"}     # journal annotations, not fields
 

@@ -312,6 +312,10 @@ REFUSALS: dict[str, Message] = {
     "refuse.check_layout": "Check the cards on the table against the record first: confirm "
                            "them, enter a card, or void the round.",
     "refuse.no_round_to_void": "There is no round in progress to void.",
+    "refuse.moved_on": "That was for round {round} of shoe {shoe}, which is no longer in "
+                       "play. Nothing was done: look at the table again.",
+    "refuse.moved_on_table": "The table has moved on since you chose that. Nothing was done: "
+                             "look at the table again.",
     "refuse.no_reads_kept": "No reads are kept under this hold.",
     "refuse.internal_error": "{action} could not be done: the controller met an error it did "
                              "not expect (the technician finds it in the log). Nothing changed.",
