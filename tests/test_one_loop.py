@@ -4,6 +4,7 @@ that is not in the journal; the same seed gives the same rounds through either c
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -249,3 +250,38 @@ def test_a_betting_window_closes_on_the_service_clock():
              if e["event"] == "round_result"]
     assert strip == [{k: v for k, v in e.items() if k != "seq"} for e in instant
                      if e["event"] == "round_result"]
+
+
+@pytest.mark.skipif(not hasattr(resource, "prlimit"), reason="needs Linux's prlimit")
+def test_a_journal_full_at_a_clean_stop_is_a_stop_in_one_line_exit_3(tmp_path, durable):
+    """The disk fills while the table waits for its next card, then SIGTERM: the stop's own
+    records (its snapshot and anchor) cannot be written. That is a journal that cannot be
+    written, told as one: exit 3 and one line, not a clean stop (exit 0); with room again the
+    next start resumes from what is durable."""
+    journal = tmp_path / "j.db"
+    args = ["run", "--profile", "macau", "--seed", "4", "--no-control", "--journal",
+            str(journal), "--json", "--config", str(ROOT / "config" / "table.toml")]
+    proc = subprocess.Popen(TABLECTL + args + ["--pace", "30"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env(), cwd=ROOT)
+    try:
+        printed = ""
+        while '"expects":"card"' not in printed:   # the shoe is loaded and waits for a card
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read()
+            printed += line
+        # from now on no file of the table's may grow: its disk is full
+        full = os.path.getsize(f"{journal}-wal")
+        resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (full, full))
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    _stopped_with_one_line(subprocess.CompletedProcess(args, proc.returncode, out, err))
+    assert "without its last records" in err
+    printed_are_journaled(printed + out, journal)
+    again = tablectl(*args, "--pace", "0", "--shoes", "1")
+    assert again.returncode == 0, again.stderr[-2000:]
+    with Journal.open_readonly(journal) as j:
+        assert j.verify().ok

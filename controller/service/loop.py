@@ -113,6 +113,8 @@ class TableService:
         self._prompting = True              # an outward outlet takes prompts (set by `run`)
         self._finished = self._stopped = self._failed = False
         self._refusal: Exception | None = None
+        # a clean stop's own records (its snapshot, anchor, positions) that could not be written
+        self.stop_failure: Exception | None = None
         self._stop_reason = ""
         self.anchors.unproven = s.unproven
         if not s.unproven:
@@ -472,7 +474,7 @@ class TableService:
             signer = self.anchors.signer
             anchor = signer.sign("stop") if signer is not None else None
         except (JournalError, ValueError) as err:
-            log.error("journal could not be closed cleanly", error=str(err))
+            self.stop_failed(err)
             return
         if anchor is not None:
             self._out.anchor(anchor)
@@ -494,7 +496,17 @@ class TableService:
             elif self.journal.last_seq and self._cursors:
                 self.journal.set_cursors(self._cursors, durable=True)
         except (JournalError, ValueError) as err:
-            log.error("journal could not be closed cleanly", error=str(err))
+            self.stop_failed(err)
+
+    def stop_failed(self, err: Exception) -> None:
+        """A clean stop's own records could not be written (a full disk at the stop): nothing
+        more is written, and the command stops as at any failed write (exit 3, one line:
+        `stop_failure`); a restart replays from the last snapshot, as after a crash."""
+        # (the command says it in its one line; the log keeps it beside the rest)
+        log.info("journal could not be closed cleanly", error=str(err))
+        self._failed = True
+        if self.stop_failure is None:
+            self.stop_failure = err
 
 
 _IDLE = object()

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from controller.errors import InputError
+from controller.errors import InputError, TableStopped
 from controller.journal import Journal, JournalError
 from controller.journal.proof import StartCheck, check_at_start, check_rest
 from controller.logsetup import get_logger
@@ -249,7 +249,10 @@ class TableRuntime:
 
     def _write_notes(self, kind: str, notes: list[dict]) -> None:
         if notes and self.service.writable:
-            self.journal.append_many([(kind, n) for n in notes])
+            try:
+                self.journal.append_many([(kind, n) for n in notes])
+            except (JournalError, ValueError) as err:
+                self.service.stop_failed(err)
 
     def _start_display(self, extra_routes: list | None = None) -> None:
         """The web display: first the current shoe's events from the journal (a table started
@@ -417,6 +420,13 @@ class TableRuntime:
             self.service.run()
         finally:
             self.close()
+        failure = self.service.stop_failure
+        if failure is not None:
+            # the table stopped as asked, but the journal took not all of its stop: said as
+            # any failed write is, not as a clean stop
+            raise TableStopped(f"the journal cannot be written, so the table stopped without "
+                               f"its last records (a restart replays from the last snapshot): "
+                               f"{failure}") from failure
 
     def close(self) -> None:
         for close in reversed(self._closers):
