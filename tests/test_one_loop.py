@@ -110,6 +110,26 @@ def test_a_full_disk_stops_the_table_and_nothing_unjournaled_is_printed(tmp_path
     assert again.returncode == 0, again.stderr[-2000:]
 
 
+def test_simulated_devices_state_that_cannot_be_written_stops_the_table_in_one_line(
+        tmp_path, durable):
+    """simulate keeps its devices' state beside the journal, saved with every batch: on a full
+    disk that save fails first (it is the bigger write). It stops the table as the journal
+    would (exit 3, one line, nothing printed that is not journaled), never an internal error;
+    once it can be written, the same command resumes."""
+    journal = tmp_path / "j.db"
+    blocked = Path(f"{journal}.devices.json.tmp")
+    blocked.mkdir()                 # the state's next write cannot be made: as on a full disk
+    proc = tablectl(*SIMULATE_4, "--journal", str(journal), "--json")
+    _stopped_with_one_line(proc)
+    assert "devices' state" in proc.stderr and "internal error" not in proc.stderr
+    printed_are_journaled(proc.stdout, journal)
+    blocked.rmdir()
+    again = tablectl(*SIMULATE_4, "--journal", str(journal), "--json")
+    assert again.returncode == 0, again.stderr[-2000:]
+    with Journal.open_readonly(journal) as j:
+        assert j.verify().ok and j.last_seq > 100
+
+
 def test_a_full_disk_against_devices_in_another_process(tmp_path, durable):
     dev = subprocess.Popen(TABLECTL + ["devices", "--blind", "--seed", "5", "--shoe-protocol", "framed",
                                        "--pace-ms", "5"],

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from controller.games import procedure as procedures
 from controller.commands._people import Actors, People
 from controller.errors import InputError
+from controller.journal import JournalError
 from controller.logsetup import get_logger
 from controller.settings.profile import Profile
 from controller.service.build import DeviceSettings, FeedSpec, TableSpec, build
@@ -219,7 +220,7 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
         on_recovered=recovered,
         # the devices' state as it stands when each batch is committed: never behind the
         # journal (a restart would deal cards again), ahead of it only by reads in flight
-        hooks=(Hook("before_commit", lambda: rig.save(rig_state)),)
+        hooks=(Hook("before_commit", lambda: _save_devices(rig, rig_state, opts.journal_path)),)
         if rig is not None and rig_state else (),
         feed=FeedSpec(**opts.feed) if opts.feed else None)
     rt = build(spec)
@@ -232,6 +233,17 @@ def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
         raise InputError(people.stuck or f"the simulated table stopped at: "
                          f"{rt.service.table.prompt()}")
     return collect.events
+
+
+def _save_devices(rig: Any, path: str, journal: str | None) -> None:
+    """The simulated devices' state, saved with each batch: on the journal's disk, and as much
+    a part of what a restart deals on, so one that cannot be written (the disk full) stops the
+    table as the journal would, before the batch is committed or anything of it announced."""
+    try:
+        rig.save(path)
+    except OSError as err:
+        raise JournalError(f"journal {journal}: the simulated devices' state beside it ({path}) "
+                           f"cannot be written: {err.strerror or err}") from err
 
 
 def never_met(rig: Any, *, shuffler_used: bool) -> None:

@@ -61,10 +61,12 @@ class Batches:
         if self._writer is not None and self._writer.busy:
             self.written(wait=True)
         if self.journal.staged:
-            for hook in self.before_commit:
-                hook()
-            started = time.perf_counter()
             try:
+                # what goes to disk with the batch (a simulated rig's devices beside the
+                # journal): one that cannot be written stops the table as the batch would
+                for hook in self.before_commit:
+                    hook()
+                started = time.perf_counter()
                 self.journal.commit()
             except (JournalError, ValueError) as err:
                 self.pending = []
@@ -126,8 +128,12 @@ class Batches:
         writer = self._writer
         if writer is None or writer.busy or not writer.ahead:
             return False
-        for hook in self.before_commit:
-            hook()
+        try:
+            for hook in self.before_commit:
+                hook()
+        except (JournalError, ValueError) as err:
+            self.pending = []
+            self._failed(err)
         if not writer.hand(self.pending):
             return False
         self.pending, self.urgent, self.kept = [], False, False
