@@ -96,9 +96,15 @@ class TablePC:
         if self.gate is not None:
             log.warning("software not approved: the table is held", detail=self.software["detail"])
         self.clock: Any = None
+        self._newest: tuple[int, str] | None = None
         if clock_watch:
             from controller.service.timesync import ClockWatch
             self.clock = ClockWatch(asm.service.submit)
+            # the journal's newest record as the last process left it (nothing of this one's
+            # is journaled yet): the clock is compared with it at start
+            newest = next(iter(asm.journal.records_backward()), None)
+            if newest is not None:
+                self._newest = (newest.seq, newest.utc)
         self.health = Health(asm.service, journal_path=asm.journal_path,
                              shuffler_url=cfg.shuffler.url, clock=self.clock,
                              software=self.software)
@@ -125,6 +131,8 @@ class TablePC:
         from controller.service.notify import Watchdog, watchdog_interval_s
         svc = self.asm.service
         if self.clock is not None:
+            if self._newest is not None:
+                self.clock.behind_journal(*self._newest)
             self.clock.start()
             self.asm.closing(self.clock.close)
         self.notifier.ready(self._status_line(svc.conditions.active))

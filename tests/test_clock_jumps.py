@@ -1,0 +1,67 @@
+"""A wall clock that does not oblige: set back or forward while the table deals, or wrong
+when it starts (an RTC that lost its battery, a journal written while the clock was ahead).
+Timers run on the monotonic clock; the wall clock only stamps the records, and where it jumped
+the table says so once and nothing that measures a time between two moments believes it."""
+import json
+import time
+from pathlib import Path
+
+from controller.cli import main
+from controller.journal import Journal
+from controller.journal import store
+from controller.service.timesync import ClockWatch
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = str(ROOT / "config" / "table.toml")
+DAY_NS = 86_400 * 10 ** 9
+
+
+def deal_a_shoe(journal: Path, capsys) -> list[dict]:
+    """`tablectl run` on the embedded simulator, one shoe at once; its events."""
+    assert main(["run", "--config", CONFIG, "--shoes", "1", "--pace", "0", "--no-control",
+                 "--journal", str(journal), "--json"]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def clock_alarms(journal: Path) -> list[dict]:
+    with Journal(journal) as j:
+        return [r.data for r in j.records(kinds=("alarm",)) if r.data.get("source") == "clock"]
+
+
+def test_a_start_on_a_clock_behind_the_journal_is_a_clock_jump_said_once(tmp_path, monkeypatch,
+                                                                          capsys):
+    journal = tmp_path / "j.db"
+    # the first run's clock is a day ahead: its records are in the "future" ...
+    real = time.time_ns
+    monkeypatch.setattr(time, "time_ns", lambda: real() + DAY_NS)
+    monkeypatch.setattr(store, "_time_ns", time.time_ns)
+    deal_a_shoe(journal, capsys)
+    # ... then the clock is put right (or lost its battery) while the table is stopped
+    monkeypatch.setattr(time, "time_ns", real)
+    monkeypatch.setattr(store, "_time_ns", real)
+    assert clock_alarms(journal) == []
+    events = deal_a_shoe(journal, capsys)
+    assert {e["shoe"] for e in events if e.get("event") == "round_result"} == {2}   # resumed
+    alarms = clock_alarms(journal)
+    assert [(a["code"], a["severity"]) for a in alarms] == [("clock_jump", "warning")]
+    assert "behind the journal's newest record" in alarms[0]["text"]
+    assert any(e.get("event") == "alarm" and e.get("code") == "clock_jump" for e in events)
+    # the records after it are the newer ones: the next start has nothing to say
+    deal_a_shoe(journal, capsys)
+    assert len(clock_alarms(journal)) == 1
+    assert main(["verify-journal", "--journal", str(journal)]) == 0
+
+
+def test_the_clock_is_compared_with_the_journals_newest_record_within_the_limit():
+    said = []
+    wall = [1_800_000_000.0]
+    watch = ClockWatch(said.append, wall=lambda: wall[0], mono=lambda: 5.0)
+    newest = "2027-01-15T08:00:00.000000Z"          # 1_800_000_000 s after the epoch
+    wall[0] += 10.0
+    assert watch.behind_journal(7, newest) == 0.0   # the clock after the record: as it should
+    wall[0] -= 11.5
+    assert watch.behind_journal(7, newest) == 0.0   # 1.5 s behind: within the 2 s allowed
+    wall[0] -= 3600.0
+    assert round(watch.behind_journal(7, newest), 1) == 3601.5
+    assert [a.code for a in said] == ["clock_jump"] and "seq 7" in said[0].text
+    assert watch.view()["jumps"] == 1 and watch.view()["last_jump_s"] == -3601.5
