@@ -65,3 +65,21 @@ def test_the_clock_is_compared_with_the_journals_newest_record_within_the_limit(
     assert round(watch.behind_journal(7, newest), 1) == 3601.5
     assert [a.code for a in said] == ["clock_jump"] and "seq 7" in said[0].text
     assert watch.view()["jumps"] == 1 and watch.view()["last_jump_s"] == -3601.5
+
+
+def test_the_health_views_time_up_is_not_the_wall_clocks(monkeypatch):
+    from controller.service.clock import RealClock
+    from controller.service.health import Health
+    from controller.service.loop import TableService
+    from controller.service.recovery import open_table
+    from controller.settings.profile import load_profile
+    with Journal(":memory:") as journal:
+        table, _ = open_table(load_profile("classic"), journal)
+        svc = TableService(table, journal, RealClock())
+        health = Health(svc, journal_path=None)
+        real = time.time
+        monkeypatch.setattr(time, "time", lambda: real() - 3600.0)   # set back an hour
+        back = health.view(table)
+        monkeypatch.setattr(time, "time", lambda: real() + 86_400.0)  # then on a day
+        ahead = health.view(table)
+    assert 0.0 <= back["up_s"] <= ahead["up_s"] < 60.0

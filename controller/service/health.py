@@ -36,6 +36,9 @@ class Health:
         self.clock = clock
         self.software = software or {}
         self.started_at = time.time()
+        # how long it has been up is counted on the monotonic clock: a wall clock set back an
+        # hour would have it up for minus an hour
+        self._started_mono = time.monotonic()
 
     def view(self, table: Any) -> dict[str, Any]:
         now = time.time()
@@ -44,7 +47,7 @@ class Health:
         return {
             "table": svc.name, "state": table.state, "simulator": svc.prompt.simulated,
             "conditions": dict(svc.conditions.active),
-            "up_s": round(now - self.started_at, 1),
+            "up_s": round(time.monotonic() - self._started_mono, 1),
             "devices": {"shoe": self._shoe(now), "shuffler": self._shuffler(now)},
             "reads_queued": len(hold.queued) if hold is not None else 0,
             "journal": self._journal(),
