@@ -83,3 +83,55 @@ def test_the_health_views_time_up_is_not_the_wall_clocks(monkeypatch):
         monkeypatch.setattr(time, "time", lambda: real() + 86_400.0)  # then on a day
         ahead = health.view(table)
     assert 0.0 <= back["up_s"] <= ahead["up_s"] < 60.0
+
+
+class Stamps:
+    """The journal's clock, set by the test: (UTC µs, monotonic µs)."""
+
+    def __init__(self) -> None:
+        self.utc, self.mono = 1_800_000_000 * 10 ** 6, 5_000 * 10 ** 6
+
+    def __call__(self) -> tuple[int, int]:
+        return self.utc, self.mono
+
+    def both(self, seconds: float) -> None:
+        self.utc += int(seconds * 1e6)
+        self.mono += int(seconds * 1e6)
+
+
+def hold_seconds(path, during) -> list[float | None]:
+    """A shoe with a hold of 10 s on the monotonic clock; `during(stamps)` is what the wall
+    clock (or the PC) does meanwhile. The report's length of each hold."""
+    from controller.report.collect import collect
+    stamps = Stamps()
+    with Journal(path, clock=stamps) as j:
+        j.append_event({"event": "shoe_started", "shoe": 1, "decks": 8, "game": "punto_banco",
+                        "profile": "macau"})
+        for n in (1, 2):
+            stamps.both(30.0)
+            j.append_event({"event": "hold", "shoe": 1, "round": n, "reason": "hold"})
+            stamps.both(4.0)
+            during(stamps)
+            stamps.both(6.0)
+            j.append_event({"event": "resume", "shoe": 1, "round": n})
+    with Journal(path, readonly=True) as j:
+        return [h.seconds for h in collect(j, shoe=1).holds]
+
+
+def test_a_holds_length_in_the_report_is_not_the_wall_clocks_jump(tmp_path):
+    def back_an_hour(s):
+        s.utc -= 3600 * 10 ** 6
+
+    def on_a_day(s):
+        s.utc += 86_400 * 10 ** 6
+
+    def restarted(s):
+        # the PC restarted during the hold: its monotonic clock began again (the wall clock
+        # is all there is to tell how long the hold lasted)
+        s.utc += 600 * 10 ** 6
+        s.mono = 20 * 10 ** 6
+
+    assert hold_seconds(tmp_path / "a.db", lambda s: None) == [10.0, 10.0]
+    assert hold_seconds(tmp_path / "b.db", back_an_hour) == [10.0, 10.0]
+    assert hold_seconds(tmp_path / "c.db", on_a_day) == [10.0, 10.0]
+    assert hold_seconds(tmp_path / "d.db", restarted) == [610.0, 610.0]

@@ -7,6 +7,11 @@ dealer's reveal enters when revealed, never if the shoe ended first); counts of 
 result of every bet per unit staked; irregularities; holds with how long each lasted (from the
 `hold` event to the `resume`, the void that ended it, or the shoe's end); overrides with who and
 why; and device health (alarms, identities, the card count at the shoe's end).
+
+A hold's length is the wall clock's (each record's `utc`) unless the wall clock was stepped
+during it: then the two clocks of its records disagree, and where the PC's monotonic clock ran
+on through the hold (it never went back: the PC did not restart) the length is the monotonic
+clock's.
 """
 from __future__ import annotations
 
@@ -19,6 +24,13 @@ from controller.reveal import RevealGate
 from controller.errors import InputError
 from controller.roads import ShoeRoads
 from controller.words import Words
+
+#: the wall clock and the monotonic one disagreeing by more than this: the wall clock was
+#: stepped (as the clock watch, controller/service/timesync.py, tells a jump)
+MAX_JUMP_S = 2.0
+#: a record's monotonic time and which run of the PC's monotonic clock it belongs to (a new one
+#: each time the clock went back: the PC restarted)
+Mono = tuple[float, int]
 
 KINDS = ("shoe_started", "shoe_ended", "round_result", "reveal", "irregularity", "hold",
          "resume", "override", "alarm", "device_identity", "reconciliation", "house_burn",
@@ -49,10 +61,21 @@ class Hold:
     end: datetime | None = None
     cleared_by: str = ""            # who, with which action ("" for the table's own resume)
     cleared_with: str = ""
+    start_mono: Mono | None = None
+    end_mono: Mono | None = None
 
     @property
     def seconds(self) -> float | None:
-        return None if self.end is None else (self.end - self.start).total_seconds()
+        """How long it lasted: on the wall clock, or on the monotonic one where the wall clock
+        was stepped meanwhile and the PC did not restart."""
+        if self.end is None:
+            return None
+        wall = (self.end - self.start).total_seconds()
+        a, b = self.start_mono, self.end_mono
+        if a is not None and b is not None and a[1] == b[1] and abs(wall - (b[0] - a[0])) \
+                > MAX_JUMP_S:
+            return b[0] - a[0]
+        return wall
 
 
 @dataclass
@@ -154,11 +177,16 @@ def collect(journal: Any, *, shoe: int | None = None, start: datetime | None = N
     current: ShoeReport | None = None
     roads, gate = ShoeRoads(), RevealGate()
     open_holds: list[Hold] = []
+    run, last_mono = 0, None
     for rec in journal.records(after_seq=min(firsts) - 1, kinds=KINDS):
         d = rec.data
         when = utc(rec.utc)
+        if last_mono is not None and rec.mono < last_mono:
+            run += 1                    # the monotonic clock went back: the PC restarted
+        last_mono = rec.mono
+        mono = (rec.mono, run)
         if rec.kind == "shoe_started":
-            _close_holds(open_holds, when, "")
+            _close_holds(open_holds, when, "", mono)
             if current is not None:
                 current.roads = roads.to_json()
             current = None
@@ -176,18 +204,19 @@ def collect(journal: Any, *, shoe: int | None = None, start: datetime | None = N
             continue
         if current is None or d.get("shoe") != current.number:
             continue
-        _take(report, current, rec.kind, d, when, roads, gate, open_holds)
+        _take(report, current, rec.kind, d, when, roads, gate, open_holds, mono)
     if current is not None:
         current.roads = roads.to_json()
     return report
 
 
 def _take(report: Report, shoe: ShoeReport, kind: str, d: dict, when: datetime,
-          roads: ShoeRoads, gate: RevealGate, open_holds: list[Hold]) -> None:
+          roads: ShoeRoads, gate: RevealGate, open_holds: list[Hold], mono: Mono | None = None
+          ) -> None:
     if kind == "shoe_ended":
         shoe.end, shoe.end_reason, shoe.rounds = when, str(d.get("reason", "")), d.get("rounds", 0)
         shoe.end_fields = {k: d[k] for k in ("cause", "results", "settled") if k in d}
-        _close_holds(open_holds, when, "")
+        _close_holds(open_holds, when, "", mono)
         gate.publish(d)
     elif kind in ("round_result", "reveal"):
         if kind == "round_result":
@@ -197,7 +226,7 @@ def _take(report: Report, shoe: ShoeReport, kind: str, d: dict, when: datetime,
                 shoe.rounds = len(shoe.played)
             if d.get("void") and open_holds:          # a void ends the hold it was on
                 report.cleared = list(open_holds)
-                _close_holds(open_holds, when, "")
+                _close_holds(open_holds, when, "", mono)
         for shown in gate.publish(d):
             roads.add_result(shown)
     elif kind == "house_burn":
@@ -212,19 +241,19 @@ def _take(report: Report, shoe: ShoeReport, kind: str, d: dict, when: datetime,
         problem = {k: v for k, v in d.items() if k not in ("event", "reason", "actions",
                                                            "resume_to", "seq")}
         hold = Hold(d.get("shoe"), d.get("round"), str(d.get("reason")),
-                    {"kind": d.get("reason"), **problem}, when)
+                    {"kind": d.get("reason"), **problem}, when, start_mono=mono)
         open_holds.append(hold)
         report.holds.append(hold)
     elif kind == "resume":
         report.cleared = list(open_holds)
-        _close_holds(open_holds, when, "")
+        _close_holds(open_holds, when, "", mono)
     elif kind == "override":
         report.overrides.append({"utc": when, **d})
         before, after = d.get("before") or {}, d.get("after") or {}
         if before.get("state") == "hold" and after.get("state") != "hold":
             # the override that ended the hold (its resume, or a void, came just before it)
             cleared = open_holds or report.cleared
-            _close_holds(open_holds, when, "")
+            _close_holds(open_holds, when, "", mono)
             for hold in cleared:
                 hold.cleared_by, hold.cleared_with = str(d.get("user", "")), \
                     str(d.get("action", ""))
@@ -280,9 +309,9 @@ def _voided(report: Report, key: tuple, reason: str) -> None:
     report.void += 1
 
 
-def _close_holds(holds: list[Hold], when: datetime, by: str) -> None:
+def _close_holds(holds: list[Hold], when: datetime, by: str, mono: Mono | None = None) -> None:
     for hold in holds:
-        hold.end, hold.cleared_by = when, by
+        hold.end, hold.cleared_by, hold.end_mono = when, by, mono
     holds.clear()
 
 
