@@ -135,3 +135,23 @@ def test_a_holds_length_in_the_report_is_not_the_wall_clocks_jump(tmp_path):
     assert hold_seconds(tmp_path / "b.db", back_an_hour) == [10.0, 10.0]
     assert hold_seconds(tmp_path / "c.db", on_a_day) == [10.0, 10.0]
     assert hold_seconds(tmp_path / "d.db", restarted) == [610.0, 610.0]
+
+
+def test_a_minute_of_failed_sign_ins_is_journaled_once_over_whatever_the_wall_clock():
+    from controller.access.accounts import AuthResult
+    from controller.service.signins import SignInJournal
+    written: list[dict] = []
+    wall, mono = [600.0], [50.0]
+    log = SignInJournal(lambda d, durable: written.append(d), clock=lambda: wall[0],
+                        mono=lambda: mono[0])
+    for i in range(3):
+        log.record(AuthResult(False, "sam", "wrong_pin", "", context="hold", at=600.0 + i,
+                              failures=i + 1))
+    wall[0] -= 3600.0                   # set back an hour in that minute
+    mono[0] += 30.0
+    assert log.flush() == 0             # the minute is not over yet
+    wall[0] += 31.0
+    mono[0] += 31.0
+    assert log.flush() == 1             # (on the wall clock it would be over in an hour)
+    assert written[-1]["event"] == "auth_failures" and written[-1]["count"] == 3
+    assert not log.pending()

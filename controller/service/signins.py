@@ -37,11 +37,16 @@ class SignInJournal:
     writes them (and, at a stop, the current one too)."""
 
     def __init__(self, write: Callable[[dict, bool], None], *,
-                 clock: Callable[[], float] = time.time):
-        self.write, self.clock = write, clock
+                 clock: Callable[[], float] = time.time,
+                 mono: Callable[[], float] = time.monotonic):
+        self.write, self.clock, self.mono = write, clock, mono
         self._lock = threading.Lock()
         # (minute start, account) -> summary
         self._minutes: dict[tuple[float, str], dict[str, Any]] = {}
+        # (minute start, account) -> the monotonic time its first failure came: a minute is
+        # over once a minute has passed on that clock too (a wall clock set back an hour
+        # would hold its summary back an hour, out of the journal for a crash to lose)
+        self._opened: dict[tuple[float, str], float] = {}
 
     def record(self, result: Any) -> None:
         if result.unlocked_at is not None:
@@ -66,6 +71,7 @@ class SignInJournal:
         with self._lock:
             s = self._minutes.get((minute, result.user))
             if s is None:
+                self._opened[(minute, result.user)] = self.mono()
                 s = self._minutes[(minute, result.user)] = {
                     "event": "auth_failures", "ok": False, "user": result.user,
                     "minute": _iso(minute), "count": 0, "codes": {}, "contexts": {},
@@ -85,9 +91,13 @@ class SignInJournal:
 
     def due(self, *, everything: bool = False) -> list[dict]:
         """The summaries of minutes that are over (all of them at a stop), oldest first."""
-        now = self.clock()
+        now, mono = self.clock(), self.mono()
+        opened = self._opened
         with self._lock:
-            keys = sorted(k for k in self._minutes if everything or k[0] + MINUTE <= now)
+            keys = sorted(k for k in self._minutes if everything or k[0] + MINUTE <= now
+                          or mono - opened.get(k, mono) >= MINUTE)
+            for k in keys:
+                opened.pop(k, None)
             return [self._minutes.pop(k) for k in keys]
 
     def flush(self, *, everything: bool = False) -> int:
