@@ -25,16 +25,26 @@ _names = itertools.count(1)
 
 
 class DeviceClock:
-    """The devices' own time (silences, link drops); advanced by whoever drives the rig."""
+    """The devices' own time (silences, link drops); advanced by whoever drives the rig, and
+    with `real` (a monotonic clock) by the time that passes too: a rig beside a live table,
+    whose dealer stops while the table waits for a dropped link to come back."""
 
-    def __init__(self) -> None:
-        self.now = 0.0
+    def __init__(self, real: Callable[[], float] | None = None) -> None:
+        self.ticks = 0.0
+        self._real = real
+        self._began = real() if real is not None else 0.0
+
+    @property
+    def now(self) -> float:
+        if self._real is None:
+            return self.ticks
+        return self.ticks + self._real() - self._began
 
     def __call__(self) -> float:
         return self.now
 
     def advance(self, seconds: float) -> None:
-        self.now += seconds
+        self.ticks += seconds
 
 
 @dataclass

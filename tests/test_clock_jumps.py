@@ -155,3 +155,23 @@ def test_a_minute_of_failed_sign_ins_is_journaled_once_over_whatever_the_wall_cl
     assert log.flush() == 1             # (on the wall clock it would be over in an hour)
     assert written[-1]["event"] == "auth_failures" and written[-1]["count"] == 3
     assert not log.pending()
+
+
+def test_a_dropped_link_on_the_embedded_simulator_comes_back_while_the_table_waits(tmp_path):
+    """The embedded simulator's devices keep a time of their own that the dealer's pulls
+    advance; a dropped link must also end while the dealer waits (the table is held for the
+    link), or the run waits for ever."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TABLECTL_SIMULATOR_FAULTS="drop@30",
+               TABLECTL_SHOE_RECONNECT_INITIAL_S="0.05")
+    done = subprocess.run([sys.executable, "-m", "controller.cli", "run", "--config", CONFIG,
+                           "--shoes", "1", "--pace", "0", "--no-control", "--journal",
+                           str(tmp_path / "j.db"), "--json"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    codes = [e.get("code") for e in events if e.get("event") == "alarm"]
+    assert "link_lost" in codes and "link_back" in codes
+    assert any(e.get("event") == "shoe_ended" for e in events)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import time
 from typing import TYPE_CHECKING, Any
 
 from controller.settings.argtypes import count, seconds
@@ -195,14 +196,17 @@ def _run_claimed(cfg: Config, profile: Profile, publishers: list, *, control: bo
     rig = None
     if sim:
         from simulators.install import install
-        from simulators.rig import SimRig
+        from simulators.rig import DeviceClock, SimRig
         from simulators.shoe import SHOE_FAULTS, FaultError, parse_fault
         install()
         try:
+            # the devices' time goes on with the dealer's pulls and with real time: a dropped
+            # link or a silence ends while the dealer waits for the table (held for it)
             rig = SimRig(profile.decks, protocol=c.protocol,
                          seed=None if cfg.simulator.seed < 0 else cfg.simulator.seed,
                          faults=tuple(parse_fault(f) for f in cfg.simulator.faults),
-                         name="table", continuous=profile.continuous_shuffler)
+                         name="table", continuous=profile.continuous_shuffler,
+                         clock=DeviceClock(time.monotonic))
         except FaultError as err:
             raise InputError(f"{origin(cfg, 'simulator', 'faults')}: {err}") from None
         for fault in rig.faults:
