@@ -44,12 +44,34 @@ def test_a_start_on_a_clock_behind_the_journal_is_a_clock_jump_said_once(tmp_pat
     assert {e["shoe"] for e in events if e.get("event") == "round_result"} == {2}   # resumed
     alarms = clock_alarms(journal)
     assert [(a["code"], a["severity"]) for a in alarms] == [("clock_jump", "warning")]
-    assert "behind the journal's newest record" in alarms[0]["text"]
+    assert "behind the journal's record seq" in alarms[0]["text"]
     assert any(e.get("event") == "alarm" and e.get("code") == "clock_jump" for e in events)
     # the records after it are the newer ones: the next start has nothing to say
     deal_a_shoe(journal, capsys)
     assert len(clock_alarms(journal)) == 1
     assert main(["verify-journal", "--journal", str(journal)]) == 0
+
+
+def test_a_clock_set_back_just_before_a_crash_is_a_clock_jump_at_the_next_start(
+        tmp_path, monkeypatch, capsys):
+    journal = tmp_path / "j.db"
+    real = time.time_ns
+    monkeypatch.setattr(time, "time_ns", lambda: real() + 3600 * 10 ** 9)
+    monkeypatch.setattr(store, "_time_ns", time.time_ns)
+    deal_a_shoe(journal, capsys)
+    monkeypatch.setattr(time, "time_ns", real)
+    monkeypatch.setattr(store, "_time_ns", real)
+    # the clock set back an hour, a record stamped by it, and the process killed before the
+    # clock watch looked again: the newest record agrees with the clock, those before it do not
+    with Journal(journal) as j:
+        before = j.last_seq
+        j.record_cursors(j.chained_cursors())
+    deal_a_shoe(journal, capsys)
+    alarms = clock_alarms(journal)
+    assert [a["code"] for a in alarms] == ["clock_jump"]
+    assert f"record seq {before} (" in alarms[0]["text"]      # the last one stamped ahead
+    deal_a_shoe(journal, capsys)                   # said once
+    assert len(clock_alarms(journal)) == 1
 
 
 def test_the_clock_is_compared_with_the_journals_newest_record_within_the_limit():

@@ -81,6 +81,28 @@ def check_software(cfg: Any, journal: Any) -> tuple[dict, Gate | None]:
     return info, Gate(SOFTWARE, reason, "accept_software", Words("prompt.software_held"))
 
 
+#: how many of the journal's newest records a start compares the clock with
+LOOK_BACK = 2000
+
+
+def latest_stamped(journal: Any) -> tuple[int, str] | None:
+    """(seq, utc) of the record stamped latest among the journal's newest ones: back to its
+    last clock_jump alarm (what came before that was said), at most LOOK_BACK. Not always the
+    newest record: a clock set back just before a crash stamped the last records before the
+    ones ahead of them, and the crash came before the clock watch's next look."""
+    from datetime import datetime
+    latest: tuple[int, str] | None = None
+    latest_t = 0.0
+    for n, rec in enumerate(journal.records_backward()):
+        if n >= LOOK_BACK or (rec.kind == "alarm" and rec.data.get("source") == "clock"
+                              and rec.data.get("code") == "clock_jump"):
+            break
+        t = datetime.fromisoformat(rec.utc.replace("Z", "+00:00")).timestamp()
+        if latest is None or t > latest_t:
+            latest, latest_t = (rec.seq, rec.utc), t
+    return latest
+
+
 class TablePC:
     """Wires the table PC's parts into a table's runtime (`wire` before the loop runs,
     `start` once everything else has started); made by the builder (build.TablePCSpec)."""
@@ -100,11 +122,9 @@ class TablePC:
         if clock_watch:
             from controller.service.timesync import ClockWatch
             self.clock = ClockWatch(asm.service.submit)
-            # the journal's newest record as the last process left it (nothing of this one's
-            # is journaled yet): the clock is compared with it at start
-            newest = next(iter(asm.journal.records_backward()), None)
-            if newest is not None:
-                self._newest = (newest.seq, newest.utc)
+            # the journal as the last process left it (nothing of this one's is journaled
+            # yet): the clock is compared with it at start
+            self._newest = latest_stamped(asm.journal)
         self.health = Health(asm.service, journal_path=asm.journal_path,
                              shuffler_url=cfg.shuffler.url, clock=self.clock,
                              software=self.software)

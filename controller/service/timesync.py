@@ -7,9 +7,10 @@ time daemon) by more than `max_jump_s` is seen when it happens. An unsynchronise
 jump is a table input (an `alarm` from the source "clock", journaled like any device's), sent
 once when it begins; the health view shows the current state at any time.
 
-A jump made while the table was stopped (the clock set back, or an RTC that lost its battery)
-happens before any of this process's clocks began, so at start the wall clock is also compared
-with the journal's newest record: a clock behind it by more than `max_jump_s` is a jump too.
+A jump made while the table was stopped (the clock set back, or an RTC that lost its battery),
+or just before a crash that came before the next comparison, happens before any of this
+process's clocks began, so at start the wall clock is also compared with the journal's newest
+records: a clock behind one of them by more than `max_jump_s` is a jump too.
 """
 from __future__ import annotations
 
@@ -119,11 +120,13 @@ class ClockWatch:
         return jump
 
     def behind_journal(self, seq: int, utc: str) -> float:
-        """At start, before this process journals anything: the wall clock against the
-        journal's newest record (`seq`, its `utc`). A clock behind it by more than the limit
-        was set back while the table was stopped, or was ahead when that record was written;
-        either way what is journaled next is stamped before what came earlier: an alarm, said
-        here once (the records after it are newer). Returns how far behind (0: not)."""
+        """At start, before this process journals anything: the wall clock against the record
+        stamped latest among the journal's newest ones (`seq`, its `utc`; the service's
+        tablepc.latest_stamped). A clock behind it by more than the limit was set back while
+        the table was stopped (or just before it stopped), or was ahead when that record was
+        written; either way what is journaled next is stamped before what came earlier: an
+        alarm, said here once (the next start looks back to it, no further). Returns how far
+        behind (0: not)."""
         newest = datetime.fromisoformat(utc.replace("Z", "+00:00")).timestamp()
         behind = newest - self.wall()
         if behind <= self.max_jump_s:
@@ -133,9 +136,8 @@ class ClockWatch:
         log.warning("clock behind the journal", seconds=self.last_jump_s, seq=seq, utc=utc)
         self.submit(ti.DeviceWarning(device="clock", code="clock_jump", text=
                                      f"the wall clock is {behind:.1f} s behind the journal's "
-                                     f"newest record (seq {seq}, {utc}): it was set back while "
-                                     f"the table was stopped, or was ahead then (limit "
-                                     f"{self.max_jump_s:g} s)"))
+                                     f"record seq {seq} ({utc}): it was set back before this "
+                                     f"start, or was ahead then (limit {self.max_jump_s:g} s)"))
         return behind
 
     def view(self) -> dict:
