@@ -16,7 +16,7 @@ from typing import Callable, Generator
 from controller.logsetup import get_logger
 from controller.table import inputs as ti
 from drivers import events as ev
-from drivers.errors import Busy, DeviceError, NotFound, Timeout
+from drivers.errors import Busy, DeviceError, DeviceIOError, NotFound, Timeout
 from drivers.interfaces import ShoeDriver, ShufflerDriver
 from drivers.shoe.base import ShoeDriverBase
 from drivers.shuffler import ShuffleCountError, ShufflerFault
@@ -430,6 +430,12 @@ class ShufflerSource:
     def _deliver(self, drv: ShufflerDriver) -> None:
         try:
             drv.deliver()
+        except (DeviceIOError, Timeout):
+            # the link failed under the request: whether the shoe came out is not known, and
+            # one still in the machine was waited for for ever (said only in a warning, the
+            # shuffler shown as answering). The table holds; its remedy asks again, and a
+            # shuffler that did hand the shoe over refuses, as below
+            raise
         except DeviceError as err:
             log.warning("shuffler did not deliver; the shoe is taken by hand", error=str(err))
 
