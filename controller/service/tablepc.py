@@ -81,8 +81,9 @@ def check_software(cfg: Any, journal: Any) -> tuple[dict, Gate | None]:
     return info, Gate(SOFTWARE, reason, "accept_software", Words("prompt.software_held"))
 
 
-#: how many of the journal's newest records a start compares the clock with
-LOOK_BACK = 2000
+#: how many of the journal's newest records a start compares the clock with: many more than a
+#: live table journals in the clock watch's 5 s between looks (a millisecond or so to read)
+LOOK_BACK = 200
 
 
 def latest_stamped(journal: Any) -> tuple[int, str] | None:
