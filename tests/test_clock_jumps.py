@@ -186,12 +186,15 @@ def test_a_dropped_link_on_the_embedded_simulator_comes_back_while_the_table_wai
     import os
     import subprocess
     import sys
-    env = dict(os.environ, TABLECTL_SIMULATOR_FAULTS="drop@30",
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")
+           or k == "TABLECTL_STORAGE_FSYNC"}
+    env.update(PYTHONPATH=str(ROOT), TABLECTL_SIMULATOR_FAULTS="drop@30",
                TABLECTL_SHOE_RECONNECT_INITIAL_S="0.05")
     done = subprocess.run([sys.executable, "-m", "controller.cli", "run", "--config", CONFIG,
                            "--shoes", "1", "--pace", "0", "--no-control", "--journal",
-                           str(tmp_path / "j.db"), "--json"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+                           str(tmp_path / "j.db"), "--json"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-2000:]
     events = [json.loads(line) for line in done.stdout.splitlines()]
     codes = [e.get("code") for e in events if e.get("event") == "alarm"]
