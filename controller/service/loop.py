@@ -113,8 +113,6 @@ class TableService:
         self._prompting = True              # an outward outlet takes prompts (set by `run`)
         self._finished = self._stopped = self._failed = False
         self._refusal: Exception | None = None
-        # a clean stop's own records (its snapshot, anchor, positions) that could not be written
-        self.stop_failure: Exception | None = None
         self._stop_reason = ""
         self.anchors.unproven = s.unproven
         if not s.unproven:
@@ -465,17 +463,13 @@ class TableService:
         self._finished = True
         self._commit()
         self._drain_reports()
-        try:
-            # a restart replays nothing: the inputs since the last snapshot (those a restart
-            # replayed included) and the publishers' positions are in the stop's snapshot
-            if self.journal.last_seq and (self._since_snapshot
-                                          or self._cursors != self._snapshot_cursors):
-                self._snapshot()
-            signer = self.anchors.signer
-            anchor = signer.sign("stop") if signer is not None else None
-        except (JournalError, ValueError) as err:
-            self.stop_failed(err)
-            return
+        # a restart replays nothing: the inputs since the last snapshot (those a restart
+        # replayed included) and the publishers' positions are in the stop's snapshot
+        if self.journal.last_seq and (self._since_snapshot
+                                      or self._cursors != self._snapshot_cursors):
+            self._snapshot()
+        signer = self.anchors.signer
+        anchor = signer.sign("stop") if signer is not None else None
         if anchor is not None:
             self._out.anchor(anchor)
 
@@ -486,9 +480,9 @@ class TableService:
         drained since the snapshot), into the chain, all a restart trusts (else it resends)."""
         if not self.writable:
             return                  # leave the journal as it is on disk
-        self._finish()
-        self._drain_reports()
         try:
+            self._finish()
+            self._drain_reports()
             if positions and self._finished and self._cursors != self._snapshot_cursors:
                 self.journal.record_cursors({**self._cursors,
                                              LOCAL_CURSOR: self._out.published_seq})
@@ -496,17 +490,10 @@ class TableService:
             elif self.journal.last_seq and self._cursors:
                 self.journal.set_cursors(self._cursors, durable=True)
         except (JournalError, ValueError) as err:
-            self.stop_failed(err)
-
-    def stop_failed(self, err: Exception) -> None:
-        """A clean stop's own records could not be written (a full disk at the stop): nothing
-        more is written, and the command stops as at any failed write (exit 3, one line:
-        `stop_failure`); a restart replays from the last snapshot, as after a crash."""
-        # (the command says it in its one line; the log keeps it beside the rest)
-        log.info("journal could not be closed cleanly", error=str(err))
-        self._failed = True
-        if self.stop_failure is None:
-            self.stop_failure = err
+            self._failed = True     # nothing more is written; said as any failed write (exit 3)
+            raise TableStopped(f"the journal cannot be written, so the table stopped without "
+                               f"its last records (a restart replays from the last snapshot): "
+                               f"{err}") from err
 
 
 _IDLE = object()

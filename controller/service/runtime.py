@@ -47,6 +47,7 @@ class TableRuntime:
             spec.rig
         self.clock = spec.clock or RealClock()
         self._scratch: str | None = None
+        self._stop_failure: TableStopped | None = None   # a clean stop's records, unwritten
         journal_path = self.journal_path = spec.journal_path
         if journal_path is None:
             # a run nobody keeps still journals first, to a file of its own (memory stays flat
@@ -252,7 +253,8 @@ class TableRuntime:
             try:
                 self.journal.append_many([(kind, n) for n in notes])
             except (JournalError, ValueError) as err:
-                self.service.stop_failed(err)
+                self._stopped(TableStopped(f"the journal cannot be written, so the table "
+                                           f"stopped without its last records: {err}"))
 
     def _start_display(self, extra_routes: list | None = None) -> None:
         """The web display: first the current shoe's events from the journal (a table started
@@ -420,22 +422,30 @@ class TableRuntime:
             self.service.run()
         finally:
             self.close()
-        failure = self.service.stop_failure
-        if failure is not None:
+        if self._stop_failure is not None:
             # the table stopped as asked, but the journal took not all of its stop: said as
             # any failed write is, not as a clean stop
-            raise TableStopped(f"the journal cannot be written, so the table stopped without "
-                               f"its last records (a restart replays from the last snapshot): "
-                               f"{failure}") from failure
+            raise self._stop_failure
+
+    def _stopped(self, err: TableStopped) -> None:
+        """A clean stop's own records could not be written: the first failure is what `run`
+        says (the closers after it go on: the devices are closed all the same)."""
+        if self._stop_failure is None:
+            self._stop_failure = err
 
     def close(self) -> None:
         for close in reversed(self._closers):
             try:
                 close()
+            except TableStopped as err:    # the floor feed's: the stop's records, unwritten
+                self._stopped(err)
             except Exception as err:       # closing one device must not skip the others
                 log.warning("close failed", error=repr(err))
         self._closers.clear()
-        self.service.close()
+        try:
+            self.service.close()
+        except TableStopped as err:
+            self._stopped(err)
         self.journal.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
