@@ -79,6 +79,7 @@ def connect(path: str, readonly: bool) -> sqlite3.Connection:
                                    check_same_thread=False, timeout=5.0)
         if path != ":memory:":
             if not os.path.exists(path):
+                _no_orphan_wal(path)
                 # 0640 from the first byte; SQLite gives the WAL and SHM files the same
                 os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL | os.O_NOFOLLOW,
                                  FILE_MODE))
@@ -94,6 +95,21 @@ def connect(path: str, readonly: bool) -> sqlite3.Connection:
         raise error(path, "cannot be opened", err) from err
 
 
+def _no_orphan_wal(path: str) -> None:
+    """A journal is made new only where nothing of one is left: a write-ahead log that holds
+    frames with no journal beside it is the newest part of a journal deleted or moved away
+    (SQLite would take it for the new file's, or write over it)."""
+    try:
+        size = os.path.getsize(path + "-wal")
+    except OSError:
+        return
+    if size:
+        raise JournalError(f"journal {path}: no such file, but its write-ahead log {path}-wal "
+                           f"({size:,} bytes) is there: the journal was deleted or moved while "
+                           f"it was open; put it back, or keep the -wal for examination and "
+                           f"move it (and {path}-shm) away to start a new journal")
+
+
 def open_schema(conn: sqlite3.Connection, path: str, readonly: bool) -> int:
     """The journal's schema version, the file created (writer, empty file) or upgraded from
     version 1 or 2 to 3 first; JournalError in one line when it is not a journal we read."""
@@ -101,6 +117,15 @@ def open_schema(conn: sqlite3.Connection, path: str, readonly: bool) -> int:
     if not tables:
         if readonly:
             raise JournalError(f"journal {path}: empty database, not a journal")
+        size = os.path.getsize(path) if path != ":memory:" else 0
+        if size:
+            # a new journal is an empty file (made just now, or by hand); a database that
+            # holds nothing is what is left of a journal whose write-ahead log held it all
+            # and was lost (deleted, or not copied with it): never dealt on as a new one
+            raise JournalError(f"journal {path}: an empty database ({size:,} bytes, no "
+                               f"records), not a journal: what it held may have been lost with "
+                               f"its write-ahead log {path}-wal; keep it for examination and "
+                               f"give another --journal, or move it away to start a new one")
         _create(conn)
         tables = {"schema_version"}
     if "schema_version" not in tables:

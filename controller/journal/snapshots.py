@@ -110,4 +110,6 @@ def take(journal: "Journal", state: dict, upto_seq: int,
         journal._last_seq, journal._head = seq, row[5]
         journal._committed = (seq, row[5])
         journal._cursors_written.update(given)
+        if journal._files is not None:
+            journal._check_files()
         return sid

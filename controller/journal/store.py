@@ -17,7 +17,10 @@ synchronous=FULL: the WAL, with this record and every record before it, is on di
 call returns. Closing the journal checkpoints, which syncs everything.
 
 append_many() writes several records (an input and the events it caused) in one transaction:
-all or none, one commit, one fsync when durable.
+all or none, one commit, one fsync when durable. After each commit the writer looks that the
+journal's file and its WAL are still the ones their names give (controller/journal/files.py):
+one deleted or replaced meanwhile fails the write as a full disk would, after what the
+connection holds is saved where a restart finds it.
 
 Snapshots (schema 3 on) are bound into the chain by a record of kind "snapshot" written in the
 same transaction (controller/journal/snapshots.py); one without it is never trusted.
@@ -49,6 +52,7 @@ from typing import Callable, Iterable, Iterator, Mapping, NamedTuple
 
 from controller.journal import lock as writer_lock
 from controller.journal import reading, snapshots
+from controller.journal.files import Held
 from controller.journal.chain import GENESIS, VerifyResult
 from controller.journal.lock import claim, claimed
 from controller.journal.codec import CARD_ALONE, FOLD, Codec, for_version
@@ -180,6 +184,15 @@ class Journal:
         self._head: object = row[1] if row else self.codec.genesis
         self._last_seq = int(row[0]) if row else 0
         self._committed = (self._last_seq, self._head)   # (seq, hash) of the newest on disk
+        # the files this connection writes, as the folder names them: a write is on disk only
+        # while they are still there (`_check_files`)
+        self._files: Held | None = None
+        if not readonly and self.path != ":memory:":
+            try:
+                self._files = Held(self.path)
+            except OSError as err:
+                self._abandon()
+                raise self._error("cannot be looked at", err) from err
 
     def _abandon(self) -> None:
         if self._conn is not None:
@@ -419,6 +432,56 @@ class Journal:
                 self._committed = (rows[-1][0], rows[-1][5])
             if cursors:
                 self._cursors_written.update(cursors)
+            if self._files is not None:
+                self._check_files()
+
+    def _check_files(self) -> None:
+        """After a commit: the journal's file and its write-ahead log are still the ones this
+        connection writes. One deleted or replaced under the table (an old copy put back, the
+        WAL removed) leaves SQLite writing to a file nobody will find: what was committed is
+        not on disk, and a crash or a power cut takes it (the whole journal, when the WAL held
+        it all). JournalError, one line, so that nothing of it is announced and the table stops;
+        first, what the connection holds is saved where the next start finds it."""
+        assert self._files is not None
+        try:
+            gone = self._files.gone()
+        except OSError as err:
+            raise JournalError(f"journal {self.path}: cannot be looked at while the table "
+                               f"writes it ({err.strerror or err}); its folder must stay "
+                               "readable") from err
+        if gone is None:
+            return
+        if gone == "journal":
+            raise JournalError(f"journal {self.path} was deleted or replaced while the table "
+                               f"wrote it: {self._rescue()}")
+        try:
+            # the WAL's frames, read through the connection's own handle on it, into the
+            # journal's file, which is still this one
+            busy = self._live().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            saved = (f"what the table journaled is saved in {self.path}" if not busy else
+                     f"what the table journaled goes into {self.path} when it closes")
+        except sqlite3.Error as err:
+            saved = f"what the table journaled since the last checkpoint may be lost ({err})"
+        raise JournalError(f"journal {self.path}: its write-ahead log {self.path}-wal was "
+                           f"deleted or replaced while the table wrote it; {saved}")
+
+    def _rescue(self) -> str:
+        """What this connection holds, copied to a file of its own beside the journal (SQLite
+        would leave the journal's name to whatever is there now); where, in words."""
+        target = f"{self.path}.rescued-{utc_now().replace(':', '')}"
+        try:
+            fd = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)
+            os.close(fd)
+            copy = sqlite3.connect(target)
+            try:
+                self._live().backup(copy)
+            finally:
+                copy.close()
+        except (OSError, sqlite3.Error) as err:
+            return (f"what the table journaled since the last checkpoint could not be saved "
+                    f"({err}); keep {self.path}-wal")
+        return (f"everything it journaled is saved in {target}; put that file in place of "
+                f"{self.path} (its -wal and -shm removed) before starting the table again")
 
     @staticmethod
     def _write(conn: sqlite3.Connection, rows: list[tuple],
@@ -589,6 +652,8 @@ class Journal:
                     if self._scratch is not None:
                         shutil.rmtree(self._scratch, ignore_errors=True)
                         self._scratch = None
+            if self._files is not None:
+                self._files.close()         # after SQLite's own handles: nothing it locks
             self._let_go()
 
     def __enter__(self) -> "Journal":
