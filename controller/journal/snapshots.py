@@ -107,9 +107,9 @@ def take(journal: "Journal", state: dict, upto_seq: int,
                      (sid, upto_seq, utc, state_text, digest, seq)),))
         except sqlite3.Error as err:
             raise journal._error("cannot store snapshot", err) from err
+        if journal._files is not None:
+            journal._check_files(locked=True)
         journal._last_seq, journal._head = seq, row[5]
         journal._committed = (seq, row[5])
         journal._cursors_written.update(given)
-        if journal._files is not None:
-            journal._check_files()
         return sid

@@ -428,29 +428,42 @@ class Journal:
                     raise self._error(f"seq {first} already taken (a second writer?)",
                                       err) from err
                 raise self._error(f"cannot append seq {first}", err) from err
+            if self._files is not None:
+                self._check_files()
             if rows:
                 self._committed = (rows[-1][0], rows[-1][5])
             if cursors:
                 self._cursors_written.update(cursors)
-            if self._files is not None:
-                self._check_files()
 
-    def _check_files(self) -> None:
+    def _check_files(self, locked: bool = False) -> None:
         """After a commit: the journal's file and its write-ahead log are still the ones this
         connection writes. One deleted or replaced under the table (an old copy put back, the
         WAL removed) leaves SQLite writing to a file nobody will find: what was committed is
         not on disk, and a crash or a power cut takes it (the whole journal, when the WAL held
         it all). JournalError, one line, so that nothing of it is announced and the table stops;
-        first, what the connection holds is saved where the next start finds it."""
+        first, what the connection holds is saved where the next start finds it. `locked`: the
+        caller holds the staged records' lock (a snapshot's write)."""
         assert self._files is not None
         try:
             gone = self._files.gone()
         except OSError as err:
-            raise JournalError(f"journal {self.path}: cannot be looked at while the table "
-                               f"writes it ({err.strerror or err}); its folder must stay "
-                               "readable") from err
+            gone = err
         if gone is None:
             return
+        # as after a write that failed: the journal ends, for this connection, where it ended
+        # before (what the commit holds is saved below, and a restart publishes it)
+        if not locked:
+            self._lock.take()
+        try:
+            self._last_seq, self._head = self._committed
+            self._staged, self._staged_durable, self._staged_cursors = [], False, {}
+        finally:
+            if not locked:
+                self._lock.give(True)
+        if isinstance(gone, OSError):
+            raise JournalError(f"journal {self.path}: cannot be looked at while the table "
+                               f"writes it ({gone.strerror or gone}); its folder must stay "
+                               "readable") from gone
         if gone == "journal":
             raise JournalError(f"journal {self.path} was deleted or replaced while the table "
                                f"wrote it: {self._rescue()}")
