@@ -444,6 +444,7 @@ class Journal:
         first, what the connection holds is saved where the next start finds it. `locked`: the
         caller holds the staged records' lock (a snapshot's write)."""
         assert self._files is not None
+        gone: str | OSError | None
         try:
             gone = self._files.gone()
         except OSError as err:
