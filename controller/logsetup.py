@@ -216,10 +216,48 @@ _file_given = False
 _OURS: weakref.WeakSet[logging.Handler] = weakref.WeakSet()
 
 
+class _LogFile(logging.FileHandler):
+    """The log file. One that cannot be written (its disk full, often the journal's, or a
+    failing device) is said once, in one line on stderr, and its lines are dropped until it
+    can be written again: not Python's "--- Logging error ---" and a traceback for every line
+    among the people's lines (the table's record is the journal, which stops the table itself
+    when it cannot be written)."""
+
+    failing = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if self.stream is None:
+                self.stream = self._open()
+            self.stream.write(self.format(record) + self.terminator)
+            self.stream.flush()
+        except OSError as err:
+            if not self.failing:
+                self.failing = True
+                _say(f"tablectl: the log {self.baseFilename} cannot be written "
+                     f"({err.strerror or err}); its lines are dropped until it can")
+            return
+        except RecursionError:
+            raise
+        except Exception:
+            self.handleError(record)
+            return
+        if self.failing:
+            self.failing = False
+            _say(f"tablectl: the log {self.baseFilename} can be written again")
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 def to_file(path: str) -> None:
     """The log to `path` (JSON lines, appended) instead of stderr, from now on."""
     global _file_given
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = _LogFile(path, encoding="utf-8")
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=_shared(), processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,

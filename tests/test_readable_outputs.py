@@ -93,6 +93,24 @@ def test_run_says_the_table_in_words_one_line_a_hold_and_keeps_its_log_apart(tmp
     assert "VOID" not in again and "devices_lost" not in again and "not_counted" not in again
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_log_file_that_cannot_be_written_is_one_line_not_a_traceback_per_line(tmp_path):
+    """The log beside the journal shares its disk: full, every line the log writes fails.
+    The people at the table read that once, in one line, never Python's "--- Logging error
+    ---" and a traceback for every line among theirs; the table deals on (its journal is its
+    record, and says for itself when it cannot be written)."""
+    journal = tmp_path / "j.db"
+    log = tmp_path / "tablectl.log"
+    log.symlink_to("/dev/full")             # a file whose every write finds the disk full
+    said = run_until([], lambda text: "!! " in text and "#6" in text, journal, language="en",
+                     TABLECTL_SIMULATOR_FAULTS="misread@30")    # a hold: a warning logged
+    lines = scanned(said).splitlines()
+    failing = [line for line in lines if "cannot be written" in line]
+    assert failing == [f"tablectl: the log {log} cannot be written (No space left on device); "
+                       "its lines are dropped until it can"], said[:2000]
+    assert any("The shoe could not read a card" in line for line in lines)
+
+
 @pytest.fixture(scope="module")
 def overrides_journal(tmp_path_factory):
     """A simulated shoe with a misread the virtual supervisor clears: an override, a hold and
