@@ -166,6 +166,24 @@ def test_a_card_edited_anywhere_is_refused_before_the_table_starts(journals, tmp
     assert records(path) == before
 
 
+def test_a_tail_cut_inside_an_input_s_records_is_refused_as_a_cut(journal, here):
+    """The journal's last records deleted with the sqlite3 shell, the cut between a card read
+    and the round's result it caused (the snapshots after it with them): no crash ends a
+    journal there (an input and its events are one transaction). The start refuses it in one
+    line saying the tail was cut, not that the journal and the release disagree."""
+    path, extra, _ = journal
+    db = sqlite3.connect(path)
+    kinds = db.execute("SELECT seq, kind FROM records ORDER BY seq").fetchall()
+    cut = next(seq for (seq, kind), (_, after) in zip(reversed(kinds[:-1]), reversed(kinds[1:]))
+               if kind == "input" and after == "round_result")
+    db.execute("DELETE FROM records WHERE seq > ?", (cut,))
+    db.execute("DELETE FROM snapshots WHERE record_seq > ?", (cut,))
+    db.commit()
+    db.close()
+    refused_before_anything(run_once(path, extra, via=here), f"ends inside input seq {cut}",
+                            "its tail was cut", "tablectl new-journal")
+
+
 def _last_anchor(path: Path) -> tuple[int, dict]:
     with Journal.open_readonly(path) as j:
         last = j.last_record("anchor")

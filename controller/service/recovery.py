@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from controller.journal import Journal, JournalError, Record
+from controller.journal.anchor import NEW_JOURNAL_HELP
 from controller.journal.store import CURSORS_KIND, SNAPSHOT_KIND, Snapshot
 from controller.logsetup import get_logger
 from controller.settings.profile import Profile
@@ -98,7 +99,17 @@ def open_table(profile: Profile, journal: Journal, snapshot: Snapshot | None | o
                                f"back ({err})") from err
         out = table.apply_safely(inp)
         expected = [r.data for r in out_recs]
-        if _plain(out.events) != expected or bool(out.refused) != ("refused" in data):
+        replayed = _plain(out.events)
+        if replayed != expected or bool(out.refused) != ("refused" in data):
+            end = out_recs[-1].seq if out_recs else inp_rec.seq
+            if end == journal.last_seq and len(expected) < len(replayed) \
+                    and replayed[:len(expected)] == expected:
+                # an input and its events are written in one transaction: no crash ends the
+                # journal between them, a cut does
+                raise JournalError(
+                    f"journal {journal.path}: it ends inside input seq {inp_rec.seq}'s records "
+                    f"({len(replayed) - len(expected)} of the events it caused are missing "
+                    f"after seq {end}): its tail was cut; {NEW_JOURNAL_HELP.format(path=journal.path)}")
             raise JournalError(
                 f"journal {journal.path}: replaying input seq {inp_rec.seq} ({data.get('type')}"
                 f"{' ' + str(data.get('action')) if data.get('action') else ''}) does not give "
