@@ -149,5 +149,7 @@ def test_what_a_lost_file_leaves_is_refused_never_started_over(tmp_path, lost):
         assert done.stdout == ""
     if lost == "the WAL":
         assert "an empty database" in lines[0]
+        check = tablectl("verify-journal", "--journal", str(journal))
+        assert check.returncode == 2 and "lost with its write-ahead log" in check.stderr
     else:
         assert "no such file" in lines[0] and not journal.exists()

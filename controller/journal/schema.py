@@ -115,9 +115,11 @@ def open_schema(conn: sqlite3.Connection, path: str, readonly: bool) -> int:
     version 1 or 2 to 3 first; JournalError in one line when it is not a journal we read."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if not tables:
-        if readonly:
-            raise JournalError(f"journal {path}: empty database, not a journal")
         size = os.path.getsize(path) if path != ":memory:" else 0
+        if readonly:
+            raise JournalError(f"journal {path}: empty database, not a journal" + (
+                f" (what it held may have been lost with its write-ahead log {path}-wal)"
+                if size else ""))
         if size:
             # a new journal is an empty file (made just now, or by hand); a database that
             # holds nothing is what is left of a journal whose write-ahead log held it all
