@@ -5,16 +5,19 @@ finds the device again by itself, and deals on."""
 from __future__ import annotations
 
 import json
+import re
 import select
 import signal
 import socket
 import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from controller.journal import Journal
-from tests.test_link_review import Rig
+from tests.test_link_review import Rig, seeded_shoe
 from tests.test_rig import TABLECTL, Devices, free_port
 
 
@@ -23,7 +26,8 @@ class Relay:
     relay stops listening as soon as it takes that connection (counted from 1; the next one is
     refused: the device is away) and listens again `off_s` after it ends. `drop_request_of`:
     the first request on that connection dies with its link, unanswered (the device's cable
-    pulled just then)."""
+    pulled just then). `cut(off_s)`: the link is cut now and the relay listens again
+    `off_s` later (a socket:// device whose listener is restarted)."""
 
     def __init__(self, target: str, *, off_after_accept: int | None = None,
                  off_s: float = 1.5, drop_request_of: int | None = None):
@@ -35,6 +39,8 @@ class Relay:
         self.drop_request_of = drop_request_of
         self.dropped = b""
         self.accepted = 0
+        self._cut = threading.Event()
+        self._cut_s = 0.0
         self._stop = threading.Event()
         self._listener: socket.socket | None = None
         self._listen()
@@ -46,6 +52,13 @@ class Relay:
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            if self._cut.is_set():
+                if self._listener is not None:
+                    self._listener.close()
+                    self._listener = None
+                time.sleep(self._cut_s)
+                self._cut.clear()
+                self._listen()
             listener = self._listener
             if listener is None:
                 time.sleep(0.05)
@@ -75,7 +88,7 @@ class Relay:
         device = socket.create_connection(self.target)
         ends = [client, device]
         try:
-            while not self._stop.is_set():
+            while not self._stop.is_set() and not self._cut.is_set():
                 for end in select.select(ends, [], [], 0.1)[0]:
                     data = end.recv(65536)
                     if not data:
@@ -86,6 +99,10 @@ class Relay:
         finally:
             client.close()
             device.close()
+
+    def cut(self, off_s: float) -> None:
+        self._cut_s = off_s
+        self._cut.set()
 
     def close(self) -> None:
         self._stop.set()
@@ -176,3 +193,77 @@ def test_a_delivery_whose_link_fails_under_it_holds_and_is_asked_again(tmp_path)
     assert cards and cards[0]["slot"] == "burn" and cards[0]["n"] == 1, log[-2000:]
     assert "shuffler alarm fault" in log and "link lost" in log
     assert "taken by hand" not in log
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=3) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_a_shoe_whose_listener_restarts_is_a_hold_in_one_line_then_found_again(tmp_path):
+    # the framed shoe's socket:// listener goes away for a second and a half (the device's
+    # server restarted) while the table deals: one hold that names the lost link in plain
+    # words, said once ("read failed: socket disconnected", not "read failed: read failed:
+    # socket disconnected"), /readyz and /metrics show the shoe's link lost, the table finds the shoe again by
+    # itself and deals on; every card the shoe dealt is read once, in its order
+    rig = Rig(tmp_path)
+    http = free_port()
+    dev = Devices(["--tcp", "--seed", "5", "--shoe-protocol", "framed", "--dealer-display",
+                   f"http://127.0.0.1:{http}", "--pace-ms", "40", "--shuffle-seconds", "0.2"],
+                  rig.env, tmp_path)
+    relay = Relay(dev.urls["shoe"])
+    out = tmp_path / "run.jsonl"
+    env = dict(rig.env, TABLECTL_SHOE_RECONNECT_INITIAL_S="0.2",
+               TABLECTL_SHOE_RECONNECT_MAX_S="0.5", TABLECTL_SHOE_MIN_PULL_INTERVAL_S="0.01")
+
+    def cards() -> int:
+        return sum(1 for x in events(out) if x.get("event") == "card")
+
+    def until(done, what: str, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not done():
+            assert time.monotonic() < deadline and ctl.poll() is None, \
+                f"no {what}: " + (tmp_path / "run.err").read_text()[-2000:]
+            time.sleep(0.05)
+    try:
+        with open(out, "wb") as o, open(tmp_path / "run.err", "wb") as e:
+            ctl = subprocess.Popen(
+                TABLECTL + ["run", "--profile", "macau", "--http", f"127.0.0.1:{http}",
+                            "--shoe-url", relay.url, "--shoe-protocol", "framed",
+                            "--shuffler-url", dev.urls["shuffler"], "--journal",
+                            str(rig.journal), "--no-control", "--virtual-supervisor", "--json"],
+                cwd=tmp_path, env=env, stdout=o, stderr=e, stdin=subprocess.DEVNULL)
+        try:
+            until(lambda: cards() >= 15, "first cards")
+            relay.cut(1.5)
+            until(lambda: any(x.get("event") == "hold" for x in events(out)), "hold")
+            ready = get(f"http://127.0.0.1:{http}/readyz")
+            metrics = get(f"http://127.0.0.1:{http}/metrics")[1]
+            before = cards()
+            until(lambda: cards() >= before + 15, "cards after the link came back")
+        finally:
+            ctl.send_signal(signal.SIGTERM)
+            assert ctl.wait(timeout=20) == 0
+    finally:
+        relay.close()
+        dev.stop()
+    assert ready[0] == 503 and "shoe link lost" in ready[1], ready
+    assert [line for line in metrics.splitlines() if line.startswith("tablectl_device_link{")
+            and 'device="shoe"' in line and 'state="lost"' in line and line.endswith(" 1.0")]
+    said = events(out)
+    holds = [x for x in said if x.get("event") == "hold"]
+    assert [h["reason"] for h in holds] == ["link_lost"]
+    detail = holds[0]["detail"]
+    assert re.match(r"shoe link lost: (read|write) failed: ", detail), detail
+    assert not re.search(r"failed: (read|write) failed", detail), detail
+    log = [line for line in (tmp_path / "run.err").read_text().splitlines()
+           if "shoe link lost" in line]
+    assert log and not [line for line in log if re.search(r"failed: (read|write) failed", line)]
+    with Journal.open_readonly(rig.journal) as j:
+        assert j.verify().ok
+        reads = [r.data["code"] for r in j.records(kinds=["input"])
+                 if r.data.get("type") == "card"]
+    assert reads == seeded_shoe()[:len(reads)]

@@ -44,6 +44,12 @@ _ERROR_STATS: tuple[tuple[type, str, bool], ...] = (
 )
 
 
+def _failed(what: str, err: BaseException) -> str:
+    """`what` failed and why, said once: pyserial's own messages often say it already ("read
+    failed: socket disconnected"), and the hold's words doubled it."""
+    text = str(err)
+    return text if text.startswith(f"{what} failed") else f"{what} failed: {text}"
+
 
 class ByteStream(Protocol):
     """What a shoe driver needs of its port: pyserial's `Serial` (any `serial_for_url` URL)
@@ -235,7 +241,7 @@ class ShoeDriverBase(ABC):
             except (OSError, DeviceError, ValueError, TypeError) as err:
                 # pyserial raises SerialException (an OSError), or TypeError/ValueError from a
                 # port closed under it; all mean the transport is gone.
-                event = self._lose(f"read failed: {err}", by_silence=False)
+                event = self._lose(_failed("read", err), by_silence=False)
                 if event is not None:
                     return event
                 continue
@@ -269,7 +275,7 @@ class ShoeDriverBase(ABC):
                 return None
             data = port.read(waiting)
         except (OSError, DeviceError, ValueError, TypeError) as err:
-            event = self._lose(f"read failed: {err}", by_silence=False)
+            event = self._lose(_failed("read", err), by_silence=False)
             return event if event is not None else self._read_event(0.0)
         if not data:
             if not self._cancelled.is_set():
@@ -373,7 +379,7 @@ class ShoeDriverBase(ABC):
         try:
             port.write(data)
         except (OSError, DeviceError, ValueError, TypeError) as err:
-            self._io_error = f"write failed: {err}"
+            self._io_error = _failed("write", err)
             return False
         return True
 
