@@ -12,11 +12,10 @@ import socket
 import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from controller.journal import Journal
+from tests.http import get
 from tests.test_link_review import Rig, seeded_shoe
 from tests.test_rig import TABLECTL, Devices, free_port
 
@@ -193,14 +192,6 @@ def test_a_delivery_whose_link_fails_under_it_holds_and_is_asked_again(tmp_path)
     assert cards and cards[0]["slot"] == "burn" and cards[0]["n"] == 1, log[-2000:]
     assert "shuffler alarm fault" in log and "link lost" in log
     assert "taken by hand" not in log
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=3) as answer:
-            return answer.status, answer.read().decode()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read().decode()
 
 
 def test_a_shoe_whose_listener_restarts_is_a_hold_in_one_line_then_found_again(tmp_path):

@@ -6,14 +6,13 @@ import re
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from controller.monitor.metrics import TableMetrics
 from controller.monitor.web import readiness
+from tests.http import get
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,14 +30,6 @@ def value(text: str, name: str, **labels) -> float:
     want = tuple(sorted({"table": "T1", **labels}.items()))
     return samples(text).get((name, want), 0.0 if name.endswith(("_total", "_count")) else
                              float("nan"))
-
-
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read().decode()
 
 
 def test_metrics_move_as_cards_are_read_and_the_probes_answer(tmp_path):
