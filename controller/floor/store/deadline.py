@@ -73,7 +73,7 @@ class Deadline:
         sock = socket.socket(fileno=dup)
         try:
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
+        except OSError:             # (the peer closed it meanwhile: the wait ends anyway)
             pass
         finally:
             sock.close()
