@@ -9,6 +9,11 @@ simulator and `tablectl simulate`, the files changed by someone else meanwhile.
 - An old copy of the journal put back under a running table (renamed over it): the table stops
   the same way and saves everything it journaled to a file of its own beside it, which the
   line names; put in place, the table resumes from it.
+- A copy written over the journal in place (`cp backup.db journal.db`: the same file truncated
+  and rewritten, its name and inode unchanged): the journal's file then holds another file's
+  pages. The table stops at its next commit, in one line (exit 3), keeps a copy of its WAL for
+  examination, and the next start refuses what is left. The writer's own checkpoints (it makes
+  them itself) are never taken for such a write.
 - What such a loss leaves, met at a start: a journal file that holds no journal (its WAL held
   it all and is gone), or a WAL whose journal is gone, is refused in one line (exit 2), never
   started over as a new journal from seq 1.
@@ -25,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal
+from controller.journal import Journal, JournalError
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLECTL = [sys.executable, "-m", "controller.cli"]
@@ -124,6 +129,48 @@ def test_an_old_copy_put_back_under_a_running_table_stops_it_and_loses_nothing(t
     assert again.returncode == 0, again.stderr[-2000:]
     with Journal.open_readonly(journal) as j:
         assert j.verify().ok and j.last_seq > last_printed(done.stdout)
+
+
+def test_a_copy_written_over_a_running_table_in_place_stops_it_and_keeps_its_wal(tmp_path):
+    journal, old = tmp_path / "j.db", tmp_path / "old.db"
+    first = tablectl(*RUN, "--journal", str(journal), "--pace", "0", "--shoes", "1")
+    assert first.returncode == 0, first.stderr[-2000:]
+    shutil.copy(journal, old)
+    inode = journal.stat().st_ino
+    done = deal_until(journal, 20, lambda: shutil.copyfile(old, journal))
+    assert journal.stat().st_ino == inode       # written in place: no name changed
+    line = stopped_in_one_line(done, "written over while the table wrote it", "kept in",
+                               "never start the table on them")
+    kept = Path(line.split("kept in ")[1].split(";")[0])
+    assert kept.parent == tmp_path and kept.name.startswith("j.db-wal.kept-")
+    assert kept.stat().st_size > 0
+
+
+def test_the_writers_own_checkpoints_are_not_taken_for_another_hands_write(tmp_path):
+    """Thousands of commits, checkpointed by the writer itself as it goes (the WAL stays near
+    SQLite's own bound), never stop it; the journal's file written over in place between two
+    commits does, on the next one, and nothing of that commit counts as written."""
+    path = tmp_path / "j.db"
+    j = Journal(path, durable=False)
+    try:
+        for i in range(3000):
+            j.append("note", {"i": i, "text": "x" * 200})
+        # 1000 frames of 4 KB and the WAL's header, with room for one batch past the bound
+        assert os.path.getsize(f"{path}-wal") < 1300 * 4120
+        assert j.verify().ok
+        with open(path, "rb") as f:
+            old = f.read()
+        for i in range(600):
+            j.append("note", {"i": i, "text": "y" * 200})
+        time.sleep(0.05)
+        with open(path, "r+b") as f:             # a copy put over it in place
+            f.write(old[:8192])
+        last = j.last_seq
+        with pytest.raises(JournalError, match="written over while the table wrote it"):
+            j.append("note", {"i": -1})
+        assert j.last_seq == last
+    finally:
+        j.close()
 
 
 def _crashed(tmp_path: Path) -> Path:

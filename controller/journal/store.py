@@ -20,7 +20,10 @@ append_many() writes several records (an input and the events it caused) in one 
 all or none, one commit, one fsync when durable. After each commit the writer looks that the
 journal's file and its WAL are still the ones their names give (controller/journal/files.py):
 one deleted or replaced meanwhile fails the write as a full disk would, after what the
-connection holds is saved where a restart finds it.
+connection holds is saved where a restart finds it. The writer makes the WAL's checkpoints
+itself (SQLite's automatic ones turned off: `_checkpoint`), so that a journal file written in
+place by another hand (a backup copied over it) is told from its own checkpoints and stops
+the table too.
 
 Snapshots (schema 3 on) are bound into the chain by a record of kind "snapshot" written in the
 same transaction (controller/journal/snapshots.py); one without it is never trusted.
@@ -70,6 +73,9 @@ _SET_CURSOR = ("INSERT INTO cursors (name, seq) VALUES (?, ?) "
 _INSERT = "INSERT INTO records (seq, utc, mono, kind, data, hash) VALUES (?, ?, ?, ?, ?, ?)"
 #: rows written by one INSERT statement (autocommit) rather than a transaction of several
 _ONE_STATEMENT = 16
+#: the WAL's frames (pages written) the writer lets gather before it checkpoints them into the
+#: journal's file: SQLite's own automatic checkpoint's default
+CHECKPOINT_FRAMES = 1000
 #: the chain's records of the journal's own bookkeeping: a snapshot taken, publishers' positions
 CURSORS_KIND = "cursors"
 
@@ -187,12 +193,19 @@ class Journal:
         # the files this connection writes, as the folder names them: a write is on disk only
         # while they are still there (`_check_files`)
         self._files: Held | None = None
+        self._frames = 0        # the WAL's frames written since the last checkpoint, about
         if not readonly and self.path != ":memory:":
             try:
+                # the checkpoints are the writer's own (`_checkpoint`): the only writes to the
+                # journal's file it then did not make are another hand's
+                conn.execute("PRAGMA wal_autocheckpoint=0")
                 self._files = Held(self.path)
             except OSError as err:
                 self._abandon()
                 raise self._error("cannot be looked at", err) from err
+            except sqlite3.Error as err:
+                self._abandon()
+                raise self._error("cannot be opened", err) from err
 
     def _abandon(self) -> None:
         if self._conn is not None:
@@ -430,10 +443,31 @@ class Journal:
                 raise self._error(f"cannot append seq {first}", err) from err
             if self._files is not None:
                 self._check_files()
+                # a page a statement's rows, about, and one more for an index or the cursors
+                self._frames += 2 + len(rows) // 16
+                if self._frames >= CHECKPOINT_FRAMES:
+                    self._checkpoint()
             if rows:
                 self._committed = (rows[-1][0], rows[-1][5])
             if cursors:
                 self._cursors_written.update(cursors)
+
+    def _checkpoint(self) -> None:
+        """The WAL's frames into the journal's file (PASSIVE: never waits for a reader), as
+        SQLite's automatic checkpoint would after the commit; the file as it leaves it is the
+        writer's own (files.py). A checkpoint that fails leaves the frames in the WAL, as
+        safe as they were: it is tried again after the next frames."""
+        assert self._files is not None
+        self._frames = 0
+        try:
+            self._live().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error:
+            pass                # (a full disk: the commits still fail or succeed on their own)
+        finally:
+            try:
+                self._files.settle()
+            except OSError:
+                pass            # the next commit's look says it, in one line
 
     def _check_files(self, locked: bool = False) -> None:
         """After a commit: the journal's file and its write-ahead log are still the ones this
@@ -468,6 +502,9 @@ class Journal:
         if gone == "journal":
             raise JournalError(f"journal {self.path} was deleted or replaced while the table "
                                f"wrote it: {self._rescue()}")
+        if gone == "written":
+            raise JournalError(f"journal {self.path} was written over while the table wrote it "
+                               f"(a copy put over it in place?): {self._keep_wal()}")
         try:
             # the WAL's frames, read through the connection's own handle on it, into the
             # journal's file, which is still this one
@@ -478,6 +515,21 @@ class Journal:
             saved = f"what the table journaled since the last checkpoint may be lost ({err})"
         raise JournalError(f"journal {self.path}: its write-ahead log {self.path}-wal was "
                            f"deleted or replaced while the table wrote it; {saved}")
+
+    def _keep_wal(self) -> str:
+        """A copy of the WAL beside the journal: a journal's file written over holds another
+        file's pages, and the records checkpointed into it are gone with them; what the WAL
+        holds (the records since the last checkpoint) is kept for examination. In words."""
+        target = f"{self.path}-wal.kept-{utc_now().replace(':', '')}"
+        try:
+            shutil.copyfile(f"{self.path}-wal", target)
+            os.chmod(target, FILE_MODE)
+        except OSError as err:
+            kept = f"its write-ahead log could not be kept ({err.strerror or err})"
+        else:
+            kept = f"its write-ahead log is kept in {target}"
+        return (f"what it held before the last checkpoint may be lost with that file; {kept}; "
+                "keep these files for examination and never start the table on them")
 
     def _rescue(self) -> str:
         """What this connection holds, copied to a file of its own beside the journal (SQLite
