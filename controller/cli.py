@@ -92,6 +92,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tablectl: {err}", file=sys.stderr)
         return 2
     args = parser.parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):
+        # text no encoder takes (half a UTF-16 surrogate, from an argument's undecodable bytes
+        # or an old journal) is printed as its escape, never ends a command in a traceback
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         configure(args.log_level, path=args.log_file)
     except OSError as err:

@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from itertools import count
+from pathlib import Path
 
 import pytest
 
@@ -147,3 +151,19 @@ def test_pieces(journal_path):
         "the Player's second card: 2 of clubs → 3 of diamonds"
     assert format_table([]).split() == ["Record", "Time", "(UTC)", "Shoe", "Round", "Who",
                                         "Role", "Action", "Given", "Why", "What", "changed"]
+
+
+def test_text_no_encoder_takes_is_printed_escaped_never_a_traceback(journal_path):
+    """A journal holding half a UTF-16 surrogate (written before such requests were refused):
+    `tablectl audit` ended in `internal error: UnicodeEncodeError` on a UTF-8 terminal. It
+    prints the escape instead, and every other override as it is."""
+    with Journal(journal_path) as journal:
+        journal.append_event(override("ann\ud800", "void_round", "spilled \udc00 drink"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TABLECTL_", "PYTHONIO"))}
+    done = subprocess.run([sys.executable, "-m", "controller.cli", "audit", "--journal",
+                           str(journal_path)], capture_output=True, env=dict(env, LANG="C.UTF-8"),
+                          cwd=Path(__file__).resolve().parents[1], timeout=60)
+    out = done.stdout.decode("utf-8")
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert "ann\\ud800" in out and "spilled \\udc00 drink" in out
+    assert b"Traceback" not in done.stderr and done.stderr == b""
