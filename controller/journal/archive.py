@@ -281,6 +281,10 @@ def _delete_before(journal_path: str, cut: int) -> int:
     conn = sqlite3.connect(journal_path, timeout=5.0, isolation_level=None)
     deleted = 0
     try:
+        # the checkpoints are the table's own (store.py): a write to the journal's file it did
+        # not make stops it as a copy put over the journal would. Closed with no table open,
+        # this connection checkpoints at its close as the last one
+        conn.execute("PRAGMA wal_autocheckpoint=0")
         while True:
             conn.execute("BEGIN IMMEDIATE")
             n = conn.execute("DELETE FROM records WHERE seq IN (SELECT seq FROM records "
