@@ -187,3 +187,42 @@ def test_the_consoles_memory_is_kept_only_where_the_control_socket_is_served(tmp
         finally:
             rt.close()
     assert seen == {True: 0, False: len(results)}
+
+
+def test_a_request_waits_for_a_door_left_open_and_holds_again_only_after_the_wait() -> None:
+    """The shuffle pauses with its door open (an alarm: the table holds). The request the
+    resume sends finds the door still open: a warning, then it waits; a door still open after
+    DOOR_WAIT_S is an alarm again (the table holds again). Closed during the next request's
+    wait, the shuffle goes on by itself and is reported done, with no alarm more."""
+    from controller.service.devices import DOOR_WAIT_S
+    from simulators.shoe import parse_fault
+    install()
+    clock = VirtualClock()
+    rig = SimRig(8, seed=5, clock=clock, faults=(parse_fault("door_open@0"),))
+    # the door is closed after this many looks at the shuffler: more than one wait takes
+    rig.shuffler.door_polls = int(DOOR_WAIT_S / 0.1) + 50
+    told: list[Any] = []
+    src = ShufflerSource(told.append, lambda: open_shuffler(rig.shuffler_url,
+                                                            response_timeout_s=1.0),
+                         decks=8, threaded=False, clock=clock.now)
+    try:
+        rig.gather()
+        _ask(src, clock, "shuffle")
+        assert [(type(t).__name__, t.code) for t in told if isinstance(t, ev.DeviceAlarm)] \
+            == [("DeviceAlarm", "door_open")]
+        told.clear()
+        began = clock.now()
+        _ask(src, clock, "shuffle")          # the resume's request: the door is still open
+        alarms = [t for t in told if isinstance(t, ev.DeviceAlarm)]
+        assert [(type(t).__name__, t.code) for t in alarms] == [
+            ("DeviceWarning", "door_open"), ("DeviceAlarm", "door_open")]
+        assert "still open after" in alarms[-1].text
+        assert clock.now() - began >= DOOR_WAIT_S
+        told.clear()
+        _ask(src, clock, "shuffle")          # closed while this one waits
+        assert [type(t).__name__ for t in told if isinstance(t, ev.DeviceAlarm)] == \
+            ["DeviceWarning"]
+        assert isinstance(told[-1], ev.ShuffleDone) and told[-1].count == 416
+    finally:
+        src.close()
+        rig.close()

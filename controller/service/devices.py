@@ -286,6 +286,11 @@ class ShoeSource:
         return dict(self.driver.stats) if self.driver is not None else {}
 
 
+#: a request that finds the shuffler paused with its door open waits this long (seconds) for
+#: the door to be closed before the table is held for it again
+DOOR_WAIT_S = 30.0
+
+
 class ShufflerSource:
     """The shuffler: works through the table's `device_request`s (shuffle, deliver, count the
     rest) and reports identity, counts and alarms as inputs.
@@ -414,9 +419,9 @@ class ShufflerSource:
         if state in ("jam", "error") and not retold:
             state = drv.clear().state
         if state == "door_open":
-            self.submit(ev.DeviceAlarm(device="shuffler", code="door_open",
-                                       text="shuffler door open"))
-            return
+            state = yield from self._door_closed(drv, retold)
+            if state == "door_open":
+                return
         if state not in ("shuffling", "ready") and not (retold and state in ("jam", "error")):
             drv.shuffle(self.decks)
         try:
@@ -426,6 +431,29 @@ class ShufflerSource:
             self.submit(ev.ShuffleDone(count=err.count, composition=tuple(dict(err.composition).items())))
         except ShufflerFault as err:
             self.submit(ev.DeviceAlarm(device="shuffler", code=err.status.state, text=str(err)))
+
+    def _door_closed(self, drv: ShufflerDriver, retold: bool) -> Generator[float, None, str]:
+        """The request found the shuffler paused with its door open: asked again by the
+        remedy of the hold for that door (the supervisor resumed as the door is being closed),
+        or asked while someone has it open. The shuffler goes on by itself once the door is
+        closed, so the request waits for that, a warning said once, and holds the table again
+        only when the door stays open DOOR_WAIT_S: one hold for one open door, not one a
+        resume. One `retold` by a restart reports the door at once (the first asking's report
+        may have died with the last process). The shuffler's state when the wait ends."""
+        if not retold:
+            self.submit(ev.DeviceWarning(device="shuffler", code="door_open",
+                                         text="shuffler door still open: it goes on once "
+                                         "the door is closed"))
+            deadline = self.clock() + DOOR_WAIT_S
+            while self.clock() < deadline:
+                yield self.poll_interval_s
+                state = drv.status().state
+                if state != "door_open":
+                    return state
+        self.submit(ev.DeviceAlarm(device="shuffler", code="door_open",
+                                   text="shuffler door open" if retold else
+                                   f"shuffler door still open after {DOOR_WAIT_S:g} s"))
+        return "door_open"
 
     def _deliver(self, drv: ShufflerDriver) -> None:
         try:
@@ -444,11 +472,11 @@ class ShufflerSource:
         (a count that is not whole decks is what is expected here, the shuffler's `error`)."""
         state = drv.status().state
         if state == "door_open":
-            # paused with the rest inside: the count goes on once the door is closed, and the
-            # table's hold says so (a SHUFFLE now is refused, and was held as a fault)
-            self.submit(ev.DeviceAlarm(device="shuffler", code="door_open",
-                                       text="shuffler door open"))
-            return
+            # paused with the rest inside: the count goes on once the door is closed (a
+            # SHUFFLE now is refused, and was held as a fault)
+            state = yield from self._door_closed(drv, retold)
+            if state == "door_open":
+                return
         if state == "jam" and not retold:
             state = drv.clear().state   # (retold: the jam is looked at, reported, not cleared)
         if state not in ("shuffling", "ready", "jam", "error"):
