@@ -200,3 +200,48 @@ def test_a_dropped_link_on_the_embedded_simulator_comes_back_while_the_table_wai
     codes = [e.get("code") for e in events if e.get("event") == "alarm"]
     assert "link_lost" in codes and "link_back" in codes
     assert any(e.get("event") == "shoe_ended" for e in events)
+
+
+def test_the_shoes_last_read_age_is_not_the_wall_clocks(monkeypatch):
+    """A shoe that has just read a card: set on an hour, the wall clock had it silent for an
+    hour (the metric an alert watches); set back, it looked alive for an hour whatever it
+    did. Its age is counted on the monotonic clock; the time of the read stays the wall's."""
+    import random
+    from controller.service.clock import RealClock
+    from controller.service.devices import ShoeSource
+    from controller.service.health import Health
+    from controller.service.loop import TableService
+    from controller.service.recovery import open_table
+    from controller.settings.profile import load_profile
+    from drivers.shoe import open_shoe
+    from simulators.install import install
+    from simulators import registry
+    from simulators.shoe import ShoeModel
+    install()
+    model = ShoeModel(["AS", "KD"], protocol="beetek", session=1)
+    name = f"clock-jump-shoe-{random.getrandbits(32):08x}"
+    registry.register(name, model)
+    got: list = []
+    source = ShoeSource(got.append, lambda: open_shoe(f"shoesim://{name}", "beetek",
+                                                     read_timeout_s=0.01),
+                        protocol="beetek", read_timeout_s=0.0)
+    try:
+        with Journal(":memory:") as journal:
+            table, _ = open_table(load_profile("classic"), journal)
+            health = Health(TableService(table, journal, RealClock()), journal_path=None,
+                            shoe=source)
+            model.pull()
+            deadline = time.monotonic() + 10
+            while not got and time.monotonic() < deadline:
+                source.pump()
+            assert got, "the card was not read"
+            real = time.time
+            monkeypatch.setattr(time, "time", lambda: real() + 3600.0)   # set on an hour
+            ahead = health.view(table)["devices"]["shoe"]
+            monkeypatch.setattr(time, "time", lambda: real() - 3600.0)   # and back
+            back = health.view(table)["devices"]["shoe"]
+        assert ahead["last_read_age_s"] < 60.0 and back["last_read_age_s"] < 60.0
+        assert ahead["last_read"] == back["last_read"] is not None
+    finally:
+        source.close()
+        registry.unregister(name)

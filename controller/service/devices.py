@@ -93,6 +93,9 @@ class ShoeSource:
         self.link = "down"                  # up | lost | waiting | down
         self.waiting = ""                   # why the shoe cannot be opened yet
         self.last_read_at: float | None = None      # wall time of the last card or failed read
+        # the same on the monotonic clock, for its age: a wall clock set on an hour would have
+        # a shoe that reads every card shown silent for an hour
+        self.last_read_mono: float | None = None
         self.last_event_at: float | None = None     # wall time of anything from the shoe
         self.driver: ShoeDriver | None = None
         try:
@@ -187,7 +190,7 @@ class ShoeSource:
         self.last_event_at = now = time.time()
         if isinstance(event, _READS):
             # nearly every event: a read, itself the table's input
-            self.last_read_at = now
+            self.last_read_at, self.last_read_mono = now, time.monotonic()
             inp = self.timer.annotate(event, event)
             if inp is not None:
                 self.submit(inp)
@@ -313,6 +316,7 @@ class ShufflerSource:
         # for the health view: how the last request went
         self.link = "unused"                # unused (not asked yet) | ok | error
         self.last_contact_at: float | None = None
+        self.last_contact_mono: float | None = None     # (its age, as the shoe's)
         self.last_error = ""
         self.shuffle_timeout_s = shuffle_timeout_s
         self.clock, self.poll_interval_s = clock, max(poll_interval_s, 0.01)
@@ -388,6 +392,7 @@ class ShufflerSource:
             elif action == "count_rest":
                 yield from self._count_rest(drv, retold)
             self.link, self.last_contact_at = "ok", time.time()
+            self.last_contact_mono = time.monotonic()
         except DeviceError as err:
             self.link, self.last_error = "error", str(err)
             self.submit(ev.DeviceAlarm(device="shuffler", code="fault", text=str(err)))

@@ -22,6 +22,7 @@ def _iso(t: float | None) -> str | None:
 
 
 def _age(t: float | None, now: float) -> float | None:
+    """Seconds since `t`, both on the monotonic clock (the wall clock's jumps are not ages)."""
     return None if t is None else round(max(0.0, now - t), 1)
 
 
@@ -41,14 +42,14 @@ class Health:
         self._started_mono = time.monotonic()
 
     def view(self, table: Any) -> dict[str, Any]:
-        now = time.time()
         svc = self.service
         hold = table.hold
         return {
             "table": svc.name, "state": table.state, "simulator": svc.prompt.simulated,
             "conditions": dict(svc.conditions.active),
             "up_s": round(time.monotonic() - self._started_mono, 1),
-            "devices": {"shoe": self._shoe(now), "shuffler": self._shuffler(now)},
+            "devices": {"shoe": self._shoe(time.monotonic()),
+                        "shuffler": self._shuffler(time.monotonic())},
             "reads_queued": len(hold.queued) if hold is not None else 0,
             "journal": self._journal(),
             "feed": self._feed(),
@@ -57,13 +58,15 @@ class Health:
         }
 
     def _shoe(self, now: float) -> dict[str, Any]:
+        """`now`: the monotonic clock's."""
         src = self.shoe
         if src is None:
             return {"link": "none"}
         stats = src.stats
         return {"url": src.url, "protocol": src.protocol, "link": src.link,
                 "waiting": src.waiting or None,
-                "last_read": _iso(src.last_read_at), "last_read_age_s": _age(src.last_read_at, now),
+                "last_read": _iso(src.last_read_at),
+                "last_read_age_s": _age(src.last_read_mono, now),
                 "counters": {k: stats.get(k, 0) for k in SHOE_COUNTERS}}
 
     def _shuffler(self, now: float) -> dict[str, Any]:
@@ -72,7 +75,7 @@ class Health:
             return {"link": "none", "url": self.shuffler_url}
         return {"url": self.shuffler_url, "link": src.link,
                 "last_contact": _iso(src.last_contact_at),
-                "last_contact_age_s": _age(src.last_contact_at, now),
+                "last_contact_age_s": _age(src.last_contact_mono, now),
                 "last_error": src.last_error or None}
 
     def _journal(self) -> dict[str, Any]:
