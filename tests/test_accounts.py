@@ -436,3 +436,21 @@ def test_a_name_without_an_account_is_answered_as_a_wrong_pin_is(store, clock, m
     assert [a.code for a in [store.authenticate("nobody", "x" * 6)]] == ["locked"]
     clock.advance(accounts.LOCKOUT_S + 1)                # the decoy lock runs out as a real one
     assert store.authenticate("nobody", "guess-9").code == "unknown_user"
+
+
+def test_a_lock_never_outlasts_a_lockout_when_the_wall_clock_is_set_back(store, clock):
+    """Five wrong PINs lock the account for five minutes; the wall clock then set back an hour
+    kept the supervisor out for an hour and five minutes (the table on hold meanwhile). The
+    lock ends a lockout after the first attempt that sees the clock back, for a name with an
+    account and for one without."""
+    store.add("sam", "supervisor", "sup-pin-22", by="mia")
+    for who in ("sam", "nobody"):
+        assert [store.authenticate(who, f"guess-{i}").code for i in range(5)][-1] in (
+            "wrong_pin", "unknown_user")
+    clock.advance(-3600)
+    locked = store.authenticate("sam", "sup-pin-22")
+    assert (locked.code, locked.locked_minutes) == ("locked", 5)
+    assert store.authenticate("nobody", "x").code == "locked"
+    clock.advance(301)
+    assert store.authenticate("sam", "sup-pin-22").ok
+    assert store.authenticate("nobody", "x").code == "unknown_user"

@@ -334,7 +334,26 @@ class AccountStore:
         """The answer when the account's row alone decides it (unknown, disabled, locked)."""
         with self._tx() as db:
             row = self._row(db, name)
+        if row is not None and self._set_back(row["locked_until"], now):
+            with self._tx(immediate=True) as db:
+                row = self._clamped(db, name, now)
         return self._refused_row(name, row, now, result)
+
+    def _set_back(self, locked_until: float | None, now: float) -> bool:
+        """A lock that ends later than a whole lockout from now: set before the wall clock was
+        set back (an hour back would keep a supervisor out for an hour and five minutes, the
+        table on hold meanwhile)."""
+        return locked_until is not None and locked_until - now > self.lockout_s
+
+    def _clamped(self, db: sqlite3.Connection, name: str, now: float) -> sqlite3.Row | None:
+        """The account's row, a lock set before the clock went back ending a lockout from now
+        (in the caller's write transaction)."""
+        row = self._row(db, name)
+        if row is not None and self._set_back(row["locked_until"], now):
+            db.execute("UPDATE users SET locked_until = ? WHERE name = ?",
+                       (now + self.lockout_s, name))
+            row = self._row(db, name)
+        return row
 
     def _refused_row(self, name: str, row: sqlite3.Row | None, now: float,
                      result: Callable[..., AuthResult]) -> AuthResult | None:
@@ -376,6 +395,9 @@ class AccountStore:
         """(failures, locked until) of a name without an account; a lock run out is gone."""
         with self._ghosts_lock:
             failures, until = self._ghosts.get(name, (0, None))
+            if until is not None and self._set_back(until, now):
+                until = now + self.lockout_s      # (the wall clock set back: see _set_back)
+                self._ghosts[name] = (failures, until)
         if until is not None and now >= until:
             return 0, None
         return failures, until
@@ -399,7 +421,7 @@ class AccountStore:
         # 1. the attempt counts as a failure (and locks at the last one allowed) before the
         #    hash: another process's attempt in the meantime sees it
         with self._tx(immediate=True) as db:
-            row = self._row(db, name)
+            row = self._clamped(db, name, now)
             refusal = self._refused_row(name, row, now, result)
             if refusal is not None:
                 return refusal
