@@ -328,6 +328,10 @@ def test_a_database_that_stops_answering_mid_write_is_one_line_and_never_holds_u
             except ProcessLookupError:          # (killed meanwhile: nothing to thaw)
                 pass
         frozen.clear()
+
+    def gate(open_: bool) -> None:
+        """New connections to the store's database taken, or refused."""
+        pg_server.sql(f"ALTER DATABASE {name} WITH ALLOW_CONNECTIONS {str(open_).lower()}")
     try:
         with open(errors, "w") as log:
             store = _store(broker, pg_url, log, "--query-timeout-s", "1", level="INFO")
@@ -343,18 +347,26 @@ def test_a_database_that_stops_answering_mid_write_is_one_line_and_never_holds_u
         assert len(line) == 1 and "nothing is acknowledged" in line[0], line
         # a new connection (a server process not frozen) takes what waited, once each
         _wait("the second table stored", lambda: stored("F2") == (last, last, last))
-        freeze()                                # and again: this time the store is stopped
+        # and again, a new connection refused too (however long the dealing takes, the store
+        # cannot store the third table elsewhere): this time the store is stopped
+        gate(False)
+        freeze()
         third = _deal(monkeypatch, capsys, broker, tmp_path / "c.db", "F3")
         time.sleep(0.5)                         # its first batch sent, unanswered
         _terminated(store, errors)
         assert "floor-test-secret" not in errors.read_text()
+        gate(True)
         thaw()
+        assert stored("F3") == (0, 0, None)
         with open(errors, "a") as log:
-            store = _store(broker, pg_url, log, "--query-timeout-s", "1")
+            store = _store(broker, pg_url, log, "--query-timeout-s", "1", level="INFO")
+        _wait("the second store subscribed",
+              lambda: errors.read_text().count("floor store subscribed") >= 2)
         # nothing the stopped store held was acknowledged: the broker had kept it
         _wait("the third table stored", lambda: stored("F3") == (third, third, third))
         _terminated(store, errors)
     finally:
+        gate(True)
         thaw()
         _killed(store)
         broker.stop()
