@@ -241,3 +241,16 @@ def test_the_console_says_how_far_behind_the_feed_is():
                       "problem": "nothing listens at mqtt://b:1883 (connection refused)"})
     assert "mqtt://b:1883: behind by 42" in down.plain
     assert down.plain.endswith(" (nothing listens at mqtt://b:1883 (connection refused))")
+
+
+def test_the_pit_views_json_is_sent_whatever_text_it_holds():
+    """Half a UTF-16 surrogate in what the pit view shows (an old journal's record, the words
+    of an error naming an undecodable path): its JSON could not be encoded, and the page's
+    every refresh failed. It is escaped, and reads back as it was."""
+    from controller.floor.pit import PitHub, PitView
+    view = PitView(Floor())
+    view.store_problem = "cannot open /srv/caf\udce9/root.crt"
+    text = PitHub(view).json("en")
+    text.encode("utf-8")
+    [alert] = json.loads(text)["alerts"]
+    assert "caf\udce9" in alert["text"]

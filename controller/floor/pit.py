@@ -220,8 +220,10 @@ class PitHub:
     def json(self, language: str) -> str:
         cached = self._cache.get(language)
         if cached is None or cached[0] != self.version:
+            # (escaped to ASCII: text no encoder takes, half a surrogate in a record or in an
+            # error's words, stays JSON the page reads, never a failed response)
             cached = self._cache[language] = (self.version, self._dumps(
-                self.view.view(language), ensure_ascii=False, separators=(",", ":")))
+                self.view.view(language), separators=(",", ":")))
         return cached[1]
 
     def close(self) -> None:
