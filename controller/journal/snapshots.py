@@ -108,8 +108,7 @@ def take(journal: "Journal", state: dict, upto_seq: int,
         except sqlite3.Error as err:
             raise journal._error("cannot store snapshot", err) from err
         if journal._files is not None:
-            journal._check_files(locked=True)
-            journal._frames += 3 + len(state_text) // 4096
+            journal._written(3 + len(state_text) // 4096, locked=True)
         journal._last_seq, journal._head = seq, row[5]
         journal._committed = (seq, row[5])
         journal._cursors_written.update(given)

@@ -442,15 +442,20 @@ class Journal:
                                       err) from err
                 raise self._error(f"cannot append seq {first}", err) from err
             if self._files is not None:
-                self._check_files()
                 # a page a statement's rows, about, and one more for an index or the cursors
-                self._frames += 2 + len(rows) // 16
-                if self._frames >= CHECKPOINT_FRAMES:
-                    self._checkpoint()
+                self._written(2 + len(rows) // 16)
             if rows:
                 self._committed = (rows[-1][0], rows[-1][5])
             if cursors:
                 self._cursors_written.update(cursors)
+
+    def _written(self, frames: int, locked: bool = False) -> None:
+        """After a commit of about `frames` pages, under the write lock: the files looked at
+        (`_check_files`; `locked` as there), and the WAL checkpointed once enough gathered."""
+        self._check_files(locked)
+        self._frames += frames
+        if self._frames >= CHECKPOINT_FRAMES:
+            self._checkpoint()
 
     def _checkpoint(self) -> None:
         """The WAL's frames into the journal's file (PASSIVE: never waits for a reader), as

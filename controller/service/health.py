@@ -44,12 +44,12 @@ class Health:
     def view(self, table: Any) -> dict[str, Any]:
         svc = self.service
         hold = table.hold
+        mono = time.monotonic()
         return {
             "table": svc.name, "state": table.state, "simulator": svc.prompt.simulated,
             "conditions": dict(svc.conditions.active),
-            "up_s": round(time.monotonic() - self._started_mono, 1),
-            "devices": {"shoe": self._shoe(time.monotonic()),
-                        "shuffler": self._shuffler(time.monotonic())},
+            "up_s": round(mono - self._started_mono, 1),
+            "devices": {"shoe": self._shoe(mono), "shuffler": self._shuffler(mono)},
             "reads_queued": len(hold.queued) if hold is not None else 0,
             "journal": self._journal(),
             "feed": self._feed(),
