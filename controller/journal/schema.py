@@ -80,6 +80,7 @@ def connect(path: str, readonly: bool) -> sqlite3.Connection:
         if path != ":memory:":
             if not os.path.exists(path):
                 _no_orphan_wal(path)
+                _making(path)
                 # 0640 from the first byte; SQLite gives the WAL and SHM files the same
                 os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_EXCL | os.O_NOFOLLOW,
                                  FILE_MODE))
@@ -93,6 +94,32 @@ def connect(path: str, readonly: bool) -> sqlite3.Connection:
                                timeout=5.0)
     except (sqlite3.Error, OSError) as err:
         raise error(path, "cannot be opened", err) from err
+
+
+#: beside a journal while it is being made: a crash then leaves a database without tables,
+#: which is also what is left of a journal whose WAL held it all and was lost; this file tells
+#: the next start that it is a making cut short (made again), not a loss (refused)
+MAKING = ".making"
+
+
+def _making(path: str) -> None:
+    """The mark that the journal at `path` is being made, on disk (its folder flushed) before
+    the journal's first byte is."""
+    os.close(os.open(path + MAKING, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE))
+    folder = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def _made(path: str) -> None:
+    """The making is over (its tables committed): the mark goes. A mark left with a journal
+    that holds records (its removal lost with a power cut) is removed the same way."""
+    try:
+        os.unlink(path + MAKING)
+    except FileNotFoundError:
+        pass
 
 
 def _no_orphan_wal(path: str) -> None:
@@ -114,13 +141,16 @@ def open_schema(conn: sqlite3.Connection, path: str, readonly: bool) -> int:
     """The journal's schema version, the file created (writer, empty file) or upgraded from
     version 1 or 2 to 3 first; JournalError in one line when it is not a journal we read."""
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    making = path != ":memory:" and os.path.exists(path + MAKING)
     if not tables:
         size = os.path.getsize(path) if path != ":memory:" else 0
         if readonly:
             raise JournalError(f"journal {path}: empty database, not a journal" + (
+                " (its making was cut short; the table's next start makes it again)"
+                if making else
                 f" (what it held may have been lost with its write-ahead log {path}-wal)"
                 if size else ""))
-        if size:
+        if size and not making:
             # a new journal is an empty file (made just now, or by hand); a database that
             # holds nothing is what is left of a journal whose write-ahead log held it all
             # and was lost (deleted, or not copied with it): never dealt on as a new one
@@ -130,6 +160,8 @@ def open_schema(conn: sqlite3.Connection, path: str, readonly: bool) -> int:
                                f"give another --journal, or move it away to start a new one")
         _create(conn)
         tables = {"schema_version"}
+    if making and not readonly:
+        _made(path)
     if "schema_version" not in tables:
         raise JournalError(f"journal {path}: not a journal (no schema_version table; "
                            f"tables: {', '.join(sorted(tables))})")
