@@ -334,6 +334,14 @@ def test_a_crash_as_a_round_goes_back_into_the_continuous_shuffler_returns_it_on
 
 @needs_golden
 @pytest.mark.slow
+def said_of(stderr: bytes | str | None) -> str:
+    """A process's warnings and errors (its holds among them), for a failure's message."""
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr or ""
+    lines = [line for line in text.splitlines()
+             if '"level": "info"' not in line and '"level": "debug"' not in line]
+    return "\n".join(lines[-40:])
+
+
 def test_kill_9_with_devices_in_a_separate_process(tmp_path, durable):
     """A real rig: the devices run in their own process on ptys; the controller is killed."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -357,8 +365,12 @@ def test_kill_9_with_devices_in_a_separate_process(tmp_path, durable):
             time.sleep(rng.uniform(0.8, 1.6))
             ctl.send_signal(signal.SIGKILL)
             ctl.wait()
-        final = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT,
-                               timeout=120)
+        try:
+            final = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT,
+                                   timeout=120)
+        except subprocess.TimeoutExpired as late:
+            pytest.fail("the last start did not finish the shoe in 120 s; what it said:\n"
+                        + said_of(late.stderr))
         assert final.returncode == 0, final.stderr[-2000:]
         rounds, cards = journal_story(journal)
         j = Journal.open_readonly(journal)

@@ -6,6 +6,7 @@ import errno
 import os
 import select
 import sys
+import time
 import types
 import uuid
 from collections import deque
@@ -211,11 +212,14 @@ def test_pty_framed_duplicates_dropped_gaps_reported_acks_sent(pty):
         read_master(master)
         os.write(master, FE.hello(7, 0) + FE.card("AS", seq=1) + FE.card("AS", seq=1)
                  + FE.card("KC", seq=3))
-        seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 3)
-        # read 2 was asked for again; a shoe that never resends it: a failed read in its place
-        # (the card that left the shoe unread), after the warning, then read 3
+        seen = events_until(driver, lambda e: isinstance(e, CardRead))
+        assert driver.read_event(0.05) is None and driver.buffered     # read 3 waits
+        assert read_master(master) == FE.hello_request()               # read 2 asked for
+        # a shoe that has read 2 no more answers without it: once the line is quiet, a failed
+        # read in its place (the card that left the shoe unread), after the warning, then 3
+        os.write(master, FE.hello(7, 0))
+        seen += events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 3)
         assert [type(e) for e in seen] == [CardRead, DeviceWarning, ReadFailed, CardRead]
-        assert read_master(master) == FE.hello_request()
         assert not driver.buffered
         assert seen[1].code == "SEQ_GAP" and "expected read 2, got 3" in seen[1].text
         assert seen[2].seq == 2 and "lost" in seen[2].reason
@@ -268,6 +272,60 @@ def test_pty_framed_a_burst_behind_a_gap_waits_for_the_resends_that_follow_it(pt
         assert [e.seq for e in seen] == list(range(2, 51))
         assert [e.code for e in seen] == codes[1:50]
         assert driver.stats["seq_gaps"] == 0
+
+
+def test_pty_framed_a_shoe_that_stalls_before_answering_has_not_lost_its_reads(pty):
+    # a restart: the opening of the port lost read 5, reads 6 and 7 came before the shoe's
+    # answer; the shoe (or the computer behind a rig's shoe) stalls longer than the line's
+    # quiet wait before it answers: its resends are still awaited, and fill the gap
+    from drivers.shoe.framed import GAP_ANSWER_S, GAP_WAIT_S
+    master, path = pty
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        read_master(master)
+        driver.resume(4)
+        os.write(master, FE.card("KD", seq=6) + FE.card("2C", seq=7))
+        stalled = time.monotonic() + min(GAP_WAIT_S * 2, GAP_ANSWER_S / 2)
+        while time.monotonic() < stalled:
+            assert driver.read_event(0.02) is None
+        os.write(master, FE.hello(9, 4) + FE.card("AS", seq=5) + FE.card("KD", seq=6)
+                 + FE.card("2C", seq=7))
+        seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 7)
+        assert [(type(e), e.seq) for e in seen] == [(CardRead, 5), (CardRead, 6), (CardRead, 7)]
+        assert driver.read_event(0.05) is None and driver.stats["seq_gaps"] == 0
+
+
+def test_pty_framed_a_reader_back_late_reads_the_resends_waiting_for_it(pty):
+    # the shoe answered at once; the reader (a busy computer) comes back after the line's
+    # quiet wait: what waits on the port is read before anything is given up
+    from drivers.shoe.framed import GAP_WAIT_S
+    master, path = pty
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        read_master(master)
+        os.write(master, FE.hello(9, 0) + FE.card("AS", seq=1) + FE.card("KC", seq=3))
+        assert events_until(driver, lambda e: isinstance(e, CardRead))[-1].seq == 1
+        assert driver.read_event(0.05) is None and driver.buffered     # read 3 waits
+        os.write(master, FE.hello(9, 0))
+        assert driver.read_event(0.05) is None                         # the answer, so far
+        os.write(master, FE.card("AS", seq=1) + FE.card("7D", seq=2) + FE.card("KC", seq=3))
+        time.sleep(GAP_WAIT_S * 1.5)
+        seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 3)
+        assert [(type(e), e.seq) for e in seen] == [(CardRead, 2), (CardRead, 3)]
+        assert driver.stats["seq_gaps"] == 0
+
+
+def test_pty_framed_reads_delivered_before_the_shoe_is_met_come_once(pty):
+    # a first start: the shoe's reads as it stood come before its HELLO, then its answer
+    # resends them (never acknowledged): each is delivered once
+    master, path = pty
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        read_master(master)
+        reads = FE.card("AS", seq=5) + FE.card("KD", seq=6) + FE.card("2C", seq=7)
+        os.write(master, reads)
+        seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 7)
+        os.write(master, FE.hello(9, 4) + reads + FE.card("3H", seq=8))
+        seen += events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 8)
+        assert [e.seq for e in seen if isinstance(e, CardRead)] == [5, 6, 7, 8]
+        assert driver.stats["duplicates"] == 3
 
 
 def test_pty_framed_resend_without_the_missing_read_gives_it_up_at_once(

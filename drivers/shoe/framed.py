@@ -8,7 +8,10 @@ resends unacknowledged reads whenever it answers a HELLO. The driver drops a seq
 has already delivered. A read that comes after a gap is kept back while the driver asks the
 shoe for the missing reads again (they are unacknowledged, so the shoe still has them); reads
 that never come are handed on as failed reads, in their place, after a SEQ_GAP warning, so
-that no later card takes a lost card's place. A quiet line is asked for a HELLO every second:
+that no later card takes a lost card's place: once the shoe has answered the request without
+them and the line has gone quiet, or when it has not answered for a while (a shoe that stalls
+for a moment has not lost them). Reads delivered before the shoe's first HELLO are not
+delivered again when its answer resends them. A quiet line is asked for a HELLO every second:
 a read lost on the way without the link being seen to drop comes back with the answer.
 Byte-level details and a worked example: docs/protocols.md.
 """
@@ -31,9 +34,13 @@ VERSION = 1
 SEQ_MAX = 65535
 #: a quiet line (blocking reads that found nothing) is asked for a HELLO this often, seconds
 PROBE_S = 1.0
-#: reads after a gap are kept back for the shoe to resend the missing ones until the line has
-#: said nothing for this long, seconds (a burst of reads and resends at 9600 baud takes longer)
+#: reads after a gap are kept back for the shoe to resend the missing ones until, once it has
+#: answered the request for them (its resends follow its answer at once), the line has said
+#: nothing for this long, seconds (a burst of reads and resends at 9600 baud takes longer)
 GAP_WAIT_S = 0.5
+#: ... or until the shoe has not answered for this long, seconds: a shoe (or the computer
+#: behind a rig's shoe) that stalls for a moment has not lost its reads
+GAP_ANSWER_S = 3.0
 #: reads kept back behind a gap, at most (a shoe's worth: what a shoe dealing on while the
 #: controller restarted sends in one burst): past that the missing ones are given up at once
 MOST_KEPT = 1024
@@ -223,6 +230,11 @@ class FramedDriver(ShoeDriverBase):
         self._ready: deque[DeviceEvent] = deque()
         self._early: dict[int, DeviceEvent] = {}    # reads after a gap, kept back, by seq
         self._heard_at = 0.0        # when the line last said anything while reads are kept
+        self._asked_at = 0.0        # when the reads missing behind the gap were asked for
+        self._answered = False      # the shoe has answered (a HELLO) since they were asked for
+        # the last read delivered before the shoe's first HELLO (its reads as it stood when met,
+        # or those a gap given up let through): their resends are not delivered again
+        self._before_met = 0
         self._resumed = 0           # last read journaled before a restart (resume())
         self._resumed_session: int | None = None    # the run of numbers those reads are of
         self._probe_every = max(2, math.ceil(PROBE_S / self.read_timeout_s))
@@ -284,11 +296,11 @@ class FramedDriver(ShoeDriverBase):
         if ready:
             return ready.popleft()
         early = self._early
-        if early and self._clock() - self._heard_at >= GAP_WAIT_S:
-            return self._give_up()      # the shoe had the time to resend them: they are lost
         while True:
             event = self._decoder.next()
             if event is None:
+                if early and self._not_coming():
+                    return self._give_up()  # the shoe had the time to resend them: they are lost
                 return None
             if early:
                 self._heard_at = self._clock()      # the line is busy: its resends may follow
@@ -311,6 +323,8 @@ class FramedDriver(ShoeDriverBase):
                 self._last_seq = seq
                 if self._early:
                     self._release()
+                if self._session is None:
+                    self._before_met = self._last_seq
                 return event
             if seq in self._early:
                 # resent, with the reads before it still missing: the shoe has them no more
@@ -320,11 +334,27 @@ class FramedDriver(ShoeDriverBase):
                 # is acknowledged: the shoe still has them. Asked for again, this one waits
                 self._log.info("sequence gap: the missing reads asked for again",
                                expected=next_seq(last), got=seq)
-                self._heard_at = self._clock()
+                self._heard_at = self._asked_at = self._clock()
+                self._answered = False
                 self._send(FramedEncoder.hello_request())
             self._early[seq] = event
             if len(self._early) >= MOST_KEPT:
                 return self._give_up()
+
+    def _not_coming(self) -> bool:
+        """Whether the reads missing behind the gap will not come: all that arrived is decoded,
+        nothing waits on the port, and the line has said nothing for `GAP_WAIT_S` since the
+        shoe answered the request for them, or the shoe has not answered for `GAP_ANSWER_S`.
+        A reader that comes back late, or a shoe that stalls, finds the resends still to come."""
+        now = self._clock()
+        if now - self._heard_at < GAP_WAIT_S or \
+                (not self._answered and now - self._asked_at < GAP_ANSWER_S):
+            return False
+        port = self._port
+        try:
+            return not (port is not None and port.in_waiting)
+        except (OSError, ValueError, TypeError):
+            return True         # the port's failure is the next read's to report
 
     def _release(self) -> None:
         """The reads kept back whose turn has come, to be delivered next in their order."""
@@ -352,12 +382,15 @@ class FramedDriver(ShoeDriverBase):
                                            "link: the cards they were are not known"))
         self._last_seq = lost[-1] if lost else self._last_seq
         self._release()
+        if self._session is None:
+            self._before_met = self._last_seq
         return DeviceWarning(code="SEQ_GAP", text=f"expected read {expected}, got {first}: "
                              f"{span} never came, even when asked for again")
 
     def _hello(self, hello: HelloFrame) -> None:
         if hello.session is None:
             raise UnknownToken("HELLO request from the shoe side", hello.raw)
+        self._answered = True
         if hello.session != self._session:
             self._log.info("shoe session", session=hello.session, last_acked=hello.last_acked)
             first = self._session is None
@@ -385,6 +418,11 @@ class FramedDriver(ShoeDriverBase):
                     # reads afresh
                     self._log.info("shoe numbering afresh", last_journaled=resumed,
                                    last_acked=hello.last_acked, session=hello.session)
+            before = self._before_met
+            if first and before and not seq_at_or_before(before, self._last_seq) \
+                    and (before - self._last_seq) % SEQ_MAX <= RESUME_WINDOW:
+                # reads delivered before the shoe was met come again after its answer: once
+                self._last_seq = before
         elif self._acked and (not hello.last_acked
                               or not seq_at_or_before(self._acked, hello.last_acked)):
             self._send(FramedEncoder.ack(self._acked))   # our ack was lost with the link
