@@ -233,15 +233,20 @@ def test_pty_framed_duplicates_dropped_gaps_reported_acks_sent(pty):
         assert read_master(master) == FE.ack(3)       # the shoe missed our ack: sent again
 
 
+def gap_after_read_1(driver, master: int) -> None:
+    """The shoe (session 9) sends read 1, then read 3: read 1 is delivered, read 3 waits."""
+    os.write(master, FE.hello(9, 0) + FE.card("AS", seq=1) + FE.card("KC", seq=3))
+    assert events_until(driver, lambda e: isinstance(e, CardRead))[-1].seq == 1
+    assert driver.read_event(0.05) is None and driver.buffered
+
+
 def test_pty_framed_read_missing_behind_a_gap_is_asked_for_and_delivered_in_order(
         pty, monkeypatch):
     monkeypatch.setattr("drivers.shoe.framed.GAP_WAIT_S", 3600.0)     # however slow the test
     master, path = pty
     with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
         read_master(master)
-        os.write(master, FE.hello(9, 0) + FE.card("AS", seq=1) + FE.card("KC", seq=3))
-        assert events_until(driver, lambda e: isinstance(e, CardRead))[-1].seq == 1
-        assert driver.read_event(0.05) is None and driver.buffered     # read 3 waits
+        gap_after_read_1(driver, master)
         assert read_master(master) == FE.hello_request()       # the missing read asked for
         # the shoe's answer: its HELLO, then every read not acknowledged, in order
         os.write(master, FE.hello(9, 0) + FE.card("AS", seq=1) + FE.card("7D", seq=2)
@@ -301,9 +306,7 @@ def test_pty_framed_a_reader_back_late_reads_the_resends_waiting_for_it(pty):
     master, path = pty
     with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
         read_master(master)
-        os.write(master, FE.hello(9, 0) + FE.card("AS", seq=1) + FE.card("KC", seq=3))
-        assert events_until(driver, lambda e: isinstance(e, CardRead))[-1].seq == 1
-        assert driver.read_event(0.05) is None and driver.buffered     # read 3 waits
+        gap_after_read_1(driver, master)
         os.write(master, FE.hello(9, 0))
         assert driver.read_event(0.05) is None                         # the answer, so far
         os.write(master, FE.card("AS", seq=1) + FE.card("7D", seq=2) + FE.card("KC", seq=3))

@@ -38,6 +38,7 @@ from typing import Iterable, Iterator
 from controller.journal.chain import VerifyResult
 from controller.journal.codec import V4, for_version
 from controller.journal.store import Journal, JournalError, Record
+from controller.settings.paths import flush
 
 #: records deleted from the live journal per transaction
 DELETE_BATCH = 2000
@@ -85,17 +86,9 @@ def _copy(src_path: str, dest_path: str) -> None:
 def _seal(tmp: str, dest: str) -> None:
     """Mode 0640, on disk, then under its name."""
     os.chmod(tmp, FILE_MODE)
-    fd = os.open(tmp, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    flush(tmp)
     os.replace(tmp, dest)
-    dfd = os.open(os.path.dirname(os.path.abspath(dest)), os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    flush(os.path.dirname(os.path.abspath(dest)))
 
 
 def _sha256(path: str) -> str:

@@ -13,7 +13,7 @@ import sqlite3
 import urllib.parse
 from datetime import datetime, timezone
 
-from controller.settings.paths import NotAFile, refuse_special, tighten
+from controller.settings.paths import NotAFile, flush, refuse_special, tighten
 
 #: The journal schema this code writes new journals in; a newer one is refused.
 SCHEMA_VERSION = 5
@@ -106,11 +106,7 @@ def _making(path: str) -> None:
     """The mark that the journal at `path` is being made, on disk (its folder flushed) before
     the journal's first byte is."""
     os.close(os.open(path + MAKING, os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE))
-    folder = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+    flush(os.path.dirname(os.path.abspath(path)))
 
 
 def _made(path: str) -> None:

@@ -80,3 +80,13 @@ def tighten(path: str | os.PathLike[str], mode: int) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def flush(path: str | os.PathLike[str]) -> None:
+    """What was written to the file or folder at `path` is on disk (fsync); a folder's names
+    made or changed in it, a power cut keeps. OSError as the system gives it."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
