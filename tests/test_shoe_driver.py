@@ -316,6 +316,20 @@ def test_pty_framed_a_reader_back_late_reads_the_resends_waiting_for_it(pty):
         assert driver.stats["seq_gaps"] == 0
 
 
+def test_pty_framed_a_shoe_that_never_answers_has_the_gap_given_up_after_the_answer_wait(
+        pty, monkeypatch):
+    monkeypatch.setattr("drivers.shoe.framed.GAP_ANSWER_S", 0.3)
+    master, path = pty
+    with open_shoe(path, "framed", read_timeout_s=0.02) as driver:
+        read_master(master)
+        start = time.monotonic()
+        gap_after_read_1(driver, master)
+        seen = events_until(driver, lambda e: isinstance(e, CardRead) and e.seq == 3)
+        assert [(type(e), e.seq) for e in seen if not isinstance(e, DeviceWarning)] == \
+            [(ReadFailed, 2), (CardRead, 3)]
+        assert time.monotonic() - start >= 0.3       # not before the shoe had its time
+
+
 def test_pty_framed_reads_delivered_before_the_shoe_is_met_come_once(pty):
     # a first start: the shoe's reads as it stood come before its HELLO, then its answer
     # resends them (never acknowledged): each is delivered once
