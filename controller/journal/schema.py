@@ -8,6 +8,7 @@ its chain is never rewritten; a new journal is started in schema 5.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import urllib.parse
@@ -112,10 +113,8 @@ def _making(path: str) -> None:
 def _made(path: str) -> None:
     """The making is over (its tables committed): the mark goes. A mark left with a journal
     that holds records (its removal lost with a power cut) is removed the same way."""
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path + MAKING)
-    except FileNotFoundError:
-        pass
 
 
 def _no_orphan_wal(path: str) -> None:
