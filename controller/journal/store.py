@@ -41,6 +41,7 @@ hard stop.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import queue
@@ -464,15 +465,12 @@ class Journal:
         safe as they were: it is tried again after the next frames."""
         assert self._files is not None
         self._frames = 0
-        try:
+        # (a full disk: the commits still fail or succeed on their own)
+        with contextlib.suppress(sqlite3.Error):
             self._live().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        except sqlite3.Error:
-            pass                # (a full disk: the commits still fail or succeed on their own)
-        finally:
-            try:
-                self._files.settle()
-            except OSError:
-                pass            # the next commit's look says it, in one line
+        # a file that cannot be looked at: the next commit's look says it, in one line
+        with contextlib.suppress(OSError):
+            self._files.settle()
 
     def _check_files(self, locked: bool = False) -> None:
         """After a commit: the journal's file and its write-ahead log are still the ones this
