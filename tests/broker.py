@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -30,10 +31,31 @@ def need_mosquitto() -> str:
     return MOSQUITTO
 
 
+def _ephemeral_low() -> int:
+    """The lowest port the kernel hands out for a port 0 or an outgoing connection."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback TCP port nobody listens on, for a server the test starts on it next. Below
+    the kernel's ephemeral range: a port 0 (the rig's own listeners) or another process's
+    connection, meanwhile, is never given it (a port 0 freed just now could be, and the
+    table's display then found its port taken)."""
+    low = _ephemeral_low()
+    pick = random.SystemRandom()
+    for _ in range(200):
+        port = pick.randrange(10000, low) if low > 10001 else 0
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError("no free loopback port below the ephemeral range")
 
 
 def make_certificates(where: Path, name: str = "ca") -> dict[str, Path]:

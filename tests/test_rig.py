@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import random
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,17 +15,12 @@ import pytest
 
 from controller.shoe.cards import ordered_shoe
 from controller.journal import Journal
+from tests.broker import free_port
 from tests.golden import GOLDEN, compare, expected, needs_golden
 from tests.test_link_review import Rig, tablectl
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLECTL = [sys.executable, "-m", "controller.cli"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Devices:
