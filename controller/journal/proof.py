@@ -16,11 +16,18 @@ its record still has the hash it signs) and vouches for nothing: the records bef
 checked again, as without the key.
 
 The rest of the chain (from the first record to the snapshot), every snapshot and, with the
-key, every anchor are checked too, before the first card is accepted: at once when that is at most `budget` records, otherwise by the table while
-it waits (controller/service/runtime.py runs
-`check_rest` on a reader of its own and holds the cards back until it is done). Either way a
-journal that does not verify is refused with one line naming the first bad record, and the table
-stops (exit 2).
+key, every anchor are checked too: at once when that is at most `budget` records, otherwise by
+the table on a reader of its own (controller/service/runtime.py runs `check_rest`), before the
+first card is accepted (the cards are held back until it is done). Either way a journal that
+does not verify is refused with one line naming the first bad record, and the table stops
+(exit 2).
+
+With the key, the journal's seal (controller/journal/seal.py) may vouch for that rest: the
+writer's signed word that the journal's file is as it left it, with the chain proven up to the
+seal's seq. A seal that holds bounds the first check instead (from the seal's seq, when that is
+before the snapshot), and the rest is checked while the table deals: still checked, since the
+write-ahead log a crash leaves could rewrite an older page without the file's changing, and one
+that does not verify stops the table all the same.
 """
 from __future__ import annotations
 
@@ -30,6 +37,7 @@ from typing import Callable
 from controller.settings.config import StorageCfg
 from controller.journal.anchor import (CHECKPOINT, KIND, NEW_JOURNAL_HELP, AnchorKey,
                                        _first_seq, _problem, verify_anchors)
+from controller.journal import seal
 from controller.journal.store import Journal, JournalError, Snapshot
 
 #: records of the rest of the chain checked before the table starts; beyond, while it waits
@@ -48,6 +56,9 @@ class StartCheck:
     anchored: bool                  # with the key, and the journal has anchors to check
     checkpoint: int = 0             # seq of the last anchor when it is a checkpoint (it bounds
                                     # nothing: the file may have changed since it was signed)
+    vouched: int = 0                # the journal's seal vouches for the chain up to this seq
+                                    # (seal.py): the rest is checked while the table deals
+    unsealed: str = ""              # else why no seal vouches for it (with the key)
 
     @property
     def pending(self) -> int:
@@ -94,12 +105,20 @@ def check_at_start(journal: Journal, key: AnchorKey | None, *,
     after = snap.upto_seq if snap is not None else origin
     if anchor_upto is not None:
         after = min(after, anchor_upto)
+    vouch, unsealed = 0, ""
+    if key is not None and after > origin:
+        # the file untouched since the writer sealed it: what it had proven before the seal
+        # is checked while the table deals; everything after the seal before it
+        found = seal.vouched(journal.path, key, journal.record_hash, journal.last_seq)
+        vouch, unsealed = found.upto_seq, found.why
+        if vouch:
+            after = min(after, vouch)
     after = max(after, origin)
     result = journal.verify(after_seq=after, snapshots=False)
     if not result.ok:
         raise refused(journal, result)
     check = StartCheck(snap, after, origin, after, key is not None and last is not None,
-                       checkpoint)
+                       checkpoint, vouched=vouch if after > origin else 0, unsealed=unsealed)
     if budget is None or check.pending <= budget:
         check_rest(journal, check, key)
         return replace(check, rest_upto=origin)

@@ -195,6 +195,9 @@ class Journal:
         # while they are still there (`_check_files`)
         self._files: Held | None = None
         self._frames = 0        # the WAL's frames written since the last checkpoint, about
+        # once the table has proven the whole chain: `sealer(seq, head)` after each checkpoint
+        # and after the close, with the chain proven up to `seq` (controller/journal/seal.py)
+        self.sealer: Callable[[int, str, bool], None] | None = None
         if not readonly and self.path != ":memory:":
             try:
                 # the checkpoints are the writer's own (`_checkpoint`): the only writes to the
@@ -433,7 +436,10 @@ class Journal:
                 else:
                     self._write(conn, rows, cursors)
             except sqlite3.Error as err:
-                # the batch is lost as a whole, and what was chained on it
+                # the batch is lost as a whole, and what was chained on it; nothing is sealed
+                # after a write that failed (another writer's, a full disk: not the writer's
+                # own file any more, or not as it meant it)
+                self.sealer = None
                 with self._lock:
                     self._last_seq, self._head = self._committed
                     self._staged, self._staged_durable, self._staged_cursors = [], False, {}
@@ -471,6 +477,14 @@ class Journal:
         # a file that cannot be looked at: the next commit's look says it, in one line
         with contextlib.suppress(OSError):
             self._files.settle()
+            self.seal()
+
+    def seal(self, closed: bool = False) -> None:
+        """The journal's file as it is now sealed by `sealer`, with what is committed (the
+        commit under way, if any, is not counted: the seal is for what is proven on disk);
+        `closed`: after the writer's close. OSError as the sealer gives it."""
+        if self.sealer is not None and self._committed[0]:
+            self.sealer(self._committed[0], self.codec.hex(self._committed[1]), closed)
 
     def _check_files(self, locked: bool = False) -> None:
         """After a commit: the journal's file and its write-ahead log are still the ones this
@@ -488,6 +502,7 @@ class Journal:
             gone = err
         if gone is None:
             return
+        self.sealer = None          # the file is not the writer's own: never sealed again
         # as after a write that failed: the journal ends, for this connection, where it ended
         # before (what the commit holds is saved below, and a restart publishes it)
         if not locked:
@@ -723,6 +738,10 @@ class Journal:
                         self._scratch = None
             if self._files is not None:
                 self._files.close()         # after SQLite's own handles: nothing it locks
+                self._files = None
+                # the file as the close's checkpoint left it, with no write-ahead log
+                with contextlib.suppress(OSError):
+                    self.seal(closed=True)
             self._let_go()
 
     def __enter__(self) -> "Journal":

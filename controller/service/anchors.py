@@ -2,11 +2,28 @@
 and snapshot, and at a clean stop; never while the older part of the journal is unproven."""
 from __future__ import annotations
 
+import contextlib
+from functools import partial
+
 from controller.errors import TableStopped
 from controller.journal import Journal, JournalError
+from controller.journal import seal
 from controller.journal.anchor import AnchorKey, Anchoring
+from controller.logsetup import get_logger
+
+log = get_logger("controller.service")
 
 ANCHOR_EVERY = 600         # records between two anchors (with an anchor key): ≈ 330 inputs
+
+
+def _seal(path: str, key: AnchorKey, seq: int, head: str, closed: bool) -> None:
+    try:
+        seal.write(path, key, seq, head, closed)
+    except OSError as err:
+        # the seal is the older one, which no longer matches the file: the next start checks
+        # the whole chain before its first card
+        log.warning("journal seal not written", path=path, error=err.strerror or str(err))
+        raise
 
 
 class Anchors:
@@ -26,8 +43,14 @@ class Anchors:
         self._unproven = value
         if not value and self.signer is not None:
             # the whole chain is proven: what is signed from now on is a checkpoint a
-            # restart may start its check from
+            # restart may start its check from, and the journal's file is sealed as the
+            # writer leaves it (after each checkpoint, at the close, and now)
             self.signer.proven = True
+            journal, key = self.signer.journal, self.signer.key
+            if journal.path != ":memory:":
+                journal.sealer = partial(_seal, journal.path, key)
+                with contextlib.suppress(OSError):
+                    journal.seal()
 
     @property
     def due(self) -> bool:

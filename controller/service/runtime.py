@@ -24,6 +24,7 @@ from controller.service.control import ControlAdapter, Memory
 from controller.service.cycle import BettingTimer, ShoeCycle
 from controller.service.devices import ShoeSource, ShufflerSource
 from controller.service.fault import CrashAfter
+from controller.service import journal_check
 from controller.service.idle import IdleWatch
 from controller.service.inputs import Proven, Refusal, Retell
 from controller.service.loop import LoopSettings, TableService
@@ -384,13 +385,21 @@ class TableRuntime:
         if not check.pending or not self.journal_path:
             return None
         total, conditions = check.pending, svc.conditions
-        conditions.shut(Gate(JOURNAL_CHECK, _checking_line(0, total), None,
-                             Words("prompt.journal_check", {"done": 0, "total": total})))
+        # sealed (seal.py): the file is as the writer left it with the chain proven; checked
+        # all the same, while the table deals (a page rewritten through the write-ahead log
+        # is found so); else cards and commands wait for it
+        gated = not check.vouched
+        if gated:
+            if check.unsealed:
+                log.info("journal seal does not vouch for the older records: they are checked "
+                         "before the first card", why=check.unsealed)
+            conditions.shut(Gate(JOURNAL_CHECK, _checking_line(0, total), None,
+                                 Words("prompt.journal_check", {"done": 0, "total": total})))
         said = [time.monotonic()]
 
         def progress(done: int) -> None:
             now = time.monotonic()
-            if now - said[0] >= 1.0:
+            if gated and now - said[0] >= 1.0:
                 said[0] = now
                 svc.submit(lambda: conditions.set(
                     JOURNAL_CHECK, _checking_line(done, total),
@@ -411,8 +420,26 @@ class TableRuntime:
                 log.info("journal verified", records=check.pending)
                 svc.submit(Proven(JOURNAL_CHECK))
 
-        threading.Thread(target=work, name="journal-check", daemon=True).start()
-        return Words("run.checking_rest", {"total": total})
+        if gated:
+            threading.Thread(target=work, name="journal-check", daemon=True).start()
+            return Words("run.checking_rest", {"total": total})
+        path = self.journal_path
+
+        def done(outcome: str, line: str) -> None:
+            if outcome == journal_check.OK:
+                log.info("journal verified", records=total)
+                svc.submit(Proven(JOURNAL_CHECK))
+                return
+            if outcome == journal_check.FAILED:
+                line = f"journal {path} could not be checked: {line}"
+            log.info("journal does not verify: the table stops", error=line)
+            svc.submit(Refusal(JournalError(line)))
+
+        apart = journal_check.CheckApart(path, check, self.spec.anchor_key, done)
+        self._closers.append(apart.stop)
+        log.info("journal sealed: its older records are checked while the table deals",
+                 records=total, sealed_upto=check.vouched)
+        return Words("run.checking_meanwhile", {"total": total})
 
     # ------------------------------------------------------------------ running
     def run(self) -> None:

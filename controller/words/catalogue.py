@@ -482,6 +482,8 @@ RUN: dict[str, Message] = {
                               "{round}, on hold for {kind}.",
     "run.restart_sim_closed": "The simulated shoe did not survive the restart: it is closed.",
     "run.checking_rest": "the {total} older records are checked before the first card",
+    "run.checking_meanwhile": "the journal is sealed as the table left it: its {total} older "
+                              "records are checked while the table deals",
     "run.log_file": "The log is written to {path} (this screen shows the table's lines only).",
 }
 
