@@ -14,6 +14,7 @@ import contextlib
 import multiprocessing
 import os
 import threading
+import time
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from typing import Callable
@@ -32,9 +33,18 @@ NICENESS = 10
 OK, REFUSED, FAILED = "ok", "refused", "failed"
 
 
-def _check(path: str, check: StartCheck, key: AnchorKey | None, conn: Connection) -> None:
+def _orphaned(parent: int) -> None:
+    """The table's process gone (killed, say): the check is nobody's any more."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+
+
+def _check(path: str, check: StartCheck, key: AnchorKey | None, conn: Connection,
+           parent: int) -> None:
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
+    threading.Thread(target=_orphaned, args=(parent,), daemon=True).start()
     try:
         with Journal.open_readonly(path) as reader:
             check_rest(reader, check, key)
@@ -59,7 +69,8 @@ class CheckApart:
         receive, send = _CONTEXT.Pipe(duplex=False)
         # (the snapshot the restart built on is not needed there: check_rest leaves it)
         self._proc = _CONTEXT.Process(target=_check, name="tablectl-journal-check",
-                                      args=(path, replace(check, snapshot=None), key, send),
+                                      args=(path, replace(check, snapshot=None), key, send,
+                                            os.getpid()),
                                       daemon=True)
         self._proc.start()
         send.close()
