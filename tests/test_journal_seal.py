@@ -21,6 +21,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -75,16 +76,19 @@ def start_check(path: Path, key: Path):
         return check_at_start(j, load_key(str(key)), budget=10), j.last_seq
 
 
+def _env() -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
+    env["TABLECTL_STORAGE_FSYNC"] = "false"
+    return env
+
+
 def _crash(path: Path, key: Path, inputs: int = 120) -> None:
-    """A second simulate killed `inputs` inputs into its shoe (a child process: kill -9)."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            simulate(path, key, "--shoes", "2", "--fault", f"crash@{inputs}")
-        finally:
-            os._exit(3)         # never reached when the fault kills it
-    _, status = os.waitpid(pid, 0)
-    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9, status
+    """A second simulate killed `inputs` inputs into its shoe (kill -9, a process of its own)."""
+    done = subprocess.run([TABLECTL, "simulate", "--profile", "macau", "--seed", "5",
+                           "--journal", str(path), "--anchor-key", str(key), "--shoes", "2",
+                           "--fault", f"crash@{inputs}"], capture_output=True, text=True,
+                          env=_env(), timeout=120)
+    assert done.returncode in (-9, 137), (done.returncode, done.stderr[-2000:])
 
 
 def _config(tmp_path: Path) -> Path:
@@ -103,8 +107,7 @@ def _dealing(path: Path, key: Path, tmp_path: Path, until, timeout: float = 90):
     """`tablectl run` as a process of its own, dealing with no end, until `until(event)` is
     true of an event it printed (then stopped: SIGTERM) or it exits; (exit code, events,
     stderr)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TABLECTL_")}
-    env["TABLECTL_STORAGE_FSYNC"] = "false"
+    env = _env()
     proc = subprocess.Popen([TABLECTL, "run", "--config", str(_config(tmp_path)), "--journal",
                              str(path), "--no-control", "--pace", "0", "--json",
                              "--anchor-key", str(key)], stdout=subprocess.PIPE,
@@ -251,20 +254,11 @@ def test_a_record_rewritten_through_the_write_ahead_log_stops_the_table_while_it
     path, key = sealed
     _crash(path, key)
     before = vouch(path, key)
-    pid = os.fork()
-    if pid == 0:
-        # the edit goes to the write-ahead log; dying leaves it there, unmerged, as a crash
-        # would (a connection closed last would merge it into the file)
-        code = 1
-        try:
-            db = sqlite3.connect(path)
-            db.execute("PRAGMA wal_autocheckpoint=0")
-            _edited_in(db)
-            code = 0
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    # the edit goes to the write-ahead log; the process dying leaves it there, unmerged, as a
+    # crash would (a connection closed last would merge it into the file)
+    edit = subprocess.run([sys.executable, "-c", _EDIT_IN_WAL, str(path)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    assert edit.returncode == 0, edit.stderr
     assert vouch(path, key) == before and before.upto_seq > 0      # the seal cannot see it
     # a table with no end of shoes: the check stops it, or the timeout kills it
     code, printed, err = _dealing(path, key, tmp_path, lambda e: False)
@@ -274,6 +268,16 @@ def test_a_record_rewritten_through_the_write_ahead_log_stops_the_table_while_it
     assert "does not verify" in lines[-1] and "chain broken at seq" in lines[-1], err
     # nothing was signed on it: no anchor after the start
     assert not any(e["event"] == "anchor" for e in printed)
+
+
+_EDIT_IN_WAL = """
+import os, sqlite3, sys
+from tests.test_journal_seal import _edited_in
+db = sqlite3.connect(sys.argv[1])
+db.execute("PRAGMA wal_autocheckpoint=0")
+_edited_in(db)
+os._exit(0)
+"""
 
 
 def _edited_in(db: sqlite3.Connection) -> None:
