@@ -10,6 +10,8 @@ when the file is as its writer left it, and checks them all the same.
   before the first card, as without a seal.
 - A record rewritten through the write-ahead log after a crash, which the seal cannot see: the
   table deals, and the check of the older records stops it, naming the record.
+- The writer seals after its own checkpoints as it writes, and never seals a file another hand
+  wrote under it (nor after any write that failed).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -295,3 +298,35 @@ def test_without_the_anchor_key_nothing_is_sealed(tmp_path, monkeypatch):
     path = tmp_path / "journal.db"
     assert simulate(path, None, "--shoes", "1") == 0
     assert not os.path.exists(seal.seal_path(str(path)))
+
+
+def test_the_writer_seals_its_own_checkpoints_and_never_a_file_another_hand_wrote(tmp_path):
+    """The seal follows the writer's checkpoints as it writes (the service's sealing, set once
+    the chain is proven); the journal's file written over in place stops the writer, and its
+    close seals nothing: the seal beside it stays the stale one."""
+    from controller.journal import JournalError
+    from controller.service.anchors import Anchors
+    key = tmp_path / "anchor.key"
+    make_key(str(key))
+    path = tmp_path / "j.db"
+    j = Journal(path, durable=False)
+    try:
+        Anchors(j, load_key(str(key))).unproven = False         # proven: an empty journal
+        for i in range(3000):
+            j.append("note", {"i": i, "text": "x" * 200})
+        sealed = vouch(path, key)
+        # sealed at the last checkpoint, with what was committed before it
+        assert 1000 < sealed.upto_seq < j.last_seq, sealed
+        with open(path, "rb") as f:
+            old = f.read()
+        for i in range(600):
+            j.append("note", {"i": i, "text": "y" * 200})
+        time.sleep(0.05)
+        with open(path, "r+b") as f:             # a copy put over it in place
+            f.write(old[:8192])
+        with pytest.raises(JournalError, match="written over while the table wrote it"):
+            j.append("note", {"i": -1})
+    finally:
+        j.close()
+    v = vouch(path, key)
+    assert v.upto_seq == 0 and "written since it was sealed" in v.why, v

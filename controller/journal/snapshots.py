@@ -106,6 +106,7 @@ def take(journal: "Journal", state: dict, upto_seq: int,
                      "VALUES (?, ?, ?, ?, ?, ?)",
                      (sid, upto_seq, utc, state_text, digest, seq)),))
         except sqlite3.Error as err:
+            journal.sealer = None       # as after any write that failed (store.py)
             raise journal._error("cannot store snapshot", err) from err
         if journal._files is not None:
             journal._written(3 + len(state_text) // 4096, locked=True)

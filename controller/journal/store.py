@@ -482,9 +482,15 @@ class Journal:
     def seal(self, closed: bool = False) -> None:
         """The journal's file as it is now sealed by `sealer`, with what is committed (the
         commit under way, if any, is not counted: the seal is for what is proven on disk);
-        `closed`: after the writer's close. OSError as the sealer gives it."""
+        `closed`: after the writer's close. Under the write lock (a checkpoint's own seal
+        never overtaken by an older one). OSError as the sealer gives it."""
         if self.sealer is not None and self._committed[0]:
             self.sealer(self._committed[0], self.codec.hex(self._committed[1]), closed)
+
+    def seal_now(self) -> None:
+        """`seal`, from outside a write (the table has just proven the whole chain)."""
+        with self._write_lock:
+            self.seal()
 
     def _check_files(self, locked: bool = False) -> None:
         """After a commit: the journal's file and its write-ahead log are still the ones this

@@ -50,7 +50,7 @@ class Anchors:
             if journal.path != ":memory:":
                 journal.sealer = partial(_seal, journal.path, key)
                 with contextlib.suppress(OSError):
-                    journal.seal()
+                    journal.seal_now()
 
     @property
     def due(self) -> bool:
