@@ -182,6 +182,12 @@ def test_a_tail_cut_inside_an_input_s_records_is_refused_as_a_cut(journal, here)
     db.close()
     refused_before_anything(run_once(path, extra, via=here), f"ends inside input seq {cut}",
                             "its tail was cut", "tablectl new-journal")
+    # verify-journal finds it too: the chain's links all hold, the replay of its tail does not
+    _, _, verify = journal
+    check = here("verify-journal", "--journal", str(path), *verify, cwd=path.parent)
+    assert check.returncode == 1, check.stdout
+    assert f"ends inside input seq {cut}" in check.stdout and "its tail was cut" in check.stdout
+    assert check.stdout.count("\n") == 1
 
 
 def _last_anchor(path: Path) -> tuple[int, dict]:

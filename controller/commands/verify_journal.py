@@ -1,13 +1,14 @@
 """`tablectl verify-journal`: check the journal's hash chain and snapshots, and with the anchor
 key its anchors (controller/journal/anchor.py): a chain rewritten, records removed and
-renumbered, or (given the last anchor kept off the table PC) a tail cut.
+renumbered, or (given the last anchor kept off the table PC) a tail cut; and its tail replayed
+as a restart replays it (a cut between an input and the events it caused).
 
 Exit 0 when intact, 1 when broken (the first broken record is named), 2 when the journal cannot
 be read at all (missing, not SQLite, corrupted, unknown schema) or the key cannot be used.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 import argparse
 import os
 import sys
@@ -18,9 +19,10 @@ from controller.commands.recall import DEFAULT_JOURNAL
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "verify-journal", help="check the journal's hash chain and snapshots",
-        description="Check every record's hash chain link and every snapshot, and with "
-                    "--key every anchor. Exit 0 intact, 1 broken (names the first broken "
-                    "record), 2 unreadable.")
+        description="Check every record's hash chain link and every snapshot, replay the "
+                    "inputs after the latest snapshot as a restart does, and with --key check "
+                    "every anchor. Exit 0 intact, 1 broken (names the first broken record), 2 "
+                    "unreadable.")
     p.add_argument("--journal", default=DEFAULT_JOURNAL, metavar="PATH",
                    help=f"journal file (default {DEFAULT_JOURNAL})")
     p.add_argument("--key", metavar="FILE", help="the anchor key: every anchor must verify "
@@ -71,13 +73,22 @@ def run(args: argparse.Namespace) -> int:
             # without the key the anchors prove nothing: say so, rather than "intact" alone
             unchecked = (sum(1 for _ in journal.records(kinds=("anchor",)))
                          if key is None else 0)
+            # what a restart replays, once the chain, the anchors and the store hold (each of
+            # them names what is wrong more closely than a replay that disagrees)
+            tail = _tail(journal) if result.ok and (anchors is None or anchors.ok) and (
+                store is None or store.ok) else None
         archives = check_archives(args.journal)
     except JournalError as err:
         print(f"tablectl verify-journal: {err}", file=sys.stderr)
         return 2
     if getattr(args, "json", False):
-        return _print_json(args.journal, result, anchors, archives, unchecked, store)
+        return _print_json(args.journal, result, anchors, archives, unchecked, store, tail)
+    if tail is not None and tail.problem is not None:
+        print(tail.problem)            # (it names the journal)
+        return 1
     also = f"; {archives}" if archives.parts or not archives.ok else ""
+    if tail is not None:
+        also += f"; {tail.text}"
     if store is not None:
         also += f"; {store.text}"
         if not store.ok:
@@ -93,12 +104,51 @@ def run(args: argparse.Namespace) -> int:
     return 0 if anchors.ok and archives.ok else 1
 
 
+class Tail(NamedTuple):
+    """The inputs after the latest snapshot replayed as a restart replays them."""
+    text: str                       # what was found, in words
+    problem: str | None = None      # the line that says the journal is broken, or None
+    replayed: int | None = None     # inputs replayed (None: not replayed, `text` says why)
+
+
+def _tail(journal: Any) -> Tail:
+    """The journal's tail held to what a restart holds it to: the inputs after the latest
+    snapshot replayed with the profile the last shoe was dealt with, each giving the events
+    journaled with it. The chain cannot show a tail cut between an input's record and the
+    events it caused (one transaction: no crash ends a journal there); this does."""
+    from controller.errors import InputError
+    from controller.journal import JournalError
+    from controller.service.recovery import open_table
+    from controller.settings.profile import load_profile
+
+    if journal.last_record("input") is None:
+        return Tail("no input to replay", replayed=0)
+    started = journal.last_record("shoe_started")
+    name = str(started.data.get("profile", "")) if started is not None else ""
+    if not name:
+        return Tail("its tail not replayed (no shoe was started: no profile to replay with)")
+    try:
+        profile = load_profile(name)
+    except (InputError, OSError, ValueError) as err:
+        return Tail(f"its tail not replayed (the profile {name} cannot be loaded here: "
+                    f"{str(err).splitlines()[0] if str(err) else type(err).__name__})")
+    if started is not None and started.data.get("profile_sha256") not in (None, profile.sha256):
+        return Tail(f"its tail not replayed (the profile {name} here is not the one the shoe "
+                    "was dealt with)")
+    try:
+        _, recovery = open_table(profile, journal, auto_open=True, betting_seconds=0.0)
+    except JournalError as err:
+        return Tail("", problem=str(err))
+    return Tail(f"its last {recovery.inputs_replayed} input(s) replayed as journaled",
+                replayed=recovery.inputs_replayed)
+
+
 def _print_json(path: str, result: Any, anchors: Any, archives: Any, unchecked: int,
-                store: Any = None) -> int:
+                store: Any = None, tail: Tail | None = None) -> int:
     """The check as one JSON object; the exit status as without --json."""
     import json
     ok = (result.ok and archives.ok and (anchors is None or anchors.ok)
-          and (store is None or store.ok))
+          and (store is None or store.ok) and (tail is None or tail.problem is None))
     out = {"journal": path, "ok": ok, "records": result.records_checked,
            "last_seq": result.last_seq, "first_bad_seq": result.first_bad_seq,
            "reason": result.reason, "snapshots": result.snapshots_checked,
@@ -109,6 +159,9 @@ def _print_json(path: str, result: Any, anchors: Any, archives: Any, unchecked: 
            "anchors_unchecked": unchecked,
            "archives": {"ok": archives.ok, "parts": archives.parts,
                         "problems": list(archives.problems)},
-           "store": None if store is None else {"ok": store.ok, "summary": store.text}}
+           "store": None if store is None else {"ok": store.ok, "summary": store.text},
+           "tail": None if tail is None else {"ok": tail.problem is None,
+                                              "replayed": tail.replayed,
+                                              "summary": tail.problem or tail.text}}
     print(json.dumps(out))
     return 0 if ok else 1
