@@ -15,7 +15,8 @@ records, its files watched after every commit: controller/journal/files.py), aft
 checkpoint it makes and after its clean close, each time with the file's identity as it left it.
 Any write to the file since (in place, a copy put over it, a rename, a `touch`) changes its
 inode change time (ctime), which no program can set back, so a seal that still matches the file
-means its pages are the writer's own.
+means its pages are the writer's own (to the kernel's clock tick for file times, a few
+milliseconds: a write in the same tick as the seal keeps it, and is found by the check below).
 
 What it does not cover: the write-ahead log. After a clean close there is none, and the seal
 says so (`"wal": false`): one found at the start voids it. A seal made while the writer is open
