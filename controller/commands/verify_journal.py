@@ -139,8 +139,9 @@ def _tail(journal: Any) -> Tail:
         _, recovery = open_table(profile, journal, auto_open=True, betting_seconds=0.0)
     except JournalError as err:
         return Tail("", problem=str(err))
-    return Tail(f"its last {recovery.inputs_replayed} input(s) replayed as journaled",
-                replayed=recovery.inputs_replayed)
+    n = recovery.inputs_replayed
+    return Tail(f"its last {n} input(s) replayed as journaled" if n else
+                "no input after its latest snapshot to replay", replayed=n)
 
 
 def _print_json(path: str, result: Any, anchors: Any, archives: Any, unchecked: int,
