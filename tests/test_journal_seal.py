@@ -106,14 +106,15 @@ def _run(here, path: Path, key: Path, tmp_path: Path, *more: str):
                 cwd=tmp_path, timeout=120)
 
 
-def _dealing(path: Path, key: Path, tmp_path: Path, until, timeout: float = 90):
+def _dealing(path: Path, key: Path, tmp_path: Path, until, timeout: float = 90,
+             more: tuple = ()):
     """`tablectl run` as a process of its own, dealing with no end, until `until(event)` is
     true of an event it printed (then stopped: SIGTERM) or it exits; (exit code, events,
     stderr)."""
     env = _env()
     proc = subprocess.Popen([TABLECTL, "run", "--config", str(_config(tmp_path)), "--journal",
                              str(path), "--no-control", "--pace", "0", "--json",
-                             "--anchor-key", str(key)], stdout=subprocess.PIPE,
+                             "--anchor-key", str(key), *more], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
     timer = threading.Timer(timeout, proc.kill)
     timer.start()
@@ -159,6 +160,23 @@ def test_a_clean_stop_seals_the_journal_and_the_next_start_deals_while_it_checks
     assert check.returncode == 0, check.stdout
     with Journal.open_readonly(path) as j:
         assert json.loads(Path(seal.seal_path(str(path))).read_text())["upto_seq"] == j.last_seq
+
+
+def test_a_stop_waits_for_the_check_so_every_start_finds_the_journal_sealed(sealed, tmp_path,
+                                                                          here):
+    """A table that deals one shoe and stops, again and again: each stop waits for the check
+    of the older records its start left, so it signs its end and seals the journal, and the
+    next start deals at once again."""
+    path, key = sealed
+    for _ in range(2):
+        done = _run(here, path, key, tmp_path, "--shoes", "1")
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "checked while the table deals" in done.stderr.splitlines()[0], done.stderr
+        printed = [json.loads(x) for x in done.stdout.splitlines()]
+        assert printed[-1]["event"] == "anchor" and printed[-1]["reason"] == "stop"
+        assert printed[-1]["verified"] == printed[-1]["upto_seq"]
+        with Journal.open_readonly(path) as j:
+            assert vouch(path, key).upto_seq == j.last_seq
 
 
 def test_a_crash_leaves_a_seal_the_restart_builds_on(sealed, tmp_path, here):
@@ -249,11 +267,13 @@ def test_an_edited_journal_whose_seal_it_voided_is_refused_before_the_first_card
     assert "chain broken at seq" in done.stderr.splitlines()[-1], done.stderr
 
 
+@pytest.mark.parametrize("shoes", [None, 1])
 def test_a_record_rewritten_through_the_write_ahead_log_stops_the_table_while_it_deals(
-        sealed, tmp_path, here):
+        sealed, tmp_path, here, shoes):
     """After a crash a write-ahead log stands beside the sealed file; a frame added to it can
     rewrite an older page and leave the file as it was sealed. The table deals on the seal,
-    and its check of the older records stops it."""
+    and its check of the older records stops it: while it deals, or (one shoe dealt before
+    the check is done) at its stop, which waits for the check."""
     path, key = sealed
     _crash(path, key)
     before = vouch(path, key)
@@ -264,7 +284,8 @@ def test_a_record_rewritten_through_the_write_ahead_log_stops_the_table_while_it
     assert edit.returncode == 0, edit.stderr
     assert vouch(path, key) == before and before.upto_seq > 0      # the seal cannot see it
     # a table with no end of shoes: the check stops it, or the timeout kills it
-    code, printed, err = _dealing(path, key, tmp_path, lambda e: False)
+    code, printed, err = _dealing(path, key, tmp_path, lambda e: False,
+                                  more=() if shoes is None else ("--shoes", str(shoes)))
     lines = err.splitlines()
     assert code == 2, err[-2000:]
     assert "checked while the table deals" in lines[0], err

@@ -40,6 +40,10 @@ log = get_logger("controller.assembly")
 
 #: the service condition while the older part of the journal is checked
 JOURNAL_CHECK = "journal_check"
+#: how long a clean stop waits for the check of the older records that runs while the table
+#: deals (a year's journal takes 10–15 s on a table PC): within the service manager's stop
+#: timeout (deploy/tablectl.service: 30 s)
+STOP_WAITS_FOR_CHECK_S = 20.0
 
 
 class TableRuntime:
@@ -113,6 +117,7 @@ class TableRuntime:
         self.started = Started([], None)
         self._closers: list[Callable[[], None]] = []
         self._devices: list[Source] = []         # started live; pumped on a virtual clock
+        self._check_apart: journal_check.CheckApart | None = None
 
     # ------------------------------------------------------------------ the start, in order
     def start(self) -> None:
@@ -435,8 +440,9 @@ class TableRuntime:
             log.info("journal does not verify: the table stops", error=line)
             svc.submit(Refusal(JournalError(line)))
 
-        apart = journal_check.CheckApart(path, check, self.spec.anchor_key, done)
-        self._closers.append(apart.stop)
+        # given up only once the service has closed: a clean stop waits for it (loop.py)
+        self._check_apart = journal_check.CheckApart(path, check, self.spec.anchor_key, done)
+        svc.proof_wait_s = STOP_WAITS_FOR_CHECK_S
         log.info("journal sealed: its older records are checked while the table deals",
                  records=total, sealed_upto=check.vouched)
         return Words("run.checking_meanwhile", {"total": total})
@@ -453,6 +459,9 @@ class TableRuntime:
             # the table stopped as asked, but the journal took not all of its stop: said as
             # any failed write is, not as a clean stop
             raise self._stop_failure
+        if self.service.refusal is not None:
+            # found while the stop waited for the check of the older records
+            raise self.service.refusal
 
     def _stopped(self, err: TableStopped) -> None:
         """A clean stop's own records could not be written: the first failure is what `run`
@@ -473,6 +482,9 @@ class TableRuntime:
             self.service.close()
         except TableStopped as err:
             self._stopped(err)
+        if self._check_apart is not None:
+            self._check_apart.stop()
+            self._check_apart = None
         self.journal.close()
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
