@@ -75,7 +75,18 @@ class CheckApart:
         self._proc.start()
         send.close()
         self._receive = receive
-        threading.Thread(target=self._wait, name="journal-check", daemon=True).start()
+        self._waiter = threading.Thread(target=self._wait, name="journal-check", daemon=True)
+        self._waiter.start()
+
+    @property
+    def done(self) -> bool:
+        """Its outcome was reported (or it was stopped)."""
+        return not self._waiter.is_alive()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait for the outcome to be reported, at most `timeout` seconds; whether it was."""
+        self._waiter.join(timeout)
+        return not self._waiter.is_alive()
 
     def _wait(self) -> None:
         try:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import queue
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn
 
@@ -115,9 +114,6 @@ class TableService:
         self._finished = self._stopped = self._failed = False
         self._refusal: Exception | None = None
         self._stop_reason = ""
-        # the older records are checked while the table deals (the journal's seal vouches for
-        # them): a clean stop waits this long for that check (controller/service/runtime.py)
-        self.proof_wait_s = 0.0
         self.anchors.unproven = s.unproven
         if not s.unproven:
             # what was just verified is signed, a checkpoint for the next start; the floor
@@ -302,7 +298,7 @@ class TableService:
                 item = self._inbox.get_nowait()
             except queue.Empty:
                 return
-            if isinstance(item, (CursorMoved, OutletView)):
+            if isinstance(item, (CursorMoved, OutletView, Proven, Refusal)):
                 self._handle(item)
 
     # ------------------------------------------------------------------ one input
@@ -462,8 +458,7 @@ class TableService:
         """A clean stop's last records, once: a snapshot of where everything stands (so a
         restart replays nothing) and the anchor that signs it, while the publishers are still
         open (the floor feed closes after it, so the last signed head leaves the table PC)."""
-        if self.anchors.unproven and self.proof_wait_s > 0 and self.writable:
-            self._await_proof()
+        self._drain_reports()           # (a check of the older records the stop waited for)
         if self._finished or not self.writable or self.anchors.unproven:
             return
         self._finished = True
@@ -478,30 +473,6 @@ class TableService:
         anchor = signer.sign("stop") if signer is not None else None
         if anchor is not None:
             self._out.anchor(anchor)
-
-    def _await_proof(self) -> None:
-        """A clean stop while the older records are checked meanwhile: only a proven chain is
-        signed and sealed, and the seal is what lets the next start deal at once; so the stop
-        waits for the check (at most `proof_wait_s`). What else arrives meanwhile is not
-        applied, as after any stop."""
-        wait, self.proof_wait_s = self.proof_wait_s, 0.0
-        end = time.monotonic() + wait
-        log.info("stopping: waiting for the check of the journal's older records",
-                 at_most_s=wait)
-        while self.anchors.unproven and self._refusal is None:
-            try:
-                item = self._inbox.get(timeout=max(0.0, end - time.monotonic()))
-            except queue.Empty:
-                log.info("stopped before the journal's older records were checked: it is left "
-                         "unsealed (the next start checks them before its first card)")
-                return
-            if isinstance(item, (Proven, Refusal, CursorMoved, OutletView)):
-                self._handle(item)
-
-    @property
-    def refusal(self) -> Exception | None:
-        """The journal found not to verify (the table stopped on it), or None."""
-        return self._refusal
 
     def close(self, *, positions: bool = False) -> None:
         """A clean stop's last records, once: a snapshot of where everything stands and the

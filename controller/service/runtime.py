@@ -118,6 +118,7 @@ class TableRuntime:
         self._closers: list[Callable[[], None]] = []
         self._devices: list[Source] = []         # started live; pumped on a virtual clock
         self._check_apart: journal_check.CheckApart | None = None
+        self._check_refused: str | None = None  # why it found the journal does not verify
 
     # ------------------------------------------------------------------ the start, in order
     def start(self) -> None:
@@ -437,12 +438,12 @@ class TableRuntime:
                 return
             if outcome == journal_check.FAILED:
                 line = f"journal {path} could not be checked: {line}"
+            self._check_refused = line
             log.info("journal does not verify: the table stops", error=line)
             svc.submit(Refusal(JournalError(line)))
 
-        # given up only once the service has closed: a clean stop waits for it (loop.py)
+        # given up only once the service has closed: a clean stop waits for it (`run`)
         self._check_apart = journal_check.CheckApart(path, check, self.spec.anchor_key, done)
-        svc.proof_wait_s = STOP_WAITS_FOR_CHECK_S
         log.info("journal sealed: its older records are checked while the table deals",
                  records=total, sealed_upto=check.vouched)
         return Words("run.checking_meanwhile", {"total": total})
@@ -453,15 +454,30 @@ class TableRuntime:
         JournalError: it turned out not to verify while the table waited for its first card."""
         try:
             self.service.run()
+            self._await_check()
         finally:
             self.close()
         if self._stop_failure is not None:
             # the table stopped as asked, but the journal took not all of its stop: said as
             # any failed write is, not as a clean stop
             raise self._stop_failure
-        if self.service.refusal is not None:
-            # found while the stop waited for the check of the older records
-            raise self.service.refusal
+        if self._check_refused is not None:
+            # reported as the table stopped (while the stop waited for it): never a clean stop
+            raise JournalError(self._check_refused)
+
+    def _await_check(self) -> None:
+        """A clean stop while the older records are checked meanwhile: only a proven chain is
+        signed and sealed, and the seal is what lets the next start deal at once; so the stop
+        waits for the check (at most STOP_WAITS_FOR_CHECK_S), whose outcome the service's
+        close then takes (what else arrives meanwhile is not applied, as after any stop)."""
+        apart = self._check_apart
+        if apart is None or apart.done or not self.service.writable:
+            return
+        log.info("stopping: waiting for the check of the journal's older records",
+                 at_most_s=STOP_WAITS_FOR_CHECK_S)
+        if not apart.wait(STOP_WAITS_FOR_CHECK_S):
+            log.info("stopped before the journal's older records were checked: it is left "
+                     "unsealed (the next start checks them before its first card)")
 
     def _stopped(self, err: TableStopped) -> None:
         """A clean stop's own records could not be written: the first failure is what `run`
