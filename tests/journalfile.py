@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 
 from controller.journal.codec import V4, for_version
 
@@ -33,3 +34,15 @@ def rehash(db: sqlite3.Connection, rows: list, prev=None) -> None:
         row = codec.row(head, seq, utc, mono, kind, prepared)
         head = row[5]
         db.execute("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?, ?)", row)
+
+
+def write_over_in_place(journal, path) -> None:
+    """The journal's file as it is now, written back over it in place (a copy put over it)
+    after 600 more records: the next commit's look finds it."""
+    with open(path, "rb") as f:
+        old = f.read()
+    for i in range(600):
+        journal.append("note", {"i": i, "text": "y" * 200})
+    time.sleep(0.05)        # (a later modification time than the writer's own)
+    with open(path, "r+b") as f:
+        f.write(old[:8192])

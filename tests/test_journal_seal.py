@@ -25,7 +25,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -34,7 +33,7 @@ from controller.cli import main
 from controller.journal import Journal, seal
 from controller.journal.anchor import load_key, make_key
 from controller.journal.proof import check_at_start
-from tests.journalfile import data_of, stored_of
+from tests.journalfile import data_of, stored_of, write_over_in_place
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLECTL = str(ROOT / ".venv" / "bin" / "tablectl")
@@ -338,13 +337,7 @@ def test_the_writer_seals_its_own_checkpoints_and_never_a_file_another_hand_wrot
         sealed = vouch(path, key)
         # sealed at the last checkpoint, with what was committed before it
         assert 1000 < sealed.upto_seq < j.last_seq, sealed
-        with open(path, "rb") as f:
-            old = f.read()
-        for i in range(600):
-            j.append("note", {"i": i, "text": "y" * 200})
-        time.sleep(0.05)
-        with open(path, "r+b") as f:             # a copy put over it in place
-            f.write(old[:8192])
+        write_over_in_place(j, path)
         with pytest.raises(JournalError, match="written over while the table wrote it"):
             j.append("note", {"i": -1})
     finally:

@@ -25,12 +25,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from controller.journal import Journal, JournalError
+from tests.journalfile import write_over_in_place
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLECTL = [sys.executable, "-m", "controller.cli"]
@@ -158,13 +158,7 @@ def test_the_writers_own_checkpoints_are_not_taken_for_another_hands_write(tmp_p
         # 1000 frames of 4 KB and the WAL's header, with room for one batch past the bound
         assert os.path.getsize(f"{path}-wal") < 1300 * 4120
         assert j.verify().ok
-        with open(path, "rb") as f:
-            old = f.read()
-        for i in range(600):
-            j.append("note", {"i": i, "text": "y" * 200})
-        time.sleep(0.05)
-        with open(path, "r+b") as f:             # a copy put over it in place
-            f.write(old[:8192])
+        write_over_in_place(j, path)
         last = j.last_seq
         with pytest.raises(JournalError, match="written over while the table wrote it"):
             j.append("note", {"i": -1})
