@@ -344,3 +344,25 @@ def test_the_writer_seals_its_own_checkpoints_and_never_a_file_another_hand_wrot
         j.close()
     v = vouch(path, key)
     assert v.upto_seq == 0 and "written since it was sealed" in v.why, v
+
+
+def test_the_health_view_says_whether_the_whole_chain_is_proven_yet(tmp_path):
+    """While the older records are checked (here: not yet), the health view and the metrics
+    say the chain is not proven since the start, and once the check reports, that it is."""
+    from controller.service.clock import VirtualClock
+    from controller.service.health import Health
+    from controller.service.inputs import Proven
+    from controller.service.loop import LoopSettings, TableService
+    from controller.service.recovery import open_table
+    from controller.settings.profile import load_profile
+    key = tmp_path / "anchor.key"
+    make_key(str(key))
+    with Journal(tmp_path / "j.db", durable=False) as j:
+        table, _ = open_table(load_profile("macau"), j)
+        svc = TableService(table, j, VirtualClock(),
+                           LoopSettings(anchor_key=load_key(str(key)), unproven=True))
+        health = Health(svc, journal_path=str(tmp_path / "j.db"))
+        assert health.view(svc.table)["journal"]["proven"] is False
+        svc.submit(Proven("journal_check"))
+        svc.run()
+        assert health.view(svc.table)["journal"]["proven"] is True

@@ -65,6 +65,7 @@ def test_metrics_move_as_cards_are_read_and_the_probes_answer(tmp_path):
         assert value(second, "tablectl_journal_write_seconds_count") > \
             value(first, "tablectl_journal_write_seconds_count")
         assert value(second, "tablectl_loop_responsive") == 1
+        assert value(second, "tablectl_journal_proven") == 1     # a new journal: at once
         assert value(second, "tablectl_device_link", device="shoe", state="up") == 1
         assert value(second, "tablectl_shoe_driver_total", counter="cards") >= \
             value(second, "tablectl_cards_read_total") - 1

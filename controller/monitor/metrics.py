@@ -171,6 +171,9 @@ class _HealthCollector:
         journal = view.get("journal") or {}
         yield one(GaugeMetricFamily, "tablectl_journal_bytes", "The journal's size on disk "
                   "(with its WAL)", journal.get("bytes"))
+        yield one(GaugeMetricFamily, "tablectl_journal_proven", "1 once the whole chain is "
+                  "proven since the start (0 while its older records are checked)",
+                  journal.get("proven"))
         anchors = journal.get("anchors")
         yield one(GaugeMetricFamily, "tablectl_journal_anchored", "1 when an anchor key signs "
                   "the journal's head", anchors is not None)

@@ -88,8 +88,10 @@ class Health:
                     size += os.path.getsize(path + suffix)
                 except OSError:
                     pass
+        # False while the older records are still being checked (the table deals meanwhile
+        # on a sealed journal: controller/journal/seal.py)
         return {"path": path, "bytes": size, "last_seq": self.service.journal.last_seq,
-                "anchors": self._anchors()}
+                "proven": not self.service.anchors.unproven, "anchors": self._anchors()}
 
     def _anchors(self) -> dict[str, Any] | None:
         """Whether the journal's head is signed (None: no anchor key) and how far behind."""
