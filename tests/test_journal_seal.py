@@ -226,6 +226,17 @@ def _no_seal(path: Path) -> None:
     os.unlink(seal.seal_path(str(path)))
 
 
+def _fifo(path: Path) -> None:
+    os.unlink(seal.seal_path(str(path)))
+    os.mkfifo(seal.seal_path(str(path)))        # reading it would wait for a writer
+
+
+def _symlink(path: Path) -> None:
+    target = Path(seal.seal_path(str(path)))
+    os.replace(target, path.parent / "elsewhere")
+    os.symlink(path.parent / "elsewhere", target)
+
+
 def _edited(path: Path) -> None:
     db = sqlite3.connect(path)
     _edited_in(db)
@@ -240,6 +251,8 @@ def _edited(path: Path) -> None:
     (_seal_changed, "does not match its signature"),
     (_other_key, "another key"),
     (_no_seal, "no seal"),
+    (_fifo, "not a regular file"),
+    (_symlink, "cannot be read"),
 ])
 def test_a_seal_that_does_not_hold_vouches_for_nothing(sealed, change, why):
     path, key = sealed

@@ -33,6 +33,7 @@ import hashlib
 import hmac
 import json
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,7 +83,9 @@ def write(journal_path: str, key: AnchorKey, upto_seq: int, head: str,
     data["mac"] = _mac(key, data)
     target = seal_path(journal_path)
     tmp = f"{target}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)          # a leftover (or something put there): never opened, replaced
+    fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, FILE_MODE)
     try:
         with os.fdopen(fd, "w", encoding="ascii") as fh:
             fh.write(json.dumps(data) + "\n")
@@ -109,8 +112,14 @@ def vouched(journal_path: str, key: AnchorKey, record_hash: Any, last_seq: int) 
     `record_hash(seq)`: the stored hash of a record. Never raises: a seal that is missing,
     unreadable, forged or stale vouches for nothing."""
     try:
-        with open(seal_path(journal_path), encoding="ascii") as fh:
-            data = json.loads(fh.read(4096))
+        # never blocks, never follows a link: a FIFO or a device put there cannot hold a start
+        fd = os.open(seal_path(journal_path), os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return Vouched(0, "the seal is not a regular file")
+            data = json.loads(os.read(fd, 4096).decode("ascii"))
+        finally:
+            os.close(fd)
         state, wal = file_state(journal_path)
     except FileNotFoundError:
         return Vouched(0, "no seal")
