@@ -143,6 +143,14 @@ FLAGS = {
                                            "--runs"),
     "report --output /no/dir/x.pdf": (["report", "--journal", "/etc/hostname", "--output",
                                        "/no/dir/x.pdf"], "no folder /no/dir"),
+    "run --virtual-players (punto banco)": (["run", "--profile", "macau", "--virtual-players",
+                                             "--no-control"], "--virtual-players"),
+    "run --decisions without --virtual-players": (
+        ["run", "--profile", "chemin-de-fer", "--decisions", "d.txt", "--no-control"],
+        "--decisions needs --virtual-players"),
+    "run --virtual-players --decisions /no/such": (
+        ["run", "--profile", "chemin-de-fer", "--virtual-players", "--decisions", "/no/such",
+         "--no-control"], "/no/such"),
 }
 
 

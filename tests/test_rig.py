@@ -5,6 +5,7 @@ file's order through the rules; and a table killed with kill -9 in the shoe-star
 restart review the supervisor confirms (`confirm_layout`), dealing on."""
 from __future__ import annotations
 
+import json
 import random
 import signal
 import subprocess
@@ -181,3 +182,59 @@ def test_confirm_layout_in_the_start_burn_after_kill_9_is_accepted(tmp_path, dur
     audit = tablectl(["audit", "--journal", str(rig.journal), "--json"], rig.env, where)
     assert '"confirm_layout"' in audit.stdout
     shutil.rmtree(where, ignore_errors=True)
+
+
+#: what decides a round of each banking game: its hands, its winners, the decisions taken
+_HANDS = {"chemin_de_fer": ("player", "banker", "winner"),
+          "baccarat_banque": ("right", "left", "bank", "right_winner", "left_winner")}
+
+
+def _outcomes(records: list[dict], shoe: int = 1) -> list[tuple]:
+    return [(e["round"], *(str(e[k]) for k in _HANDS[e["game"]]),
+             tuple(sorted((e.get("decisions") or {}).items())))
+            for e in records if e["event"] == "round_result" and e.get("shoe") == shoe]
+
+
+@pytest.mark.parametrize("profile", ["chemin-de-fer", "baccarat-banque"])
+def test_a_banking_game_deals_on_the_rig_with_virtual_players_as_simulate_deals_it(tmp_path,
+                                                                                 profile):
+    """Chemin de fer and baccarat en banque ask players and the banker to decide: on the rig
+    (devices in a process of their own, the dealer following the display) `run
+    --virtual-players` has simulated ones decide by the rules' defaults, and the shoe deals
+    through with no hold, round for round as `simulate` deals the same shoe."""
+    codes = [c.code for c in ordered_shoe(6)]
+    random.Random(7).shuffle(codes)
+    shoe = tmp_path / "banking.shoe"
+    shoe.write_text("\n".join(codes) + "\n")
+    port = free_port()
+    env = Rig(tmp_path).env
+    # (framed: it says when a card was drawn, so a quick dealer's reads are not taken for
+    # cards drawn together)
+    dev = Devices(["--shoe-file", str(shoe), "--profile", profile, "--shoe-protocol", "framed",
+                   "--dealer-display", f"http://127.0.0.1:{port}", "--pace-ms", "1",
+                   "--shuffle-seconds", "0.2"], env, tmp_path)
+    try:
+        journal = tmp_path / "rig.db"
+        run = subprocess.run(
+            TABLECTL + ["run", "--profile", profile, "--http", f"127.0.0.1:{port}",
+                        "--shoe-url", dev.urls["shoe"], "--shoe-protocol", "framed",
+                        "--shuffler-url", dev.urls["shuffler"],
+                        "--virtual-supervisor", "--virtual-players", "--pace", "0",
+                        "--journal", str(journal),
+                        "--no-control", "--json", "--shoes", "1"],
+            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=180,
+            stdin=subprocess.DEVNULL)
+        assert run.returncode == 0, run.stderr[-2000:] + dev.said()
+    finally:
+        dev.stop()
+    with Journal.open_readonly(journal) as j:
+        assert j.verify().ok
+        records = [r.data for r in j.records() if r.kind != "input"]
+    assert not [e for e in records if e["event"] in ("hold", "irregularity")]
+    simulated = tablectl(["simulate", "--profile", profile, "--shoe-file", str(shoe),
+                          "--journal", str(tmp_path / "sim.db"), "--json"], env, tmp_path)
+    assert simulated.returncode == 0, simulated.stderr[-2000:]
+    expected_rounds = _outcomes([json.loads(x) for x in simulated.stdout.splitlines()])
+    dealt = _outcomes(records)
+    assert len(dealt) > 20 and any(d[4] for d in dealt)     # decisions were taken
+    assert dealt == expected_rounds

@@ -24,6 +24,7 @@ class Actors:
     hand_cards: Callable[[int], list[str] | None] | None = None
     supervisor: bool = False
     players: Any = None                  # simulators.dealer.VirtualPlayers
+    players_pause_s: float = 0.5         # their pause before a decision (a person's)
 
 
 class People:
@@ -77,4 +78,5 @@ class People:
     def _players(self, rt: TableRuntime) -> Outlet:
         from simulators.dealer import PlayersActor
         return Listener(PlayersActor(self.actors.players, rt.submit_dict,
-                                     rt.service.call_later).on_event)
+                                     rt.service.call_later,
+                                     delay_s=self.actors.players_pause_s).on_event)

@@ -154,29 +154,35 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
         release(lock)
 
 
-def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
+def virtual_players(profile: Profile, decisions: str | None, flag: str = "--decisions") -> Any:
+    """The simulated players and banker of a game that asks them to decide (chemin de fer,
+    baccarat en banque): from the decisions file when given, else the rules' defaults; None for
+    a game that asks nothing. InputError (one line) for a decisions file such a game cannot
+    take, or one that does not read."""
     from simulators.dealer import DecisionsFileError, VirtualPlayers, read_decisions
+    if not tuple(getattr(profile_rules(profile), "decisions", ())):
+        if decisions:
+            raise InputError(f"{flag}: {profile.game} takes no decisions")
+        return None
+    script = []
+    if decisions:
+        rules = profile_rules(profile)
+        try:
+            script = read_decisions(decisions, rules.draw_decisions, rules.seat_decisions,
+                                    stakes=hasattr(rules, "pool_stakes"))
+        except DecisionsFileError as err:
+            raise InputError(str(err)) from None
+    return VirtualPlayers(script)
+
+
+def _simulate(profile: Profile, opts: "SimOptions") -> list[dict]:
     from simulators.install import install
     from simulators.rig import SimRig
     plan = Plan(profile, opts)
-    players = None
-    rules_decisions = tuple(getattr(profile_rules(profile), "decisions", ()))
-    if rules_decisions:
-        script = []
-        if opts.decisions:
-            rules = profile_rules(profile)
-            try:
-                script = read_decisions(opts.decisions, rules.draw_decisions,
-                                        rules.seat_decisions,
-                                        stakes=hasattr(rules, "pool_stakes"))
-            except DecisionsFileError as err:
-                raise InputError(str(err)) from None
-        players = VirtualPlayers(script)
-        if players.has_stakes() and opts.betting_seconds <= 0:
-            # stakes are taken while bets are open: a simulated window of one second
-            opts.betting_seconds = 1.0
-    elif opts.decisions:
-        raise InputError(f"--decisions: {profile.game} takes no decisions")
+    players = virtual_players(profile, opts.decisions)
+    if players is not None and players.has_stakes() and opts.betting_seconds <= 0:
+        # stakes are taken while bets are open: a simulated window of one second
+        opts.betting_seconds = 1.0
     collect = Collect()
     install()
     external = bool(opts.shoe_url)

@@ -36,12 +36,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="seconds bets stay open; 0 = close at once (unattended)")
     p.add_argument("--shoes", type=count, help="shoes to deal before exiting (0 = until stopped)")
     p.add_argument("--demo-rounds", type=count, help="demonstration rounds at each shoe start")
-    p.add_argument("--pace", type=seconds, help="embedded simulator: seconds between cards")
+    p.add_argument("--pace", type=seconds, help="embedded simulator: seconds between cards "
+                   "(and at most the virtual players' pause before a decision)")
     p.add_argument("--seed", type=int, help="embedded simulator: shuffler seed")
     p.add_argument("--virtual-supervisor", action=argparse.BooleanOptionalAction,
                    help="a simulated supervisor clears every hold as the profile's defaults "
                    "say, and the prompts say so (default: on for the embedded simulator, off "
                    "for devices outside this process)")
+    p.add_argument("--virtual-players", action="store_true",
+                   help="chemin de fer and baccarat en banque on a rig: simulated players and "
+                   "banker decide (draw or stand, who takes the bank) by the rules' defaults; "
+                   "never at a table with real players")
+    p.add_argument("--decisions", metavar="FILE",
+                   help="with --virtual-players: their decisions, one per line, [SHOE:]ROUND "
+                   "NAME VALUE (as tablectl simulate --decisions); the rest by the defaults")
     p.add_argument("--socket", help="control socket path (overrides [console] socket)")
     p.add_argument("--no-control", action="store_true", help="do not open the control socket")
     p.add_argument("--http", metavar="HOST:PORT", help="serve the web scoreboard and dealer page "
@@ -82,12 +90,24 @@ def run(args: argparse.Namespace) -> int:
         from controller.journal.anchor import load_key
         anchor_key = load_key(cfg.storage.anchor_key_file, "--anchor-key" if args.anchor_key
                               else f"{cfg.path}: storage.anchor_key_file")
+    players = None
+    if args.decisions and not args.virtual_players:
+        raise InputError("--decisions needs --virtual-players (the decisions are theirs)")
+    if args.virtual_players:
+        from controller.commands._simulation import virtual_players
+        players = virtual_players(profile, args.decisions)
+        if players is None:
+            raise InputError(f"--virtual-players: {profile.game} asks no player or banker to "
+                             "decide")
+        if players.has_stakes() and cfg.table.betting_seconds <= 0:
+            raise InputError("--decisions: its stakes are taken while bets are open; give a "
+                             "betting window (--betting-seconds S)")
     language = normalise(cfg.table.language)
     if not args.json:
         log_apart(cfg, language)
     feed = JsonFeed() if args.json else TextFeed(verbose=True, language=language)
     return run_table(cfg, profile, [feed], control=not args.no_control, anchor_key=anchor_key,
-                     virtual_supervisor=args.virtual_supervisor)
+                     virtual_supervisor=args.virtual_supervisor, players=players)
 
 
 def log_apart(cfg: Config, language: str) -> None:
@@ -129,7 +149,8 @@ def is_sim_url(url: str) -> bool:
 
 
 def run_table(cfg: Config, profile: Profile, publishers: list, *, control: bool = True,
-              anchor_key: AnchorKey | None = None, virtual_supervisor: bool | None = None) -> int:
+              anchor_key: AnchorKey | None = None, virtual_supervisor: bool | None = None,
+              players: Any = None) -> int:
     """The live table: devices by URL, the one service loop, until the shoes are dealt."""
     from controller.journal.lock import release
     from controller.journal.store import claim
@@ -140,7 +161,7 @@ def run_table(cfg: Config, profile: Profile, publishers: list, *, control: bool 
         if control:
             _socket_path_free(cfg.console.socket)
         return _run_claimed(cfg, profile, publishers, control=control, anchor_key=anchor_key,
-                            virtual_supervisor=virtual_supervisor)
+                            virtual_supervisor=virtual_supervisor, players=players)
     finally:
         release(lock)
 
@@ -162,7 +183,7 @@ def _socket_path_free(path: str) -> None:
 
 def _run_claimed(cfg: Config, profile: Profile, publishers: list, *, control: bool,
                  anchor_key: AnchorKey | None,
-                 virtual_supervisor: bool | None = None) -> int:
+                 virtual_supervisor: bool | None = None, players: Any = None) -> int:
     import signal
     import sys
     from typing import Any
@@ -253,8 +274,12 @@ def _run_claimed(cfg: Config, profile: Profile, publishers: list, *, control: bo
         control_spec = ControlSpec(k.socket, k.users_db, group=k.group or None,
                                    reply_timeout_s=k.reply_timeout_s)
     supervisor = sim if virtual_supervisor is None else virtual_supervisor
+    # the virtual players think no longer than the simulated dealer takes for a card
     people = People(rig, Actors(dealer=sim, dealer_pace_s=cfg.simulator.pace_s,
-                                device_tick_s=1.0, supervisor=supervisor), profile)
+                                device_tick_s=1.0, supervisor=supervisor, players=players,
+                                players_pause_s=min(Actors.players_pause_s,
+                                                    cfg.simulator.pace_s)),
+                    profile)
 
     def recovered(recovery: Any, table: Any) -> None:
         if rig is not None and recovery.resumed:
