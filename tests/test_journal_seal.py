@@ -231,6 +231,10 @@ def _fifo(path: Path) -> None:
     os.mkfifo(seal.seal_path(str(path)))        # reading it would wait for a writer
 
 
+def _nested(path: Path) -> None:
+    Path(seal.seal_path(str(path))).write_text("[" * 4000)
+
+
 def _symlink(path: Path) -> None:
     target = Path(seal.seal_path(str(path)))
     os.replace(target, path.parent / "elsewhere")
@@ -253,6 +257,7 @@ def _edited(path: Path) -> None:
     (_no_seal, "no seal"),
     (_fifo, "not a regular file"),
     (_symlink, "cannot be read"),
+    (_nested, "cannot be read"),
 ])
 def test_a_seal_that_does_not_hold_vouches_for_nothing(sealed, change, why):
     path, key = sealed

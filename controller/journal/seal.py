@@ -123,8 +123,9 @@ def vouched(journal_path: str, key: AnchorKey, record_hash: Any, last_seq: int) 
         state, wal = file_state(journal_path)
     except FileNotFoundError:
         return Vouched(0, "no seal")
-    except (OSError, ValueError, UnicodeDecodeError) as err:
-        return Vouched(0, f"the seal cannot be read ({err})")
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as err:
+        # (RecursionError: JSON nested deeper than the parser goes, put there by hand)
+        return Vouched(0, f"the seal cannot be read ({type(err).__name__}: {err})")
     if not isinstance(data, dict) or not all(
             isinstance(data.get(k), t) for k, t in (("upto_seq", int), ("head", str),
                                                     ("file", list), ("wal", bool),
