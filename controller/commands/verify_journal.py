@@ -139,6 +139,9 @@ def _tail(journal: Any) -> Tail:
         _, recovery = open_table(profile, journal, auto_open=True, betting_seconds=0.0)
     except JournalError as err:
         return Tail("", problem=str(err))
+    except Exception as err:        # what a restart would stop on too: never a traceback here
+        return Tail("", problem=f"journal {journal.path}: its tail cannot be replayed as a "
+                                f"restart replays it ({type(err).__name__}: {err})")
     n = recovery.inputs_replayed
     return Tail(f"its last {n} input(s) replayed as journaled" if n else
                 "no input after its latest snapshot to replay", replayed=n)
