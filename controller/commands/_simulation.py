@@ -154,7 +154,7 @@ def run_simulation(profile: Profile, **kw: Any) -> list[dict]:
         release(lock)
 
 
-def virtual_players(profile: Profile, decisions: str | None, flag: str = "--decisions") -> Any:
+def virtual_players(profile: Profile, decisions: str | None) -> Any:
     """The simulated players and banker of a game that asks them to decide (chemin de fer,
     baccarat en banque): from the decisions file when given, else the rules' defaults; None for
     a game that asks nothing. InputError (one line) for a decisions file such a game cannot
@@ -162,7 +162,7 @@ def virtual_players(profile: Profile, decisions: str | None, flag: str = "--deci
     from simulators.dealer import DecisionsFileError, VirtualPlayers, read_decisions
     if not tuple(getattr(profile_rules(profile), "decisions", ())):
         if decisions:
-            raise InputError(f"{flag}: {profile.game} takes no decisions")
+            raise InputError(f"--decisions: {profile.game} takes no decisions")
         return None
     script = []
     if decisions:

@@ -40,20 +40,26 @@ def _orphaned(parent: int) -> None:
     os._exit(0)
 
 
+def outcome_of(path: str, check: StartCheck, key: AnchorKey | None,
+               progress: Callable[[int], None] | None = None) -> tuple[str, str]:
+    """`check`'s rest checked on a reader of its own: (OK, ""), (REFUSED, the line saying why
+    the journal does not verify) or (FAILED, why the check could not be made)."""
+    try:
+        with Journal.open_readonly(path) as reader:
+            check_rest(reader, check, key, progress)
+    except JournalError as err:
+        return REFUSED, str(err)
+    except Exception as err:            # the check itself failed: reported as such
+        return FAILED, repr(err)
+    return OK, ""
+
+
 def _check(path: str, check: StartCheck, key: AnchorKey | None, conn: Connection,
            parent: int) -> None:
     with contextlib.suppress(OSError):
         os.nice(NICENESS)
     threading.Thread(target=_orphaned, args=(parent,), daemon=True).start()
-    try:
-        with Journal.open_readonly(path) as reader:
-            check_rest(reader, check, key)
-    except JournalError as err:
-        outcome = (REFUSED, str(err))
-    except Exception as err:            # the check itself failed: reported as such
-        outcome = (FAILED, repr(err))
-    else:
-        outcome = (OK, "")
+    outcome = outcome_of(path, check, key)
     with contextlib.suppress(OSError):
         conn.send(outcome)
         conn.close()

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from controller.errors import InputError, TableStopped
 from controller.journal import Journal, JournalError
-from controller.journal.proof import StartCheck, check_at_start, check_rest
+from controller.journal.proof import StartCheck, check_at_start
 from controller.logsetup import get_logger
 from controller.service.build import Started, TableSpec
 from controller.service.clock import RealClock
@@ -411,24 +411,6 @@ class TableRuntime:
                     JOURNAL_CHECK, _checking_line(done, total),
                     Words("prompt.journal_check", {"done": done, "total": total})))
 
-        def work() -> None:
-            path = self.journal_path or ""
-            try:
-                with Journal.open_readonly(path) as reader:
-                    check_rest(reader, check, self.spec.anchor_key, progress)
-            except JournalError as err:
-                log.info("journal does not verify: the table stops", error=str(err))
-                svc.submit(Refusal(err))
-            except Exception as err:       # the check itself failed: never deal unchecked
-                svc.submit(Refusal(JournalError(f"journal {path} could not be checked: "
-                                                f"{err!r}")))
-            else:
-                log.info("journal verified", records=check.pending)
-                svc.submit(Proven(JOURNAL_CHECK))
-
-        if gated:
-            threading.Thread(target=work, name="journal-check", daemon=True).start()
-            return Words("run.checking_rest", {"total": total})
         path = self.journal_path
 
         def done(outcome: str, line: str) -> None:
@@ -436,12 +418,18 @@ class TableRuntime:
                 log.info("journal verified", records=total)
                 svc.submit(Proven(JOURNAL_CHECK))
                 return
-            if outcome == journal_check.FAILED:
+            if outcome == journal_check.FAILED:     # never deal unchecked
                 line = f"journal {path} could not be checked: {line}"
             self._check_refused = line
             log.info("journal does not verify: the table stops", error=line)
             svc.submit(Refusal(JournalError(line)))
 
+        if gated:
+            # the table waits: on a thread of this process, the prompt counting its progress
+            threading.Thread(target=lambda: done(*journal_check.outcome_of(
+                path, check, self.spec.anchor_key, progress)),
+                name="journal-check", daemon=True).start()
+            return Words("run.checking_rest", {"total": total})
         # given up only once the service has closed: a clean stop waits for it (`run`)
         self._check_apart = journal_check.CheckApart(path, check, self.spec.anchor_key, done)
         log.info("journal sealed: its older records are checked while the table deals",
